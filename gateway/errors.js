@@ -1,0 +1,90 @@
+'use strict';
+
+/**
+ * Every failure nines reports carries a stable `code` (NINES_ERR_*). Callers match on `code`,
+ * never on the message text. The table below is the single source: README's error table and the
+ * Node-RED message catalogs are written from it.
+ *
+ * Errors cross worker threads and MQTT as plain `{code, message, details}` (see `toJSON` and
+ * `fromJSON`), because structured clone keeps only message and stack of an Error.
+ */
+
+/** @type {Record<string, {status: string, meaning: string}>} */
+const CODES = {
+  NINES_ERR_INVALID_ARG: { status: 'bad argument', meaning: 'An option, config field or msg property failed validation; the message names the field, the value and the rule.' },
+  NINES_ERR_INVALID_TARGET: { status: 'bad target', meaning: 'A target URL (ascii://, modbus+tcp://, modbus+rtu://) could not be parsed or has an unsupported scheme or option.' },
+  NINES_ERR_INVALID_COMMAND: { status: 'bad command', meaning: 'An ASCII command was rejected before sending (prefix, address, case, printable characters, CR/LF, length).' },
+  NINES_ERR_INVALID_OP: { status: 'bad operation', meaning: 'A Modbus operation was rejected before sending (function code, address, quantity, values, unit id).' },
+  NINES_ERR_CONFIG: { status: 'bad config', meaning: 'A gateway config file failed schema validation; details.errors lists each field path and rule.' },
+  NINES_ERR_CONNECT_TIMEOUT: { status: 'connect timeout', meaning: 'The TCP connection or serial port did not open within the connect timeout.' },
+  NINES_ERR_CONNECT_FAILED: { status: 'connect failed', meaning: 'The connection was refused or failed (details.cause holds the system error code, e.g. ECONNREFUSED).' },
+  NINES_ERR_CONNECTION_CLOSED: { status: 'connection lost', meaning: 'The connection closed while a request was in flight or queued; the client reconnects with backoff.' },
+  NINES_ERR_NOT_CONNECTED: { status: 'not connected', meaning: 'A request was made while the device is disconnected and the client is not reconnecting (closed, or reconnect disabled).' },
+  NINES_ERR_CLOSED: { status: 'closed', meaning: 'The client was closed by its owner; pending requests are rejected with this code.' },
+  NINES_ERR_REPLY_TIMEOUT: { status: 'timeout', meaning: 'No complete reply within the request timeout. The device may be silent by design (wrong address, bad checksum, unknown command).' },
+  NINES_ERR_QUEUE_FULL: { status: 'queue full', meaning: 'The bounded request queue of a connection is full; the request was not sent.' },
+  NINES_ERR_BAD_CHECKSUM: { status: 'bad checksum', meaning: 'A reply checksum (ASCII sum or Modbus RTU CRC) does not match; details has the raw bytes.' },
+  NINES_ERR_BAD_REPLY: { status: 'bad reply', meaning: 'A reply could not be parsed or does not fit the request; details has the raw bytes and the request.' },
+  NINES_ERR_FRAME_TOO_LONG: { status: 'frame too long', meaning: 'A reply line exceeded the frame limit (255 bytes for ASCII) and was discarded.' },
+  NINES_ERR_DEVICE_INVALID: { status: 'device: invalid', meaning: 'The device answered "?" (recognised command, invalid parameter or absent channel).' },
+  NINES_ERR_DEVICE_IGNORED: { status: 'device: ignored', meaning: 'The device answered a bare "!" to an output write: its host watchdog has tripped and the write was ignored.' },
+  NINES_ERR_MODBUS_EXCEPTION: { status: 'modbus exception', meaning: 'The Modbus device answered with an exception; details.exceptionCode and details.exceptionName say which.' },
+  NINES_ERR_BAD_HISTOGRAM: { status: 'bad histogram', meaning: 'An encoded histogram was rejected before or during decoding (size cap, foreign header, corrupt data).' },
+  NINES_ERR_SERIAL_UNAVAILABLE: { status: 'no serial support', meaning: 'The optional serialport package could not be loaded; install it to use modbus+rtu targets.' },
+  NINES_ERR_PORT_IN_USE: { status: 'port in use', meaning: 'A server (simulator, embedded broker) could not listen because its port is taken.' },
+  NINES_ERR_WORKER: { status: 'worker failed', meaning: 'A worker thread died or failed to start; its jobs are restarted and the death is reported.' },
+  NINES_ERR_MQTT: { status: 'mqtt error', meaning: 'The MQTT publisher failed to connect or publish; polling goes on and summaries are buffered (bounded).' }
+};
+
+/** Base class of every error nines raises. */
+class NinesError extends Error {
+  /**
+   * @param {string} code one of the NINES_ERR_* codes
+   * @param {string} message states the fact and the value
+   * @param {object} [details] structured context (raw bytes as hex, the command, the field path…)
+   */
+  constructor (code, message, details) {
+    super(message);
+    this.name = 'NinesError';
+    this.code = code;
+    if (details !== undefined) this.details = details;
+  }
+
+  /** @returns {{code: string, message: string, details?: object}} a form that survives postMessage and JSON */
+  toJSON () {
+    const out = { code: this.code, message: this.message };
+    if (this.details !== undefined) out.details = this.details;
+    return out;
+  }
+}
+
+/**
+ * Rebuilds a NinesError from its JSON form (from a worker or an MQTT payload).
+ * @param {{code?: string, message?: string, details?: object}} obj
+ * @returns {NinesError}
+ */
+function fromJSON (obj) {
+  const code = obj && typeof obj.code === 'string' ? obj.code : 'NINES_ERR_WORKER';
+  const message = obj && typeof obj.message === 'string' ? obj.message : 'unknown error';
+  return new NinesError(code, message, obj ? obj.details : undefined);
+}
+
+/**
+ * Wraps anything thrown into a NinesError, keeping it when it already is one.
+ * @param {unknown} err
+ * @param {string} [code] the code to use for a foreign error
+ * @returns {NinesError}
+ */
+function toNinesError (err, code = 'NINES_ERR_BAD_REPLY') {
+  if (err instanceof NinesError) return err;
+  const e = /** @type {any} */ (err);
+  const out = new NinesError(code, e && e.message ? e.message : String(err), e && e.code ? { cause: e.code } : undefined);
+  return out;
+}
+
+/** @param {unknown} err @param {string} code @returns {boolean} */
+function isCode (err, code) {
+  return !!err && /** @type {any} */ (err).code === code;
+}
+
+module.exports = { NinesError, CODES, fromJSON, toNinesError, isCode };

@@ -1,0 +1,151 @@
+'use strict';
+
+/**
+ * Targets are URLs, used by the CLI and the config alike (design.md):
+ *   ascii://host:9500?address=01&checksum=on
+ *   modbus+tcp://host:502?unitId=1
+ *   modbus+rtu:///dev/ttyUSB0?baudRate=19200&parity=even&unitId=1
+ * An unknown scheme or option is an error, never a silent fallback.
+ */
+
+const { NinesError } = require('./errors');
+const C = require('./constants');
+
+const PARITIES = ['none', 'even', 'odd', 'mark', 'space'];
+const BAUD_RATES = [300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 38400, 57600, 115200, 230400, 460800, 921600];
+
+/** Query options each scheme accepts: name → parser(value string) → value, throws on a bad value */
+const OPTIONS = {
+  ascii: {
+    address: (v) => hexAddress(v),
+    checksum: (v) => bool(v, 'checksum')
+  },
+  'modbus+tcp': {
+    unitId: (v) => intIn(v, 'unitId', 0, 255)
+  },
+  'modbus+rtu': {
+    unitId: (v) => intIn(v, 'unitId', 0, 255),
+    baudRate: (v) => {
+      const n = intIn(v, 'baudRate', 50, 4000000);
+      if (!BAUD_RATES.includes(n)) fail(`baudRate ${n} is not a standard rate (${BAUD_RATES.join(', ')})`, { baudRate: v });
+      return n;
+    },
+    parity: (v) => {
+      if (!PARITIES.includes(v)) fail(`parity must be one of ${PARITIES.join(', ')}; got "${v}"`, { parity: v });
+      return v;
+    },
+    dataBits: (v) => intIn(v, 'dataBits', 7, 8),
+    stopBits: (v) => intIn(v, 'stopBits', 1, 2)
+  }
+};
+
+function fail (message, details) {
+  throw new NinesError('NINES_ERR_INVALID_TARGET', message, details);
+}
+
+function intIn (v, name, lo, hi) {
+  if (!/^\d+$/.test(v)) fail(`${name} must be an integer from ${lo} to ${hi}; got "${v}"`, { [name]: v });
+  const n = Number(v);
+  if (n < lo || n > hi) fail(`${name} must be an integer from ${lo} to ${hi}; got ${n}`, { [name]: v });
+  return n;
+}
+
+function bool (v, name) {
+  if (['on', 'true', '1', 'yes'].includes(v)) return true;
+  if (['off', 'false', '0', 'no'].includes(v)) return false;
+  return fail(`${name} must be on or off; got "${v}"`, { [name]: v });
+}
+
+function hexAddress (v) {
+  if (!/^[0-9A-Fa-f]{2}$/.test(v)) fail(`address must be two hex digits 00-FF; got "${v}"`, { address: v });
+  return v.toUpperCase();
+}
+
+/**
+ * @typedef {object} Target
+ * @property {'ascii'|'modbus+tcp'|'modbus+rtu'} protocol
+ * @property {string} url normalised URL text
+ * @property {string} [host] for TCP targets
+ * @property {number} [port] for TCP targets
+ * @property {string} [path] serial device path for RTU
+ * @property {string} [address] ASCII address, two upper-case hex digits (default "01")
+ * @property {boolean} [checksum] ASCII checksum mode (default false)
+ * @property {number} [unitId] Modbus unit id (default 1)
+ * @property {number} [baudRate] RTU (default 9600)
+ * @property {string} [parity] RTU (default "none")
+ * @property {number} [dataBits] RTU (default 8)
+ * @property {number} [stopBits] RTU (default 1)
+ */
+
+/**
+ * Parses and validates a target URL.
+ * @param {string|Target} input a URL string, or an already parsed target (returned as is)
+ * @returns {Target}
+ */
+function parseTarget (input) {
+  if (input && typeof input === 'object' && typeof input.protocol === 'string' && OPTIONS[input.protocol]) return input;
+  if (typeof input !== 'string' || input.trim() === '') {
+    fail(`target must be a URL such as ascii://127.0.0.1:9500 or modbus+tcp://127.0.0.1:502?unitId=1; got ${JSON.stringify(input)}`, { target: input });
+  }
+  const text = input.trim();
+  const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text);
+  if (!m) fail(`target "${text}" has no scheme; use ascii://, modbus+tcp:// or modbus+rtu://`, { target: text });
+  const protocol = m[1].toLowerCase();
+  if (!OPTIONS[protocol]) fail(`target scheme "${protocol}:" is not supported; use ascii://, modbus+tcp:// or modbus+rtu://`, { target: text });
+
+  let url;
+  try {
+    // WHATWG URL does not know our schemes; parse the authority through a stand-in special scheme
+    url = new URL(protocol === 'modbus+rtu' ? 'file://' + text.slice(m[0].length) : 'http://' + text.slice(m[0].length));
+  } catch (err) {
+    fail(`target "${text}" is not a valid URL: ${err.message}`, { target: text });
+  }
+
+  /** @type {Target} */
+  const t = { protocol, url: '' };
+  if (protocol === 'modbus+rtu') {
+    const path = decodeURIComponent(url.pathname);
+    if (url.host) fail(`target "${text}": a serial target has no host; write modbus+rtu:///dev/ttyUSB0 (three slashes)`, { target: text });
+    if (!path || path === '/') fail(`target "${text}" names no serial device path`, { target: text });
+    Object.assign(t, { path, unitId: 1, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1 });
+  } else {
+    if (url.username || url.password) fail(`target "${text}" must not carry credentials`, { target: text });
+    if (url.pathname && url.pathname !== '/') fail(`target "${text}" must not have a path ("${url.pathname}")`, { target: text });
+    if (!url.hostname) fail(`target "${text}" names no host`, { target: text });
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    // URL drops the port when it equals http's default 80, so read it back from the text
+    const defaultPort = protocol === 'ascii' ? C.ASCII_DEFAULT_PORT : C.MODBUS_TCP_DEFAULT_PORT;
+    const explicit = /:(\d+)(?:[/?#]|$)/.exec(text.slice(m[0].length).replace(/^\[[^\]]*\]/, ''));
+    const port = explicit ? Number(explicit[1]) : defaultPort;
+    if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`target "${text}": port must be 1-65535`, { target: text });
+    Object.assign(t, { host, port });
+    if (protocol === 'ascii') Object.assign(t, { address: C.ASCII_ADDRESS_DEFAULT, checksum: false });
+    else t.unitId = 1;
+  }
+  if (url.hash) fail(`target "${text}" must not have a fragment`, { target: text });
+  for (const [key, value] of url.searchParams) {
+    const parse = OPTIONS[protocol][key];
+    if (!parse) {
+      fail(`target "${text}": unknown option "${key}" for ${protocol}:// (known: ${Object.keys(OPTIONS[protocol]).join(', ')})`, { target: text, option: key });
+    }
+    t[key] = parse(value);
+  }
+  t.url = formatTarget(t);
+  return t;
+}
+
+/**
+ * Writes a target back as its canonical URL (defaults included, so two spellings compare equal).
+ * @param {Target} t
+ * @returns {string}
+ */
+function formatTarget (t) {
+  if (t.protocol === 'modbus+rtu') {
+    return `modbus+rtu://${t.path}?unitId=${t.unitId}&baudRate=${t.baudRate}&parity=${t.parity}&dataBits=${t.dataBits}&stopBits=${t.stopBits}`;
+  }
+  const host = t.host.includes(':') ? `[${t.host}]` : t.host;
+  if (t.protocol === 'ascii') return `ascii://${host}:${t.port}?address=${t.address}&checksum=${t.checksum ? 'on' : 'off'}`;
+  return `modbus+tcp://${host}:${t.port}?unitId=${t.unitId}`;
+}
+
+module.exports = { parseTarget, formatTarget, BAUD_RATES, PARITIES };
