@@ -1,0 +1,98 @@
+'use strict';
+
+const { parse, posInt } = require('./args');
+const { parseDuration } = require('../units');
+const { NinesError } = require('../errors');
+const C = require('../constants');
+
+const USAGE = `Usage: nines sim ascii|modbus|rtu|all [options]
+
+Device simulators on 127.0.0.1, for running and testing everything without hardware.
+  ascii    an ED-588 (8 DI + 8 DO) or ED-560 (4 AO) speaking the ASCII protocol (default port ${C.SIM_ASCII_PORT})
+  modbus   a Modbus TCP server (default port ${C.SIM_MODBUS_PORT})
+  rtu      a Modbus RTU server on a serial device (--path; e.g. one end of a socat PTY pair)
+  all      ED-588 on ${C.SIM_ASCII_PORT}, ED-560 on ${C.SIM_ASCII_PORT + 1} and Modbus TCP on ${C.SIM_MODBUS_PORT}
+
+Options:
+  --host <addr>        address to bind (default 127.0.0.1)
+  --port <n>           port (ascii, modbus); 0 picks a free one
+  --model <name>       ED-588 or ED-560 (ascii; default ED-588)
+  --address <AA>       ASCII address, two hex digits (default 01)
+  --checksum           ASCII checksum mode on
+  --path <dev>         serial device (rtu)
+  --baud <n>           baud rate (rtu; default 9600)
+  --parity <p>         none|even|odd (rtu; default none)
+  --unit-id <n>        Modbus unit id served (default 1)
+  --animate            inputs and registers change over time (for demos)
+  --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
+  --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C
+`;
+
+/** @param {string[]} argv @returns {Promise<number>} */
+async function main (argv) {
+  const { values, positionals } = parse(argv, {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string' },
+    model: { type: 'string', default: 'ED-588' },
+    address: { type: 'string', default: '01' },
+    checksum: { type: 'boolean', default: false },
+    path: { type: 'string' },
+    baud: { type: 'string', default: '9600' },
+    parity: { type: 'string', default: 'none' },
+    'unit-id': { type: 'string', default: '1' },
+    animate: { type: 'boolean', default: false },
+    faults: { type: 'string' },
+    duration: { type: 'string' }
+  }, USAGE);
+  if (values.help) { process.stdout.write(USAGE); return 0; }
+  const kind = positionals[0] || 'all';
+  if (!['ascii', 'modbus', 'rtu', 'all'].includes(kind) || positionals.length > 1) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim takes one of ascii, modbus, rtu, all; got "${positionals.join(' ')}"\n\n${USAGE}`);
+  }
+  const port = values.port === undefined ? undefined : (values.port === '0' ? 0 : posInt(values.port, 'port', 65535));
+  const unitId = Number(values['unit-id']);
+  if (!Number.isInteger(unitId) || unitId < 0 || unitId > 255) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `--unit-id must be 0-255; got "${values['unit-id']}"`);
+  }
+  const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
+  const common = { host: values.host, faults: values.faults };
+  const sims = [];
+  const started = (label, sim) => {
+    sims.push(sim);
+    process.stdout.write(`${label.padEnd(14)} ${sim.url}${values.faults ? `  faults: ${values.faults}` : ''}\n`);
+  };
+  try {
+    if (kind === 'ascii' || kind === 'all') {
+      const { createAsciiSimulator } = require('../simulators/ascii');
+      const model = kind === 'all' ? 'ED-588' : values.model;
+      started(model, await createAsciiSimulator({ ...common, model, port: port ?? C.SIM_ASCII_PORT, address: values.address, checksum: values.checksum, animate: values.animate }));
+      if (kind === 'all') {
+        started('ED-560', await createAsciiSimulator({ ...common, model: 'ED-560', port: C.SIM_ASCII_PORT + 1, address: values.address, checksum: values.checksum }));
+      }
+    }
+    if (kind === 'modbus' || kind === 'all') {
+      const { createModbusTcpSimulator } = require('../simulators/modbus');
+      const p = kind === 'all' ? C.SIM_MODBUS_PORT : (port ?? C.SIM_MODBUS_PORT);
+      started('Modbus TCP', await createModbusTcpSimulator({ ...common, port: p, modelOptions: { unitIds: [unitId], animate: values.animate } }));
+    }
+    if (kind === 'rtu') {
+      if (!values.path) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim rtu needs --path <serial device>\n\n${USAGE}`);
+      const { createModbusRtuSimulator } = require('../simulators/modbus');
+      started('Modbus RTU', await createModbusRtuSimulator({ path: values.path, baudRate: posInt(values.baud, 'baud'), parity: values.parity, faults: values.faults, modelOptions: { unitIds: [unitId], animate: values.animate } }));
+    }
+  } catch (err) {
+    await Promise.allSettled(sims.map((s) => s.close()));
+    throw err;
+  }
+  process.stdout.write(durationMs === undefined ? 'Ctrl-C to stop\n' : `running for ${values.duration}\n`);
+  await new Promise((resolve) => {
+    const timer = durationMs === undefined ? null : setTimeout(resolve, durationMs);
+    const onSignal = () => { if (timer) clearTimeout(timer); resolve(); };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+  await Promise.allSettled(sims.map((s) => s.close()));
+  return 0;
+}
+
+module.exports = { main, USAGE };

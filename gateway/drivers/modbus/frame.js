@@ -1,0 +1,188 @@
+'use strict';
+
+/**
+ * Modbus framing shared by the client and the simulators: function codes, exception names, the RTU
+ * CRC-16, MBAP headers (TCP) and the length rules that let a reader know when an RTU frame is
+ * complete without waiting for the 3.5-character silence.
+ * References: Modbus Application Protocol v1.1b3; Modbus over Serial Line v1.02.
+ */
+
+const FC = Object.freeze({
+  READ_COILS: 1,
+  READ_DISCRETE_INPUTS: 2,
+  READ_HOLDING_REGISTERS: 3,
+  READ_INPUT_REGISTERS: 4,
+  WRITE_SINGLE_COIL: 5,
+  WRITE_SINGLE_REGISTER: 6,
+  WRITE_MULTIPLE_COILS: 15,
+  WRITE_MULTIPLE_REGISTERS: 16
+});
+
+/** Function codes nines speaks */
+const SUPPORTED_FCS = Object.freeze([1, 2, 3, 4, 5, 6, 15, 16]);
+
+/** Exception code → name, as the spec spells them */
+const EXCEPTIONS = Object.freeze({
+  1: 'ILLEGAL FUNCTION',
+  2: 'ILLEGAL DATA ADDRESS',
+  3: 'ILLEGAL DATA VALUE',
+  4: 'SERVER DEVICE FAILURE',
+  5: 'ACKNOWLEDGE',
+  6: 'SERVER DEVICE BUSY',
+  8: 'MEMORY PARITY ERROR',
+  10: 'GATEWAY PATH UNAVAILABLE',
+  11: 'GATEWAY TARGET DEVICE FAILED TO RESPOND'
+});
+
+/** MBAP header length in bytes (transaction id, protocol id, length, unit id) */
+const MBAP_LENGTH = 7;
+/** Largest PDU: 253 bytes (256-byte RTU ADU less address and CRC) */
+const MAX_PDU_LENGTH = 253;
+
+const CRC_TABLE = (() => {
+  const t = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = (c & 1) ? (c >>> 1) ^ 0xA001 : c >>> 1;
+    t[i] = c;
+  }
+  return t;
+})();
+
+/**
+ * CRC-16/MODBUS over buf[start, end).
+ * @param {Buffer} buf
+ * @param {number} [start=0]
+ * @param {number} [end=buf.length]
+ * @returns {number} 16-bit CRC; on the wire low byte first
+ */
+function crc16 (buf, start = 0, end = buf.length) {
+  let crc = 0xFFFF;
+  for (let i = start; i < end; i++) crc = (crc >>> 8) ^ CRC_TABLE[(crc ^ buf[i]) & 0xFF];
+  return crc;
+}
+
+/**
+ * Builds an RTU ADU: unit id, PDU, CRC (low byte first).
+ * @param {number} unitId 0-255
+ * @param {Buffer} pdu function code and data
+ * @returns {Buffer}
+ */
+function rtuFrame (unitId, pdu) {
+  const out = Buffer.allocUnsafe(pdu.length + 3);
+  out[0] = unitId;
+  pdu.copy(out, 1);
+  const crc = crc16(out, 0, pdu.length + 1);
+  out[pdu.length + 1] = crc & 0xFF;
+  out[pdu.length + 2] = crc >>> 8;
+  return out;
+}
+
+/**
+ * Checks the CRC of a complete RTU ADU.
+ * @param {Buffer} adu
+ * @returns {boolean}
+ */
+function rtuCrcOk (adu) {
+  if (adu.length < 4) return false;
+  const crc = crc16(adu, 0, adu.length - 2);
+  return adu[adu.length - 2] === (crc & 0xFF) && adu[adu.length - 1] === (crc >>> 8);
+}
+
+/**
+ * Builds a TCP ADU: MBAP header then PDU.
+ * @param {number} transactionId 0-65535
+ * @param {number} unitId 0-255
+ * @param {Buffer} pdu
+ * @returns {Buffer}
+ */
+function mbapFrame (transactionId, unitId, pdu) {
+  const out = Buffer.allocUnsafe(MBAP_LENGTH + pdu.length);
+  out.writeUInt16BE(transactionId & 0xFFFF, 0);
+  out.writeUInt16BE(0, 2);
+  out.writeUInt16BE(pdu.length + 1, 4);
+  out[6] = unitId;
+  pdu.copy(out, MBAP_LENGTH);
+  return out;
+}
+
+/**
+ * Reads an MBAP header at `offset`.
+ * @param {Buffer} buf
+ * @param {number} [offset=0]
+ * @returns {{transactionId: number, protocolId: number, length: number, unitId: number, aduLength: number}}
+ *   `length` is the MBAP length field (unit id + PDU); `aduLength` the whole frame's byte count
+ */
+function readMbap (buf, offset = 0) {
+  const length = buf.readUInt16BE(offset + 4);
+  return {
+    transactionId: buf.readUInt16BE(offset),
+    protocolId: buf.readUInt16BE(offset + 2),
+    length,
+    unitId: buf[offset + 6],
+    aduLength: 6 + length
+  };
+}
+
+/**
+ * Length of a complete RTU *request* ADU given its first bytes, or 0 when more bytes are needed to know,
+ * or -1 for a function code whose length cannot be known (the reader must fall back to inter-frame silence).
+ * @param {Buffer} buf bytes received so far, starting at the address byte
+ * @returns {number}
+ */
+function rtuRequestLength (buf) {
+  if (buf.length < 2) return 0;
+  const fc = buf[1];
+  if (fc >= 1 && fc <= 6) return 8;
+  if (fc === 15 || fc === 16) return buf.length < 7 ? 0 : 9 + buf[6];
+  return -1;
+}
+
+/**
+ * Length of a complete RTU *response* ADU given its first bytes, or 0 when more bytes are needed, or -1 when
+ * the function code is not one nines speaks.
+ * @param {Buffer} buf bytes received so far, starting at the address byte
+ * @returns {number}
+ */
+function rtuResponseLength (buf) {
+  if (buf.length < 2) return 0;
+  const fc = buf[1];
+  if (fc & 0x80) return 5;
+  if (fc >= 1 && fc <= 4) return buf.length < 3 ? 0 : 5 + buf[2];
+  if (fc === 5 || fc === 6 || fc === 15 || fc === 16) return 8;
+  return -1;
+}
+
+/**
+ * The 3.5-character silent interval that ends an RTU frame, in microseconds. Above 19200 baud the spec fixes it
+ * at 1750 µs.
+ * @param {number} baudRate
+ * @param {number} [bitsPerChar=11] start + 8 data + parity/stop bits
+ * @returns {number}
+ */
+function rtuSilenceUs (baudRate, bitsPerChar = 11) {
+  if (baudRate > 19200) return 1750;
+  return Math.ceil(3.5 * bitsPerChar * 1e6 / baudRate);
+}
+
+/** @param {number} code @returns {string} */
+function exceptionName (code) {
+  return EXCEPTIONS[code] || `UNKNOWN EXCEPTION ${code}`;
+}
+
+module.exports = {
+  FC,
+  SUPPORTED_FCS,
+  EXCEPTIONS,
+  MBAP_LENGTH,
+  MAX_PDU_LENGTH,
+  crc16,
+  rtuFrame,
+  rtuCrcOk,
+  mbapFrame,
+  readMbap,
+  rtuRequestLength,
+  rtuResponseLength,
+  rtuSilenceUs,
+  exceptionName
+};

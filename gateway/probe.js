@@ -1,0 +1,203 @@
+'use strict';
+
+const { EventEmitter } = require('node:events');
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
+const { NinesError, fromJSON } = require('./errors');
+const { parseTarget } = require('./target');
+const { createClient } = require('./drivers');
+const { createOpSource } = require('./job/op-source');
+const { startSchedule } = require('./scheduler');
+
+/**
+ * The Brainboxes latency test as a function: for each connection count (1, 2, 4, 8…) open that many
+ * connections to the device, run `count` requests split over them (or run for `durationMs`), each
+ * connection strictly one request at a time, and return per run the percentile summary, the `.hgrm`
+ * text and the encoded histogram. Closed loop by default, as the vendor's tests; `ratePerSec` makes
+ * it a fixed-rate test measured from the intended send times.
+ *
+ * `inWorker: true` runs the whole probe in a worker thread, so a Node-RED flow or anything else on
+ * the caller's event loop neither disturbs the measurement nor is disturbed by it.
+ */
+
+/**
+ * @typedef {object} ProbeOptions
+ * @property {string|object} target URL (ascii://, modbus+tcp://, modbus+rtu://) or parsed target
+ * @property {string} [command] ASCII command
+ * @property {string} [generator] ASCII generator name (`@AA`, `@AA(Data)`, `#AAN`, `#AA1N0F`, `#AA1NVVData`)
+ * @property {object|string} [read] Modbus read op or "fc:address:quantity"
+ * @property {object|string} [write] Modbus write op
+ * @property {number[]} [connections=[1]] connection counts, one run each
+ * @property {number} [count] requests per run (split over its connections)
+ * @property {number} [durationMs] run length when no count is given
+ * @property {number} [warmup=0] requests per run sent first and not recorded
+ * @property {number} [ratePerSec=Infinity] Infinity = closed loop
+ * @property {'burst'|'capped'|'skip'} [policy='capped']
+ * @property {number} [timeoutMs=1000]
+ * @property {number} [connectTimeoutMs=5000]
+ * @property {boolean} [inWorker=false]
+ */
+
+/**
+ * @typedef {object} ProbeRunResult
+ * @property {number} connections
+ * @property {string} label operation label (`@AA`, `fc3-0x10`…)
+ * @property {string} model device model for file names (`ED-588`, `modbus`)
+ * @property {string} name file-name stem, e.g. `ED-588-@AA-1x`
+ * @property {string} policy `closed-loop`, `capped`, `burst` or `skip`
+ * @property {number} count planned requests
+ * @property {number} ok
+ * @property {number} errors
+ * @property {number} timeouts
+ * @property {number} skipped
+ * @property {number} elapsedMs
+ * @property {number} ratePerSec achieved requests per second
+ * @property {object} summary response-time summary in ms (count, min, mean, stddev, p50, p90, p99, p99_9, p99_99, max)
+ * @property {object} service service-time summary in ms
+ * @property {object} lag dispatch-lag summary in ms
+ * @property {string} hgrm percentile distribution text (ms)
+ * @property {string} hist HdrHistogram V2 compressed base64 of response time (ns)
+ * @property {number} startMs
+ * @property {number} endMs
+ */
+
+/**
+ * Starts a probe.
+ * @param {ProbeOptions} opts
+ * @returns {EventEmitter & {promise: Promise<{runs: ProbeRunResult[]}>, stop: () => void}}
+ *   events: 'progress' ({connections, done, total, elapsedMs}), 'run' (ProbeRunResult)
+ */
+function runProbe (opts) {
+  const o = checkProbeOptions(opts);
+  const ee = new EventEmitter();
+  if (o.inWorker) {
+    const worker = new Worker(path.join(__dirname, 'probe-worker.js'), { workerData: { ...o, inWorker: false } });
+    ee.promise = new Promise((resolve, reject) => {
+      let settled = false;
+      worker.on('message', (m) => {
+        if (m.type === 'progress') ee.emit('progress', m.progress);
+        else if (m.type === 'run') ee.emit('run', m.run);
+        else if (m.type === 'done') { settled = true; resolve(m.result); }
+        else if (m.type === 'error') { settled = true; reject(fromJSON(m.error)); }
+      });
+      worker.on('error', (err) => { if (!settled) { settled = true; reject(new NinesError('NINES_ERR_WORKER', `probe worker failed: ${err.message}`)); } });
+      worker.on('exit', (code) => { if (!settled) { settled = true; reject(new NinesError('NINES_ERR_WORKER', `probe worker exited with code ${code} before finishing`)); } });
+    });
+    ee.stop = () => worker.postMessage({ type: 'stop' });
+    return ee;
+  }
+  const control = { stopped: false, schedule: null };
+  ee.stop = () => { control.stopped = true; if (control.schedule) control.schedule.stop(); };
+  ee.promise = probeInline(o, ee, control);
+  return ee;
+}
+
+function checkProbeOptions (opts) {
+  const fail = (field, value, rule) => {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `probe ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
+  };
+  if (!opts || typeof opts !== 'object') fail('options', opts, 'must be an object');
+  const o = { connections: [1], warmup: 0, ratePerSec: Infinity, policy: 'capped', timeoutMs: 1000, connectTimeoutMs: 5000, inWorker: false, ...opts };
+  o.target = parseTarget(o.target);
+  // validate the operation now, so a bad command fails before any connection is opened
+  createOpSource(o, o.target);
+  if (!Array.isArray(o.connections) || o.connections.length === 0 || o.connections.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) {
+    fail('connections', o.connections, 'must be a non-empty list of whole numbers 1-1024');
+  }
+  if (o.count === undefined && o.durationMs === undefined) fail('count', o.count, 'or durationMs must be given');
+  if (o.count !== undefined && !(Number.isInteger(o.count) && o.count >= 1)) fail('count', o.count, 'must be a whole number ≥ 1');
+  if (o.durationMs !== undefined && !(typeof o.durationMs === 'number' && o.durationMs > 0)) fail('durationMs', o.durationMs, 'must be a positive number of ms');
+  if (!(Number.isInteger(o.warmup) && o.warmup >= 0)) fail('warmup', o.warmup, 'must be a whole number ≥ 0');
+  return o;
+}
+
+async function probeInline (o, ee, control) {
+  const latency = require('./latency');
+  const source = createOpSource(o, o.target);
+  const model = await deviceModel(o);
+  const runs = [];
+  for (const n of o.connections) {
+    if (control.stopped) break;
+    const clients = [];
+    try {
+      for (let i = 0; i < n; i++) clients.push(createClient(o.target, { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 }));
+      await Promise.all(clients.map((c) => c.connect()));
+      if (o.warmup > 0) {
+        const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, recorder: new latency.Recorder() });
+        control.schedule = warm;
+        await warm.done;
+      }
+      const recorder = new latency.Recorder({ policy: o.ratePerSec === Infinity ? 'closed-loop' : o.policy });
+      const startMs = Date.now();
+      const schedule = startSchedule({
+        clients,
+        nextOp: source.nextOp,
+        ratePerSec: o.ratePerSec,
+        count: o.count,
+        durationMs: o.count === undefined ? o.durationMs : undefined,
+        policy: o.policy,
+        timeoutMs: o.timeoutMs,
+        recorder
+      });
+      control.schedule = schedule;
+      const total = o.count === undefined ? null : o.count;
+      const progress = () => ee.emit('progress', { connections: n, done: schedule.completed, total, elapsedMs: Date.now() - startMs });
+      const timer = setInterval(progress, 250);
+      let outcome;
+      try { outcome = await schedule.done; } finally { clearInterval(timer); }
+      progress();
+      const snap = recorder.snapshot();
+      const endMs = Date.now();
+      const elapsedMs = Number(outcome.endNs - outcome.startNs) / 1e6;
+      const done = snap.ok + snap.errors + snap.timeouts;
+      const run = {
+        connections: n,
+        label: source.label,
+        model,
+        name: fileStem(`${model}-${source.label}-${n}x`),
+        policy: o.ratePerSec === Infinity ? 'closed-loop' : o.policy,
+        count: outcome.planned,
+        ok: snap.ok,
+        errors: snap.errors,
+        timeouts: snap.timeouts,
+        skipped: snap.skipped,
+        elapsedMs,
+        ratePerSec: elapsedMs > 0 ? done / (elapsedMs / 1000) : 0,
+        summary: latency.summarize(snap.response),
+        service: latency.summarize(snap.service),
+        lag: latency.summarize(snap.lag),
+        hgrm: latency.toHgrm(snap.response),
+        hist: latency.encodeHistogram(snap.response),
+        startMs,
+        endMs
+      };
+      runs.push(run);
+      ee.emit('run', run);
+    } finally {
+      await Promise.allSettled(clients.map((c) => c.close()));
+    }
+  }
+  return { runs };
+}
+
+/** The device's model name for file names, asked the way the vendor's tests do (`$AAM`). */
+async function deviceModel (o) {
+  if (o.target.protocol !== 'ascii') return 'modbus';
+  const client = createClient(o.target, { timeoutMs: Math.min(o.timeoutMs, 1000), connectTimeoutMs: o.connectTimeoutMs, reconnect: false });
+  try {
+    const reply = await client.request(`$${o.target.address}M`);
+    return reply.name || 'ascii';
+  } catch (err) {
+    if (err.code === 'NINES_ERR_CONNECT_FAILED' || err.code === 'NINES_ERR_CONNECT_TIMEOUT') throw err;
+    return 'ascii';
+  } finally {
+    await client.close();
+  }
+}
+
+/** keeps the vendor's file names (`ED-588-@AA(Data)-1x`) but nothing a file system would mind */
+function fileStem (s) {
+  return s.replace(/[^A-Za-z0-9@#$%~()+._-]/g, '_');
+}
+
+module.exports = { runProbe };
