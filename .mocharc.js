@@ -1,11 +1,8 @@
 'use strict';
 
-// The default run: unit, contract, interop and integration tests. Long soak and conformance runs
-// live in test/long/ and run with `npm run test:long`.
+// Shared settings. The default run's file set is in package.json's "test" script
+// (test/**/*.test.js minus test/long/), so `npx mocha test/x.test.js` runs just that file.
 module.exports = {
-  spec: ['test/**/*.test.js'],
-  ignore: ['test/long/**'],
   timeout: 20000,
-  slow: 2000,
-  exit: false
+  slow: 2000
 };
