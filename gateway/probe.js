@@ -127,7 +127,7 @@ async function probeInline (o, ee, control) {
         control.schedule = warm;
         await warm.done;
       }
-      const recorder = new latency.Recorder({ policy: o.ratePerSec === Infinity ? 'closed-loop' : o.policy });
+      const recorder = new latency.Recorder({ policy: o.ratePerSec === Infinity ? 'closed' : o.policy });
       const startMs = Date.now();
       const schedule = startSchedule({
         clients,
@@ -155,7 +155,7 @@ async function probeInline (o, ee, control) {
         label: source.label,
         model,
         name: fileStem(`${model}-${source.label}-${n}x`),
-        policy: o.ratePerSec === Infinity ? 'closed-loop' : o.policy,
+        policy: o.ratePerSec === Infinity ? 'closed' : o.policy,
         count: outcome.planned,
         ok: snap.ok,
         errors: snap.errors,

@@ -140,8 +140,8 @@ function startSchedule (opts) {
       const doneNs = (reply && reply.doneNs) || process.hrtime.bigint();
       if (sentNs !== undefined) { sent++; lastSendNs = sentNs; }
       const responseNs = Number(doneNs - (closedLoop ? (sentNs === undefined ? intended : sentNs) : intended));
-      const serviceNs = sentNs === undefined ? null : Number(doneNs - sentNs);
-      const lagNs = sentNs === undefined ? null : Math.max(0, Number(sentNs - allowed));
+      const serviceNs = sentNs === undefined ? undefined : Number(doneNs - sentNs);
+      const lagNs = sentNs === undefined ? undefined : Math.max(0, Number(sentNs - allowed));
       completed++;
       if (reply) {
         rec.recordOk(responseNs, serviceNs, lagNs);

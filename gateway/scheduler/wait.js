@@ -12,13 +12,20 @@ const { setTimeout: sleep } = require('node:timers/promises');
  * - in a worker thread with no request of this thread in flight, `Atomics.wait` blocks the thread
  *   with sub-millisecond precision (about 0.1-0.2 ms late, never early). Nothing else of this thread
  *   can be delayed by it, because nothing is in flight;
- * - otherwise (main thread, or replies pending on other connections of this thread) a 1 ms timer:
- *   blocking would delay those replies' timestamps, and busy-spinning would burn a core on an edge PC.
+ * - in a worker thread with replies pending on other connections, `Atomics.wait` in slices of
+ *   SLICE_NS, yielding to the event loop between slices: a pending reply's arrival is read at most
+ *   one slice late, where a 1 ms timer would make this send up to 2 ms late;
+ * - on the main thread (Node-RED's loop, or `inline` mode) a 1 ms timer: blocking it is not ours to
+ *   do, and busy-spinning would burn a core on an edge PC.
  * The lateness that remains is measured and published as dispatch lag.
  */
 
+const { setImmediate: yieldToLoop } = require('node:timers/promises');
+
 const SAB = new Int32Array(new SharedArrayBuffer(4));
 const NS_PER_MS = 1000000n;
+/** longest a worker blocks while replies of its other connections are pending */
+const SLICE_NS = 100000n;
 
 /** Requests of this thread currently on the wire (kept by the scheduler). */
 const inflight = { count: 0 };
@@ -43,6 +50,9 @@ async function waitLoop (deadlineNs, canBlock) {
       await sleep(Number(rem / NS_PER_MS) - 1);
     } else if (canBlock && inflight.count === 0) {
       Atomics.wait(SAB, 0, 0, Number(rem) / 1e6);
+    } else if (canBlock) {
+      Atomics.wait(SAB, 0, 0, Number(rem < SLICE_NS ? rem : SLICE_NS) / 1e6);
+      await yieldToLoop();
     } else {
       await sleep(1);
     }

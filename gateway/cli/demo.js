@@ -1,0 +1,70 @@
+'use strict';
+
+const net = require('node:net');
+const C = require('../constants');
+
+/**
+ * The demo `nines run` starts with no config: simulated devices, the embedded broker, and jobs that
+ * show what nines measures, including a device with a long tail (rare spikes a mean would hide).
+ * Simulators take their usual ports (ED-588 9500, ED-560 9501, Modbus 5020) when free, so the
+ * example flows find them; a taken port is reported and a free one used instead.
+ */
+
+/** @returns {Promise<boolean>} */
+function portFree (port, host = '127.0.0.1') {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, host, () => s.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Starts the demo simulators and returns a raw (unvalidated) gateway config for them.
+ * @param {{say: (line: string) => void}} io
+ * @returns {Promise<{config: object, sims: Array<{close: Function}>}>}
+ */
+async function startDemo ({ say }) {
+  const { createAsciiSimulator } = require('../simulators/ascii');
+  const { createModbusTcpSimulator } = require('../simulators/modbus');
+  const sims = [];
+  const pick = async (want, label) => {
+    if (await portFree(want)) return want;
+    say(`port ${want} is taken (another simulator running?): the demo's ${label} uses a free port instead`);
+    return 0;
+  };
+  try {
+    const ed588 = await createAsciiSimulator({ model: 'ED-588', port: await pick(C.SIM_ASCII_PORT, 'ED-588'), animate: true });
+    sims.push(ed588);
+    const ed560 = await createAsciiSimulator({ model: 'ED-560', port: await pick(C.SIM_ASCII_PORT + 1, 'ED-560') });
+    sims.push(ed560);
+    // a device with a long tail: a little jitter and rare spikes, like the Brainboxes tables show
+    const tail = await createAsciiSimulator({ model: 'ED-588', port: 0, faults: 'latency=0.2ms-0.6ms,spike=1/500:15ms,spike=1/5000:60ms' });
+    sims.push(tail);
+    const plc = await createModbusTcpSimulator({ port: await pick(C.SIM_MODBUS_PORT, 'Modbus TCP'), modelOptions: { unitIds: [1], animate: true } });
+    sims.push(plc);
+    for (const [label, s] of [['ED-588', ed588], ['ED-560', ed560], ['ED-588 (tail)', tail], ['Modbus TCP', plc]]) say(`simulator ${label.padEnd(13)} ${s.url}`);
+    const config = {
+      gateway: { id: 'demo', interval: '2s' },
+      devices: {
+        ed588: { target: ed588.url, timeout: '500ms' },
+        ed560: { target: ed560.url, timeout: '500ms' },
+        tail: { target: tail.url, timeout: '500ms' },
+        plc1: { target: plc.url, timeout: '500ms' }
+      },
+      jobs: [
+        { name: 'ed588-inputs', device: 'ed588', command: '@01', rate: '500/s', values: { mode: 'on-change', maxRate: '2/s' } },
+        { name: 'ed588-long-tail', device: 'tail', command: '@01', rate: '200/s' },
+        { name: 'ed560-set4', device: 'ed560', generator: '#AA1N0F', rate: '100/s' },
+        { name: 'plc1-inputs', device: 'plc1', read: { fc: 4, address: 0, quantity: 4 }, rate: '500/s', values: { mode: 'on-change', maxRate: '2/s' } },
+        { name: 'plc1-hr-4conn', device: 'plc1', read: { fc: 3, address: 0, quantity: 10 }, rate: '1000/s', connections: 4 }
+      ]
+    };
+    return { config, sims };
+  } catch (err) {
+    await Promise.allSettled(sims.map((s) => s.close()));
+    throw err;
+  }
+}
+
+module.exports = { startDemo, portFree };

@@ -1,0 +1,125 @@
+'use strict';
+
+const { parse } = require('./args');
+const { parseDuration } = require('../units');
+const { NinesError } = require('../errors');
+const { renderTable, summaryLine } = require('./table');
+
+const USAGE = `Usage: nines run [config.yaml|config.json] [options]
+
+Runs the gateway: polls the configured devices in worker threads at fixed rates, and publishes
+latency summaries (p50 to p99.99 and max, with mergeable histograms) over MQTT under
+<prefix>/<gateway>/<job>/latency. With no config: the demo (simulated ED-588, ED-560 and Modbus
+devices, an embedded MQTT broker on 127.0.0.1:1883, example jobs) with a live percentile table.
+Subscribe with: mosquitto_sub -h 127.0.0.1 -t 'nines/#' -v
+
+Options:
+  --duration <d>     stop after this long (e.g. 30s); default: until Ctrl-C
+  --mqtt <url>       publish to this broker instead (demo) or override the config's mqtt.url
+  --interval <d>     summary interval (overrides gateway.interval)
+  --inline           poll on the main thread instead of worker threads (for comparison)
+  --workers <n>      worker threads (default: cores - 1)
+  --quiet            no live table (errors are still reported)
+  --check            validate the config and exit
+`;
+
+/** @param {string[]} argv @returns {Promise<number>} */
+async function main (argv) {
+  const { values, positionals } = parse(argv, {
+    duration: { type: 'string' },
+    mqtt: { type: 'string' },
+    interval: { type: 'string' },
+    inline: { type: 'boolean', default: false },
+    workers: { type: 'string' },
+    quiet: { type: 'boolean', default: false },
+    check: { type: 'boolean', default: false }
+  }, USAGE);
+  if (values.help) { process.stdout.write(USAGE); return 0; }
+  if (positionals.length > 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines run takes at most one config file\n\n${USAGE}`);
+  const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
+  const say = (line) => process.stderr.write(line + '\n');
+  const { loadConfig, validateConfig } = require('../config');
+
+  let raw;
+  let sims = [];
+  let config;
+  if (positionals[0]) {
+    config = await loadConfig(positionals[0]);
+    if (values.check) { process.stdout.write(`${positionals[0]}: valid (${config.jobs.length} jobs, ${Object.keys(config.devices).length} devices)\n`); return 0; }
+  } else {
+    if (values.check) throw new NinesError('NINES_ERR_INVALID_ARG', 'nines run --check needs a config file');
+    say('nines demo: no config given, starting simulators and an embedded MQTT broker');
+    ({ config: raw, sims } = await require('./demo').startDemo({ say }));
+    config = validateConfig(raw);
+  }
+  if (values.mqtt) config.mqtt = { ...config.mqtt, url: values.mqtt, embedded: null };
+  if (values.interval) config.gateway.intervalMs = parseDuration(values.interval, '--interval');
+  if (values.workers) {
+    const n = Number(values.workers);
+    if (!Number.isInteger(n) || n < 1) throw new NinesError('NINES_ERR_INVALID_ARG', `--workers must be a whole number ≥ 1; got "${values.workers}"`);
+    config.gateway.workers = n;
+  }
+
+  const { Gateway } = require('../runtime');
+  const gw = new Gateway(config, { mode: values.inline ? 'inline' : undefined });
+  const tty = process.stdout.isTTY && !values.quiet;
+  const errors = [];
+  gw.on('broker', ({ url, embedded }) => say(`${embedded ? 'embedded MQTT broker' : 'MQTT broker'} ${url}, topics ${config.mqtt.prefix}/${config.gateway.id}/<job>/latency|value|error`));
+  gw.on('error', (job, err) => {
+    const line = `${new Date().toISOString()} ${job || 'gateway'}: ${err.code || 'error'}: ${err.message}${err.details && err.details.repeated ? ` (×${err.details.repeated + 1})` : ''}`;
+    errors.push(line);
+    if (errors.length > 5) errors.shift();
+    if (!tty) say(line);
+  });
+  gw.on('worker-exit', (info) => say(`worker ${info.worker} exited (code ${info.code}); restarting ${info.jobs.join(', ')} in ${info.restartInMs} ms`));
+  let redraw = null;
+  gw.on('summary', (job, payload) => {
+    if (values.quiet) return;
+    if (!tty) { process.stdout.write(summaryLine(payload) + '\n'); return; }
+    // redraw once per interval, after the burst of summaries of that interval
+    if (!redraw) redraw = setTimeout(() => { redraw = null; draw(); }, 50);
+  });
+  const started = Date.now();
+  function draw () {
+    const rows = config.jobs.map((j) => gw.latest.get(j.name)).filter(Boolean);
+    const stats = gw.publisher ? gw.publisher.stats : {};
+    process.stdout.write('\x1b[H\x1b[2J' +
+      `nines gateway "${config.gateway.id}"  ${gw.mode} mode  up ${Math.round((Date.now() - started) / 1000)}s  ` +
+      `mqtt ${stats.connected ? 'connected' : 'DISCONNECTED'} (published ${stats.published || 0}, buffered ${stats.buffered || 0}, dropped ${stats.dropped || 0})\n` +
+      `latency in ms over the last ${config.gateway.intervalMs / 1000}s, measured from each request's intended send time\n\n` +
+      renderTable(rows) + '\n\n' + (errors.length ? 'recent errors:\n' + errors.join('\n') + '\n' : '') + 'Ctrl-C to stop\n');
+  }
+
+  let stopping = false;
+  let finish;
+  const finished = new Promise((resolve) => { finish = resolve; });
+  const shutdown = (why) => {
+    if (stopping) return;
+    stopping = true;
+    if (why) say(why);
+    finish();
+  };
+  const onSignal = (sig) => {
+    if (stopping) { say('second signal: exiting now'); process.exit(130); }
+    shutdown(`${sig}: stopping (last interval flushed, status offline)`);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await gw.start();
+    if (!values.quiet) say(`${config.jobs.length} jobs running in ${gw.mode} mode; summaries every ${config.gateway.intervalMs / 1000}s`);
+    gw.on('end', () => { if (gw.allEnded) shutdown('all jobs finished'); });
+    const timer = durationMs === undefined ? null : setTimeout(() => shutdown(), durationMs);
+    await finished;
+    if (timer) clearTimeout(timer);
+  } finally {
+    if (redraw) clearTimeout(redraw);
+    await gw.stop().catch((err) => say(`stop: ${err.message}`));
+    await Promise.allSettled(sims.map((s) => s.close()));
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+  return 0;
+}
+
+module.exports = { main, USAGE };

@@ -1,0 +1,79 @@
+'use strict';
+
+const { parse, intList, posInt } = require('./args');
+const { parseDuration } = require('../units');
+const { NinesError } = require('../errors');
+
+const USAGE = `Usage: nines sweep <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY) [options]
+
+Offered-load sweep: hold each offered rate for a step, measure every request from its intended send
+time, and report per step the achieved rate, min/mean/p50/p99/p99.9/max (ms), errors, and the
+saturation point (achieved < 95 % of offered, or p99 more than doubling).
+
+Options:
+  --rates <list>     offered rates in requests/s (default 100,500,1000,2000)
+  --step <d>         how long each step lasts (default 5s)
+  --workers <n>      connections (default 20; fewer are used at low rates, at least 10 req/s each)
+  --timeout <d>      per-request timeout (default 1s)
+  --policy <p>       catch-up after a stall: burst (default: the full offered load), capped, skip
+  --json             print JSON
+`;
+
+/** @param {string[]} argv @returns {Promise<number>} */
+async function main (argv) {
+  const { values, positionals } = parse(argv, {
+    command: { type: 'string' },
+    generator: { type: 'string' },
+    read: { type: 'string' },
+    write: { type: 'string' },
+    rates: { type: 'string', default: '100,500,1000,2000' },
+    step: { type: 'string', default: '5s' },
+    workers: { type: 'string', default: '20' },
+    timeout: { type: 'string', default: '1s' },
+    policy: { type: 'string', default: 'burst' },
+    json: { type: 'boolean', default: false }
+  }, USAGE);
+  if (values.help) { process.stdout.write(USAGE); return 0; }
+  if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sweep takes one target URL\n\n${USAGE}`);
+  const rates = values.rates.split(',').map((s) => Number(s.trim()));
+  if (rates.some((r) => !(r > 0 && r <= 1e6))) throw new NinesError('NINES_ERR_INVALID_ARG', `--rates must list rates 1-1000000 per second; got "${values.rates}"`);
+  intList(values.workers, 'workers');
+  const { runSweep } = require('../sweep');
+  const run = runSweep({
+    target: positionals[0],
+    command: values.command,
+    generator: values.generator,
+    read: values.read,
+    write: values.write,
+    rates,
+    stepMs: parseDuration(values.step, '--step'),
+    workers: posInt(values.workers, 'workers', 1024),
+    timeoutMs: parseDuration(values.timeout, '--timeout'),
+    policy: values.policy
+  });
+  if (!values.json) {
+    process.stdout.write(header() + '\n');
+    run.on('step', (s) => process.stdout.write(row(s) + '\n'));
+  }
+  process.once('SIGINT', () => run.stop());
+  const result = await run.promise;
+  if (values.json) {
+    const strip = (s) => (s ? { ...s, histogram: undefined } : s);
+    process.stdout.write(JSON.stringify({ steps: result.steps.map(strip), saturation: strip(result.saturation) }, null, 2) + '\n');
+  } else {
+    process.stdout.write(result.saturation
+      ? `saturation at ${result.saturation.offered}/s offered (achieved ${result.saturation.achieved.toFixed(0)}/s, p99 ${fmt(result.saturation.p99)} ms)\n`
+      : 'no saturation within the offered rates\n');
+  }
+  return 0;
+}
+
+const COLS = ['offered/s', 'achieved/s', 'conns', 'min', 'mean', 'p50', 'p99', 'p99.9', 'max', 'errors', 'timeouts', 'unsent'];
+function header () { return COLS.map((c) => c.padStart(10)).join(' '); }
+function row (s) {
+  return [String(s.offered), s.achieved.toFixed(0), String(s.workers), fmt(s.min), fmt(s.mean), fmt(s.p50), fmt(s.p99), fmt(s.p99_9), fmt(s.max), String(s.errors), String(s.timeouts), String(s.unsent)]
+    .map((c) => c.padStart(10)).join(' ');
+}
+function fmt (v) { return v === null || v === undefined ? '-' : Number(v).toFixed(3); }
+
+module.exports = { main, USAGE };

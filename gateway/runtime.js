@@ -1,0 +1,158 @@
+'use strict';
+
+const { EventEmitter } = require('node:events');
+const { WorkerPool } = require('./worker/pool');
+const { NinesError, toNinesError } = require('./errors');
+
+/**
+ * The gateway: config → jobs → workers → publisher.
+ *
+ * Jobs run in the worker pool (or inline); every interval each job's snapshot becomes a latency
+ * summary (design.md payload) published at QoS 1 with a `seq` that this thread numbers, so it stays
+ * contiguous across worker restarts. Values and errors are published rate-limited. The broker may
+ * come and go: polling never stops, summaries wait in the publisher's bounded buffer.
+ *
+ * Events: 'summary' (job, payload), 'values' (job, {values, ts, polls}), 'error' (job|null, NinesError),
+ * 'worker-exit' (info), 'broker' ({url, embedded}), 'state' (job, state), 'end' (job).
+ */
+class Gateway extends EventEmitter {
+  /**
+   * @param {import('./config/validate').Config} config a validated config (config.loadConfig / validateConfig)
+   * @param {object} [opts]
+   * @param {'worker'|'inline'} [opts.mode] overrides config.gateway.mode
+   * @param {string} [opts.version]
+   */
+  constructor (config, opts = {}) {
+    super();
+    this.config = config;
+    this.mode = opts.mode || config.gateway.mode;
+    this.version = opts.version || require('../package.json').version;
+    this.seq = new Map();
+    this.latest = new Map(); // job → last summary, for tables and status
+    this.broker = null;
+    this.publisher = null;
+    this.pool = null;
+    this.startedAt = null;
+    this.ended = new Set();
+  }
+
+  /** @returns {object[]} the job specs the pool runs, built from the config */
+  jobSpecs () {
+    return this.config.jobs.map((j) => {
+      const d = this.config.devices[j.device];
+      const spec = {
+        name: j.name,
+        target: d.target,
+        device: { timeoutMs: d.timeoutMs, connectTimeoutMs: d.connectTimeoutMs, queueMax: d.queueMax },
+        ratePerSec: j.ratePerSec === null || j.ratePerSec === undefined ? Infinity : j.ratePerSec,
+        connections: j.connections,
+        policy: j.catchUp,
+        values: j.values
+      };
+      if (j.count !== null && j.count !== undefined) spec.count = j.count;
+      if (j.durationMs !== null && j.durationMs !== undefined) spec.durationMs = j.durationMs;
+      if (j.kind === 'command') spec.command = j.command;
+      else if (j.kind === 'generator') spec.generator = j.generator;
+      else spec[j.kind] = j.op;
+      return spec;
+    });
+  }
+
+  /** Starts the broker (when none is configured), the publisher and the jobs. */
+  async start () {
+    const { Publisher } = require('./mqtt/publisher');
+    const m = this.config.mqtt;
+    let url = m.url;
+    if (!url) {
+      const { startEmbeddedBroker } = require('./mqtt/broker');
+      this.broker = await startEmbeddedBroker(m.embedded || {});
+      url = this.broker.url;
+      this.emit('broker', { url, embedded: true });
+    } else {
+      this.emit('broker', { url, embedded: false });
+    }
+    this.startedAt = new Date().toISOString();
+    this.publisher = new Publisher({
+      url,
+      gatewayId: this.config.gateway.id,
+      prefix: m.prefix,
+      clientId: m.clientId,
+      username: m.username || undefined,
+      password: m.password || undefined,
+      tls: m.tls || undefined,
+      qos: m.qos,
+      protocolVersion: m.protocolVersion,
+      bufferMax: m.bufferMax,
+      keepaliveMs: m.keepaliveMs,
+      connectTimeoutMs: m.connectTimeoutMs,
+      errorsMinIntervalMs: m.errorsMinIntervalMs,
+      reconnectInitialMs: m.reconnectInitialMs,
+      reconnectMaxMs: m.reconnectMaxMs,
+      version: this.version
+    });
+    this.publisher.on('error', (err) => this.emit('error', null, err));
+    this.publisher.setJobs(this.config.jobs.map((j) => ({ name: j.name, valuesMinIntervalMs: j.values ? j.values.minIntervalMs : undefined })));
+    await this.publisher.start();
+
+    this.pool = new WorkerPool({ mode: this.mode, workers: this.config.gateway.workers, intervalMs: this.config.gateway.intervalMs });
+    this.pool.on('snapshot', (job, snap, meta) => this.onSnapshot(job, snap, meta));
+    this.pool.on('values', (job, v) => {
+      this.publisher.publishValue(job, { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values });
+      this.emit('values', job, v);
+    });
+    this.pool.on('error', (job, err) => {
+      if (job) this.publisher.publishError(job, err);
+      this.emit('error', job, err);
+    });
+    this.pool.on('state', (job, s) => this.emit('state', job, s));
+    this.pool.on('end', (job) => { this.ended.add(job); this.emit('end', job); });
+    this.pool.on('worker-exit', (info) => {
+      const err = new NinesError('NINES_ERR_WORKER', `worker ${info.worker} exited with code ${info.code}; restarting its jobs (${info.jobs.join(', ')}) in ${info.restartInMs} ms`, info);
+      for (const job of info.jobs) this.publisher.publishError(job, err);
+      this.emit('worker-exit', info);
+      this.emit('error', null, err);
+    });
+    await this.pool.start(this.jobSpecs());
+  }
+
+  onSnapshot (job, snap, meta) {
+    const latency = require('./latency');
+    const seq = this.seq.get(job) || 0;
+    this.seq.set(job, seq + 1);
+    let payload;
+    try {
+      payload = latency.latencyPayload({ ...snap, seq }, {
+        gateway: this.config.gateway.id,
+        job,
+        target: meta.target,
+        op: meta.op
+      });
+    } catch (err) {
+      this.emit('error', job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
+      return;
+    }
+    payload.connections = meta.connections;
+    payload.offered = meta.ratePerSec;
+    if (meta.loopDelayP99Ms !== undefined) payload.loopDelayP99 = meta.loopDelayP99Ms;
+    this.latest.set(job, payload);
+    this.publisher.publishLatency(job, payload);
+    this.emit('summary', job, payload);
+  }
+
+  /** @returns {boolean} true when every job was bounded (count or duration) and has ended */
+  get allEnded () {
+    return this.config.jobs.length > 0 && this.ended.size === this.config.jobs.length;
+  }
+
+  /**
+   * Stops the jobs (their last intervals are published), then the publisher (`offline` status,
+   * buffered summaries flushed within its stop timeout), then the embedded broker.
+   */
+  async stop () {
+    if (this.pool) await this.pool.stop();
+    if (this.publisher) await this.publisher.stop();
+    if (this.broker) await this.broker.close();
+  }
+}
+
+module.exports = { Gateway };
