@@ -1,0 +1,38 @@
+'use strict';
+
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+
+const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
+
+/**
+ * Runs `nines sim <kind> --port 0 …` in a child process, so blocking this process's event loop
+ * cannot stall the device. Resolves once it printed its URL.
+ * @param {string} kind ascii | modbus
+ * @param {string[]} [args]
+ * @returns {Promise<{url: string, stop: () => Promise<void>}>}
+ */
+function startChildSim (kind, args = []) {
+  const child = spawn(process.execPath, [BIN, 'sim', kind, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`nines sim did not start: ${err}`)); }, 10000);
+    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /((?:ascii|modbus\+tcp):\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({
+          url: m[1],
+          stop: async () => { child.kill('SIGTERM'); await exited; }
+        });
+      }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`nines sim exited with ${code}: ${err}`)); });
+  });
+}
+
+module.exports = { startChildSim };
