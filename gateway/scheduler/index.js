@@ -121,10 +121,10 @@ function startSchedule (opts) {
         if (o.policy === 'capped' && lastSendNs !== null && lastSendNs + capGapNs > earliest) earliest = lastSendNs + capGapNs;
         const w = waitUntil(earliest);
         if (w) await w;
-        if (stopped) break;
         allowed = earliest > freeNs ? earliest : freeNs;
       }
-
+      // another connection may have taken the last slot while this one waited
+      if (stopped || !quotaLeft()) break;
       planned++;
       const op = o.nextOp(seq++);
       inflight.count++;

@@ -8,23 +8,24 @@ const { setTimeout: sleep } = require('node:timers/promises');
  *
  * libuv keeps loop time in whole milliseconds, so a timer may fire up to 1 ms early
  * (nodejs/node#26578); the scheduler must never send before the intended time, so after a timer
- * fires we look at the clock again. For the last stretch below one millisecond:
- * - in a worker thread with no request of this thread in flight, `Atomics.wait` blocks the thread
- *   with sub-millisecond precision (about 0.1-0.2 ms late, never early). Nothing else of this thread
- *   can be delayed by it, because nothing is in flight;
- * - in a worker thread with replies pending on other connections, `Atomics.wait` in slices of
- *   SLICE_NS, yielding to the event loop between slices: a pending reply's arrival is read at most
- *   one slice late, where a 1 ms timer would make this send up to 2 ms late;
- * - on the main thread (Node-RED's loop, or `inline` mode) a 1 ms timer: blocking it is not ours to
- *   do, and busy-spinning would burn a core on an edge PC.
+ * fires we look at the clock again. For the last stretch below two milliseconds:
+ * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer. Blocking that loop is not
+ *   ours to do, and busy-spinning would burn a core on an edge PC;
+ * - in a worker thread: one driver per thread serves every waiting connection of every job in that
+ *   thread, so the thread blocks at most once per event-loop turn:
+ *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline (sub-millisecond
+ *     precision: about 0.1 ms late, never early);
+ *   - replies pending on other connections: `Atomics.wait` in slices of SLICE_NS, yielding to the
+ *     event loop between slices, so a pending reply's arrival is read at most one slice late
+ *     (a 1 ms timer would make the send up to 2 ms late).
  * The lateness that remains is measured and published as dispatch lag.
  */
 
-const { setImmediate: yieldToLoop } = require('node:timers/promises');
-
 const SAB = new Int32Array(new SharedArrayBuffer(4));
 const NS_PER_MS = 1000000n;
-/** longest a worker blocks while replies of its other connections are pending */
+/** Below this, a deadline is waited for precisely (not with a timer) */
+const PRECISE_NS = 2n * NS_PER_MS;
+/** Longest a worker blocks while replies of its other connections are pending */
 const SLICE_NS = 100000n;
 
 /** Requests of this thread currently on the wire (kept by the scheduler). */
@@ -36,27 +37,76 @@ const inflight = { count: 0 };
  * @returns {Promise<void>|undefined} undefined when the deadline has already passed (no tick spent)
  */
 function waitUntil (deadlineNs, { canBlock = !isMainThread } = {}) {
-  const rem = deadlineNs - process.hrtime.bigint();
-  if (rem <= 0n) return undefined;
-  return waitLoop(deadlineNs, canBlock);
+  if (deadlineNs - process.hrtime.bigint() <= 0n) return undefined;
+  return canBlock ? driver.add(deadlineNs) : timerWait(deadlineNs);
 }
 
-async function waitLoop (deadlineNs, canBlock) {
+/** Main-thread wait: timers only, re-checking the clock because timers fire early. */
+async function timerWait (deadlineNs) {
   for (;;) {
     const rem = deadlineNs - process.hrtime.bigint();
     if (rem <= 0n) return;
-    if (rem >= 2n * NS_PER_MS) {
-      // sleep until ~1 ms before the deadline, then finish precisely
-      await sleep(Number(rem / NS_PER_MS) - 1);
-    } else if (canBlock && inflight.count === 0) {
-      Atomics.wait(SAB, 0, 0, Number(rem) / 1e6);
-    } else if (canBlock) {
-      Atomics.wait(SAB, 0, 0, Number(rem < SLICE_NS ? rem : SLICE_NS) / 1e6);
-      await yieldToLoop();
-    } else {
-      await sleep(1);
-    }
+    await sleep(rem >= PRECISE_NS ? Number(rem / NS_PER_MS) - 1 : 1);
   }
 }
+
+/** The per-thread deadline driver of worker threads. */
+const driver = {
+  /** @type {Array<{at: bigint, resolve: () => void}>} sorted by `at` */
+  waiters: [],
+  timer: null,
+  timerAt: 0n,
+  precise: false,
+
+  add (at) {
+    return new Promise((resolve) => {
+      const w = this.waiters;
+      let i = w.length;
+      while (i > 0 && w[i - 1].at > at) i--;
+      w.splice(i, 0, { at, resolve });
+      this.schedule();
+    });
+  },
+
+  /** resolves every waiter whose deadline has come; returns the time now */
+  release () {
+    const now = process.hrtime.bigint();
+    const w = this.waiters;
+    let n = 0;
+    while (n < w.length && w[n].at <= now) w[n++].resolve();
+    if (n) w.splice(0, n);
+    return now;
+  },
+
+  schedule () {
+    const now = this.release();
+    if (this.waiters.length === 0 || this.precise) return;
+    const rem = this.waiters[0].at - now;
+    if (rem >= PRECISE_NS) {
+      const at = this.waiters[0].at - NS_PER_MS;
+      if (this.timer && this.timerAt <= at) return;
+      if (this.timer) clearTimeout(this.timer);
+      this.timerAt = at;
+      this.timer = setTimeout(() => { this.timer = null; this.schedule(); }, Number(rem / NS_PER_MS) - 1);
+      return;
+    }
+    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    this.precise = true;
+    setImmediate(() => this.preciseTick());
+  },
+
+  preciseTick () {
+    this.precise = false;
+    const now = this.release();
+    if (this.waiters.length === 0) return;
+    const rem = this.waiters[0].at - now;
+    if (rem < PRECISE_NS) {
+      const block = inflight.count === 0 ? rem : (rem < SLICE_NS ? rem : SLICE_NS);
+      Atomics.wait(SAB, 0, 0, Number(block) / 1e6);
+    }
+    // schedule() releases what came due while blocked, then picks the next way to wait
+    this.schedule();
+  }
+};
 
 module.exports = { waitUntil, inflight };
