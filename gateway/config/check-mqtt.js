@@ -1,0 +1,159 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const C = require('../constants');
+const D = require('./defaults');
+const { isMap, durationField } = require('./fields');
+const { parseBrokerUrl } = require('../mqtt/broker-url');
+
+/**
+ * @typedef {object} TlsConfig
+ * @property {Buffer} [ca] contents of the CA file
+ * @property {Buffer} [cert] contents of the client certificate file
+ * @property {Buffer} [key] contents of the client key file
+ * @property {string} [caPath] absolute path the CA was read from
+ * @property {string} [certPath]
+ * @property {string} [keyPath]
+ * @property {boolean} rejectUnauthorized verify the broker's certificate (default true)
+ */
+
+/**
+ * @typedef {object} MqttConfig
+ * @property {string|null} url broker URL; null means "start the embedded broker"
+ * @property {{host: string, port: number}|null} embedded where the embedded broker listens (null with a url)
+ * @property {string} prefix first topic level(s), default "nines"
+ * @property {string} clientId default "nines-<gateway.id>"
+ * @property {string|null} username
+ * @property {string|null} password
+ * @property {'file'|'env'|null} passwordSource where the password came from (never log the password)
+ * @property {0|1|2} qos QoS of latency, value and error messages
+ * @property {4|5} protocolVersion 4 = MQTT 3.1.1, 5 = MQTT 5
+ * @property {TlsConfig|null} tls
+ * @property {number} bufferMax latency messages kept while the broker is away
+ * @property {number} keepaliveMs 0 = no keepalive
+ * @property {number} connectTimeoutMs
+ * @property {number} errorsMinIntervalMs at most one error message per job per this window
+ * @property {number} reconnectInitialMs first reconnect delay (then doubling, with jitter)
+ * @property {number} reconnectMaxMs cap of the reconnect delay
+ */
+
+const URL_ONLY_KEYS = ['username', 'password', 'tls'];
+
+/**
+ * Reads one TLS file so a missing or unreadable file fails at load time, naming the path.
+ * @returns {{data: Buffer, abs: string}|undefined}
+ */
+function readTlsFile (problems, segs, file, baseDir) {
+  if (typeof file !== 'string' || file === '') return undefined;
+  const abs = path.resolve(baseDir, file);
+  try {
+    return { data: fs.readFileSync(abs), abs };
+  } catch (err) {
+    const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message;
+    problems.add(segs, file, `cannot be read: ${abs}: ${why}`);
+    return undefined;
+  }
+}
+
+function checkTls (problems, raw, baseDir) {
+  /** @type {TlsConfig} */
+  const tls = { rejectUnauthorized: raw.rejectUnauthorized !== false };
+  for (const key of ['ca', 'cert', 'key']) {
+    const got = readTlsFile(problems, ['mqtt', 'tls', key], raw[key], baseDir);
+    if (got) { tls[key] = got.data; tls[key + 'Path'] = got.abs; }
+  }
+  if (typeof raw.cert === 'string' && raw.key === undefined) problems.add(['mqtt', 'tls', 'key'], undefined, 'is required with mqtt.tls.cert (the client certificate\'s private key)');
+  if (typeof raw.key === 'string' && raw.cert === undefined) problems.add(['mqtt', 'tls', 'cert'], undefined, 'is required with mqtt.tls.key (the client certificate)');
+  return tls;
+}
+
+/**
+ * Semantic checks and defaults of the `mqtt` section.
+ * @param {import('./problems').Problems} problems
+ * @param {*} raw the section as written (undefined when omitted: embedded broker)
+ * @param {object} ctx
+ * @param {Record<string, string|undefined>} ctx.env environment, for NINES_MQTT_PASSWORD
+ * @param {string} ctx.baseDir directory TLS paths are relative to
+ * @param {string} ctx.gatewayId for the default client id
+ * @returns {MqttConfig}
+ */
+function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
+  const m = isMap(raw) ? raw : {};
+  const at = (key) => ['mqtt', key];
+
+  let url = null;
+  let urlTls = false;
+  if (typeof m.url === 'string' && m.url !== '') {
+    try {
+      const parsed = parseBrokerUrl(m.url, 'mqtt.url');
+      url = parsed.url;
+      urlTls = parsed.tls;
+    } catch (err) {
+      problems.add(at('url'), m.url, err.details.rule);
+    }
+  }
+  const wantsUrl = m.url !== undefined;
+
+  let embedded = null;
+  if (!wantsUrl) {
+    const e = isMap(m.embedded) ? m.embedded : {};
+    embedded = {
+      host: typeof e.host === 'string' ? e.host : D.MQTT_EMBEDDED_HOST,
+      port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT
+    };
+    for (const key of URL_ONLY_KEYS) {
+      if (m[key] !== undefined) problems.add(at(key), m[key], 'is only used with mqtt.url (the embedded broker takes no credentials or TLS)');
+    }
+  } else if (m.embedded !== undefined) {
+    problems.add(at('embedded'), m.embedded, 'cannot be combined with mqtt.url: the embedded broker runs only when no url is given');
+  }
+
+  let tls = null;
+  if (wantsUrl && isMap(m.tls)) {
+    if (url && !urlTls) problems.add(at('tls'), m.tls, `is only used with a TLS URL (mqtts://, ssl:// or wss://); mqtt.url is ${url}`);
+    else tls = checkTls(problems, m.tls, baseDir);
+  }
+
+  const protocolVersion = m.protocolVersion === 5 ? 5 : D.MQTT_PROTOCOL_VERSION;
+  const username = typeof m.username === 'string' ? m.username : null;
+  let password = typeof m.password === 'string' ? m.password : null;
+  let passwordSource = password !== null ? 'file' : null;
+  const envPassword = env ? env[D.MQTT_PASSWORD_ENV] : undefined;
+  if (wantsUrl && password === null && typeof envPassword === 'string' && envPassword !== '') {
+    password = envPassword;
+    passwordSource = 'env';
+  }
+  if (password !== null && username === null && protocolVersion === 4) {
+    const from = passwordSource === 'env' ? `comes from ${D.MQTT_PASSWORD_ENV} but` : 'is set but';
+    problems.add(at('password'), '***', `${from} mqtt.username is not: MQTT 3.1.1 sends a password only with a username (set mqtt.username, or protocolVersion: 5)`);
+  }
+
+  const reconnect = isMap(m.reconnect) ? m.reconnect : {};
+  const reconnectInitialMs = durationField(problems, ['mqtt', 'reconnect', 'initial'], reconnect.initial, { def: D.MQTT_RECONNECT_INITIAL_MS, minMs: 10, maxMs: 3600000 });
+  const reconnectMaxMs = durationField(problems, ['mqtt', 'reconnect', 'max'], reconnect.max, { def: D.MQTT_RECONNECT_MAX_MS, minMs: 10, maxMs: 3600000 });
+  if (reconnectMaxMs < reconnectInitialMs && !problems.has(['mqtt', 'reconnect'])) {
+    problems.add(['mqtt', 'reconnect', 'max'], reconnect.max, `must be at least mqtt.reconnect.initial (${reconnect.initial ?? `${D.MQTT_RECONNECT_INITIAL_MS}ms`})`);
+  }
+
+  return {
+    url,
+    embedded,
+    prefix: typeof m.prefix === 'string' ? m.prefix : C.MQTT_DEFAULT_PREFIX,
+    clientId: typeof m.clientId === 'string' ? m.clientId : `nines-${gatewayId}`,
+    username,
+    password,
+    passwordSource,
+    qos: [0, 1, 2].includes(m.qos) ? m.qos : D.MQTT_QOS,
+    protocolVersion,
+    tls,
+    bufferMax: Number.isInteger(m.buffer) ? m.buffer : D.MQTT_BUFFER_MAX,
+    keepaliveMs: durationField(problems, at('keepalive'), m.keepalive, { def: D.MQTT_KEEPALIVE_MS, minMs: 1000, maxMs: 65535000, zeroOk: true }),
+    connectTimeoutMs: durationField(problems, at('connectTimeout'), m.connectTimeout, { def: D.MQTT_CONNECT_TIMEOUT_MS, minMs: 100, maxMs: 600000 }),
+    errorsMinIntervalMs: durationField(problems, at('errorInterval'), m.errorInterval, { def: D.MQTT_ERRORS_MIN_INTERVAL_MS, minMs: 100, maxMs: 3600000 }),
+    reconnectInitialMs,
+    reconnectMaxMs
+  };
+}
+
+module.exports = { checkMqtt };

@@ -1,0 +1,49 @@
+'use strict';
+
+const C = require('../constants');
+
+/**
+ * Defaults of the gateway config, each with one home. Units are in the names. The loader fills
+ * these in, so the rest of the gateway never has to guess what an omitted field means.
+ */
+module.exports = Object.freeze({
+  /** Job names, device names and gateway.id become MQTT topic levels: no `/ + #`, no spaces */
+  NAME_PATTERN: '^[A-Za-z0-9_.-]{1,64}$',
+  /** The prefix may have several levels (`site-a/nines`) but no wildcards or empty levels */
+  PREFIX_PATTERN: '^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,7}$',
+
+  GATEWAY_INTERVAL_MS: 10000,
+  GATEWAY_MIN_INTERVAL_MS: 100,
+  GATEWAY_MAX_INTERVAL_MS: 24 * 3600 * 1000,
+  GATEWAY_MAX_WORKERS: 256,
+
+  MQTT_EMBEDDED_HOST: '127.0.0.1',
+  MQTT_EMBEDDED_PORT: C.MQTT_DEFAULT_PORT,
+  MQTT_QOS: 1,
+  MQTT_PROTOCOL_VERSION: 4,
+  /** Latency summaries kept while the broker is away; the oldest are dropped (and counted) past it */
+  MQTT_BUFFER_MAX: 1000,
+  MQTT_BUFFER_MAX_LIMIT: 1000000,
+  MQTT_KEEPALIVE_MS: 30000,
+  MQTT_CONNECT_TIMEOUT_MS: 10000,
+  /** At most one error message per job per this window; the rest are counted into the next one */
+  MQTT_ERRORS_MIN_INTERVAL_MS: 1000,
+  MQTT_RECONNECT_INITIAL_MS: 500,
+  MQTT_RECONNECT_MAX_MS: 30000,
+  /** Environment variable that may hold mqtt.password, so it need not sit in the file */
+  MQTT_PASSWORD_ENV: 'NINES_MQTT_PASSWORD',
+
+  DEVICE_TIMEOUT_MS: C.DEFAULT_TIMEOUT_MS,
+  DEVICE_CONNECT_TIMEOUT_MS: C.DEFAULT_CONNECT_TIMEOUT_MS,
+  DEVICE_QUEUE_MAX: C.DEFAULT_QUEUE_MAX,
+  DEVICE_QUEUE_LIMIT: 100000,
+
+  JOB_CONNECTIONS: 1,
+  JOB_MAX_CONNECTIONS: 64,
+  JOB_CATCH_UP: 'capped',
+  CATCH_UP_POLICIES: Object.freeze(['burst', 'capped', 'skip']),
+
+  VALUES_MODES: Object.freeze(['off', 'on-change', 'every']),
+  /** Values are published at most this often per job unless values.maxRate says otherwise */
+  VALUES_MAX_RATE_PER_SEC: 10
+});

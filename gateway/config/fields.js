@@ -1,0 +1,95 @@
+'use strict';
+
+const { parseDuration, parseRate } = require('../units');
+const { DURATION_HINT, RATE_HINT } = require('./schema');
+
+/**
+ * Field readers for the semantic checks: each parses one value, reports a problem at its path
+ * when it is wrong, and returns the default so checking can go on and report everything at once.
+ * A value of the wrong type was already reported by the schema; the readers skip it quietly.
+ */
+
+/**
+ * @param {*} v
+ * @returns {boolean} whether v is a plain mapping (not null, not a list)
+ */
+function isMap (v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Writes a millisecond figure for a rule text: 100 → "100ms", 86400000 → "24h".
+ * @param {number} ms
+ * @returns {string}
+ */
+function msText (ms) {
+  if (ms >= 3600000 && ms % 3600000 === 0) return `${ms / 3600000}h`;
+  if (ms >= 60000 && ms % 60000 === 0) return `${ms / 60000}m`;
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/**
+ * Reads a duration field.
+ * @param {import('./problems').Problems} problems
+ * @param {Array<string|number>} segs field path
+ * @param {*} value as written (undefined when omitted)
+ * @param {object} opts
+ * @param {number|null} opts.def default in ms, used when omitted or wrong
+ * @param {number} [opts.minMs=0] smallest allowed value, ms
+ * @param {number} [opts.maxMs=Infinity] largest allowed value, ms
+ * @param {boolean} [opts.zeroOk=true] whether 0 is allowed even when below minMs (0 = off)
+ * @returns {number|null} milliseconds
+ */
+function durationField (problems, segs, value, { def, minMs = 0, maxMs = Infinity, zeroOk = false }) {
+  if (value === undefined) return def;
+  if (typeof value !== 'string' && typeof value !== 'number') return def;
+  let ms;
+  try {
+    ms = parseDuration(value);
+  } catch {
+    problems.add(segs, value, `is not a duration; ${DURATION_HINT}`);
+    return def;
+  }
+  if (zeroOk && ms === 0) return 0;
+  if (ms < minMs || ms > maxMs) {
+    const range = maxMs === Infinity ? `at least ${msText(minMs)}` : `from ${msText(minMs)} to ${msText(maxMs)}`;
+    problems.add(segs, value, `must be ${range}${zeroOk ? ' (or 0 to turn it off)' : ''}`);
+    return def;
+  }
+  return ms;
+}
+
+/**
+ * Reads a rate field.
+ * @param {import('./problems').Problems} problems
+ * @param {Array<string|number>} segs
+ * @param {*} value
+ * @param {object} opts
+ * @param {number|null} opts.def default, per second
+ * @param {boolean} [opts.allowMax=true] whether "max" (closed loop) is allowed
+ * @param {string} [opts.maxRule] the rule when "max" is not allowed
+ * @returns {number|null} per second, Infinity for "max"
+ */
+function rateField (problems, segs, value, { def, allowMax = true, maxRule = 'must be a finite rate such as "10/s"' }) {
+  if (value === undefined) return def;
+  if (typeof value !== 'string' && typeof value !== 'number') return def;
+  let perSec;
+  try {
+    perSec = parseRate(value);
+  } catch {
+    // A well-formed rate that parseRate refused is out of range, not misspelt
+    const wellFormed = typeof value === 'number' || /^\s*-?(\d+(\.\d+)?|\.\d+)\s*(\/\s*(s|sec|m|min|h))?\s*$/.test(value);
+    problems.add(segs, value, wellFormed
+      ? 'must be more than 0 and at most 1000000/s'
+      : `is not a rate; ${allowMax ? RATE_HINT : 'use e.g. "10/s" or "1/min"'}`);
+    return def;
+  }
+  if (perSec === Infinity && !allowMax) {
+    problems.add(segs, value, maxRule);
+    return def;
+  }
+  return perSec;
+}
+
+module.exports = { isMap, durationField, rateField, msText };

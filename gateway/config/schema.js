@@ -1,0 +1,186 @@
+'use strict';
+
+const D = require('./defaults');
+
+/**
+ * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
+ * ranges. Every object has `additionalProperties: false`, so a misspelt key is an error, never
+ * ignored. Values that need parsing (durations, rates, URLs, targets) are typed here and parsed
+ * by the semantic checks (validate.js), which also check rules that span fields.
+ *
+ * Two annotation keywords, ignored by ajv, carry our wording for the error list:
+ *   rule: replaces the generic message when the node fails ("is not a rate; use …")
+ *   hint: appended when the field is required but missing ("is required; use …")
+ */
+
+const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces)`;
+const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
+const RATE_HINT = 'use "max" or e.g. "1000/s"';
+
+const name = { type: 'string', pattern: D.NAME_PATTERN, rule: NAME_RULE };
+const duration = { type: ['string', 'number'], rule: `is not a duration; ${DURATION_HINT}`, hint: DURATION_HINT };
+const rate = { type: ['string', 'number'], rule: `is not a rate; ${RATE_HINT}`, hint: RATE_HINT };
+const register = { type: 'integer', minimum: 0, maximum: 65535, rule: 'must be an integer from 0 to 65535' };
+const unitId = { type: 'integer', minimum: 0, maximum: 255, rule: 'must be an integer from 0 to 255' };
+const bitOrWord = { type: ['integer', 'boolean'], rule: 'must be an integer, or true/false for coils' };
+
+const read = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['fc', 'address', 'quantity'],
+  properties: {
+    fc: { enum: [1, 2, 3, 4], rule: 'must be a read function code: 1 (coils), 2 (discrete inputs), 3 (holding registers) or 4 (input registers)' },
+    address: register,
+    quantity: { type: 'integer', minimum: 1, maximum: 2000, rule: 'must be an integer from 1 to 2000 (125 for registers)' },
+    unitId
+  }
+};
+
+const write = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['fc', 'address'],
+  properties: {
+    fc: { enum: [5, 6, 15, 16], rule: 'must be a write function code: 5 (one coil), 6 (one register), 15 (coils) or 16 (registers)' },
+    address: register,
+    value: bitOrWord,
+    values: { type: 'array', minItems: 1, items: bitOrWord, rule: 'must be a non-empty list of integers (or true/false for coils)' },
+    unitId
+  }
+};
+
+const valuesModes = D.VALUES_MODES.join(', ');
+const values = {
+  if: { type: 'string' },
+  then: { enum: D.VALUES_MODES, rule: `must be one of ${valuesModes}, or an object such as { mode: on-change, deadband: 0.5, maxRate: 10/s }` },
+  else: {
+    type: 'object',
+    rule: `must be one of ${valuesModes}, or an object such as { mode: on-change, deadband: 0.5, maxRate: 10/s }`,
+    additionalProperties: false,
+    required: ['mode'],
+    properties: {
+      mode: { enum: D.VALUES_MODES, rule: `must be one of ${valuesModes}`, hint: `one of ${valuesModes}` },
+      deadband: { type: 'number', minimum: 0, rule: 'must be a number >= 0 (a change smaller than this is not published)' },
+      n: { type: 'integer', minimum: 1, rule: 'must be an integer >= 1 (publish every n-th reply)' },
+      maxRate: rate
+    }
+  }
+};
+
+const job = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'device', 'rate'],
+  properties: {
+    name,
+    device: { type: 'string', minLength: 1, rule: 'must name a device defined under devices' },
+    command: { type: 'string', minLength: 1, rule: 'must be an ASCII command string such as "@01" (quote it: @ and # are special in YAML)' },
+    generator: { type: 'string', minLength: 1, rule: 'must name a command generator such as "@AA(Data)" (quote it in YAML)' },
+    read,
+    write,
+    rate,
+    connections: { type: 'integer', minimum: 1, maximum: D.JOB_MAX_CONNECTIONS, rule: `must be an integer from 1 to ${D.JOB_MAX_CONNECTIONS}` },
+    catchUp: { enum: D.CATCH_UP_POLICIES, rule: `must be one of ${D.CATCH_UP_POLICIES.join(', ')}` },
+    count: { type: 'integer', minimum: 1, rule: 'must be an integer >= 1 (requests to send, then the job ends)' },
+    duration,
+    values
+  }
+};
+
+const device = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['target'],
+  properties: {
+    target: { type: 'string', minLength: 1, rule: 'must be a target URL such as "ascii://127.0.0.1:9500" or "modbus+tcp://127.0.0.1:5020?unitId=1"', hint: 'e.g. "ascii://127.0.0.1:9500"' },
+    timeout: duration,
+    connectTimeout: duration,
+    queue: { type: 'integer', minimum: 1, maximum: D.DEVICE_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.DEVICE_QUEUE_LIMIT} (requests waiting per connection)` }
+  }
+};
+
+const tls = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ca: { type: 'string', minLength: 1, rule: 'must be the path of a PEM file' },
+    cert: { type: 'string', minLength: 1, rule: 'must be the path of a PEM file' },
+    key: { type: 'string', minLength: 1, rule: 'must be the path of a PEM file' },
+    rejectUnauthorized: { type: 'boolean', rule: 'must be true or false' }
+  }
+};
+
+const mqtt = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', minLength: 1, rule: 'must be a broker URL such as "mqtt://127.0.0.1:1883"' },
+    embedded: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        host: { type: 'string', minLength: 1, rule: 'must be a host name or address to listen on' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, rule: 'must be a TCP port from 0 to 65535 (0 picks a free one)' }
+      }
+    },
+    prefix: { type: 'string', pattern: D.PREFIX_PATTERN, rule: 'must be one or more topic levels of letters, digits, _ . - separated by / (no + # or empty levels)' },
+    clientId: { type: 'string', minLength: 1, maxLength: 256, rule: 'must be a non-empty string of at most 256 characters' },
+    username: { type: 'string', minLength: 1, rule: 'must be a non-empty string' },
+    password: { type: 'string', rule: 'must be a string' },
+    qos: { enum: [0, 1, 2], rule: 'must be 0, 1 or 2' },
+    protocolVersion: { enum: [4, 5], rule: 'must be 4 (MQTT 3.1.1) or 5 (MQTT 5)' },
+    tls,
+    buffer: { type: 'integer', minimum: 0, maximum: D.MQTT_BUFFER_MAX_LIMIT, rule: `must be an integer from 0 to ${D.MQTT_BUFFER_MAX_LIMIT} (latency messages kept while the broker is away)` },
+    keepalive: duration,
+    connectTimeout: duration,
+    errorInterval: duration,
+    reconnect: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { initial: duration, max: duration }
+    }
+  }
+};
+
+const gateway = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id: name,
+    interval: duration,
+    workers: {
+      if: { type: 'string' },
+      then: { const: 'auto', rule: `must be "auto" or an integer from 1 to ${D.GATEWAY_MAX_WORKERS}` },
+      else: { type: 'integer', minimum: 1, maximum: D.GATEWAY_MAX_WORKERS, rule: `must be "auto" or an integer from 1 to ${D.GATEWAY_MAX_WORKERS}` }
+    },
+    mode: { enum: ['worker', 'inline'], rule: 'must be worker (poll in worker threads) or inline (on the main thread)' }
+  }
+};
+
+/** The whole document */
+const schema = {
+  type: 'object',
+  rule: 'must be a mapping with the sections gateway, mqtt, devices and jobs',
+  additionalProperties: false,
+  required: ['devices', 'jobs'],
+  properties: {
+    gateway,
+    mqtt,
+    devices: {
+      type: 'object',
+      minProperties: 1,
+      additionalProperties: device,
+      rule: 'must map device names to { target, timeout, … }, at least one device',
+      hint: 'map device names to { target: "ascii://127.0.0.1:9500" }'
+    },
+    jobs: {
+      type: 'array',
+      minItems: 1,
+      items: job,
+      rule: 'must be a list of at least one job',
+      hint: 'list at least one job: - { name, device, command | generator | read | write, rate }'
+    }
+  }
+};
+
+module.exports = { schema, NAME_RULE, DURATION_HINT, RATE_HINT };

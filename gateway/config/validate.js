@@ -1,0 +1,139 @@
+'use strict';
+
+const os = require('node:os');
+const { parseTarget } = require('../target');
+const D = require('./defaults');
+const { Problems } = require('./problems');
+const { checkSchema } = require('./schema-check');
+const { isMap, durationField } = require('./fields');
+const { checkMqtt } = require('./check-mqtt');
+const { checkJobs } = require('./check-jobs');
+const { NAME_RULE } = require('./schema');
+
+/**
+ * @typedef {object} GatewayConfig
+ * @property {string} id topic level of this gateway (default: the host name, cleaned)
+ * @property {number} intervalMs latency summary interval, >= 100
+ * @property {'auto'|number} workers worker threads ("auto": the runtime decides)
+ * @property {'worker'|'inline'} mode poll in worker threads or on the main thread
+ */
+
+/**
+ * @typedef {object} DeviceConfig
+ * @property {string} name
+ * @property {import('../target').Target} target
+ * @property {number} timeoutMs per request
+ * @property {number} connectTimeoutMs
+ * @property {number} queueMax requests waiting per connection
+ */
+
+/**
+ * @typedef {object} Config
+ * @property {GatewayConfig} gateway
+ * @property {import('./check-mqtt').MqttConfig} mqtt
+ * @property {Record<string, DeviceConfig>} devices
+ * @property {import('./check-jobs').JobConfig[]} jobs
+ * @property {{path: string|null, format: 'yaml'|'json'|null}} source where the config came from
+ */
+
+const NAME_RE = new RegExp(D.NAME_PATTERN);
+
+/** The host name as a valid gateway id (topic level), for the default. */
+function defaultGatewayId () {
+  const id = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64);
+  return id || 'gateway';
+}
+
+function checkGateway (problems, raw) {
+  const g = isMap(raw) ? raw : {};
+  return {
+    id: typeof g.id === 'string' && NAME_RE.test(g.id) ? g.id : defaultGatewayId(),
+    intervalMs: durationField(problems, ['gateway', 'interval'], g.interval, {
+      def: D.GATEWAY_INTERVAL_MS, minMs: D.GATEWAY_MIN_INTERVAL_MS, maxMs: D.GATEWAY_MAX_INTERVAL_MS
+    }),
+    workers: Number.isInteger(g.workers) ? g.workers : 'auto',
+    mode: g.mode === 'inline' ? 'inline' : 'worker'
+  };
+}
+
+function checkDevices (problems, raw) {
+  /** @type {Record<string, DeviceConfig>} */
+  const devices = {};
+  if (!isMap(raw)) return devices;
+  for (const [name, d] of Object.entries(raw)) {
+    const at = (key) => ['devices', name, key];
+    if (!NAME_RE.test(name)) problems.add(['devices', name], name, `is not a valid device name; ${NAME_RULE}`);
+    if (!isMap(d)) continue;
+    let target;
+    if (typeof d.target === 'string' && d.target !== '') {
+      try {
+        target = parseTarget(d.target);
+      } catch (err) {
+        problems.add(at('target'), d.target, `is not a valid target: ${err.message}`);
+      }
+    }
+    const device = {
+      name,
+      target,
+      timeoutMs: durationField(problems, at('timeout'), d.timeout, { def: D.DEVICE_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
+      connectTimeoutMs: durationField(problems, at('connectTimeout'), d.connectTimeout, { def: D.DEVICE_CONNECT_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
+      queueMax: Number.isInteger(d.queue) ? d.queue : D.DEVICE_QUEUE_MAX
+    };
+    if (target) devices[name] = device;
+  }
+  return devices;
+}
+
+/**
+ * Checks a parsed config and fills in defaults. Reports every problem, not only the first.
+ * @param {*} obj parsed YAML or JSON
+ * @param {object} [opts]
+ * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD
+ * @param {string} [opts.baseDir=process.cwd()] directory relative TLS paths start from
+ * @returns {{config: Config|null, problems: Problems}} config is null when there are problems
+ */
+function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) {
+  const problems = new Problems();
+  checkSchema(obj, problems);
+  if (!isMap(obj)) return { config: null, problems };
+  const gateway = checkGateway(problems, obj.gateway);
+  const mqtt = checkMqtt(problems, obj.mqtt, { env, baseDir, gatewayId: gateway.id });
+  const devices = checkDevices(problems, obj.devices);
+  const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];
+  const jobs = checkJobs(problems, obj.jobs, devices, deviceNames);
+  if (problems.size) return { config: null, problems };
+  return { config: { gateway, mqtt, devices, jobs, source: { path: null, format: null } }, problems };
+}
+
+/**
+ * Validates a config object (already parsed) and returns it normalized: defaults filled in,
+ * durations in ms, rates per second (Infinity for "max"), targets parsed, TLS files read.
+ * @param {*} obj
+ * @param {object} [opts]
+ * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD
+ * @param {string} [opts.baseDir=process.cwd()] directory relative TLS paths start from
+ * @returns {Config}
+ * @throws {import('../errors').NinesError} NINES_ERR_CONFIG; details.errors lists {path, value, rule}
+ */
+function validateConfig (obj, opts) {
+  const { config, problems } = checkConfig(obj, opts);
+  if (!config) throw problems.toError();
+  return config;
+}
+
+/**
+ * A copy of a config that is safe to log or print: no password, no key material.
+ * @param {Config} config
+ * @returns {object}
+ */
+function redactConfig (config) {
+  const copy = { ...config, mqtt: { ...config.mqtt } };
+  if (copy.mqtt.password !== null) copy.mqtt.password = '***';
+  if (copy.mqtt.tls) {
+    const { ca, cert, key, ...rest } = copy.mqtt.tls;
+    copy.mqtt.tls = { ...rest, ca: ca ? '<ca>' : undefined, cert: cert ? '<cert>' : undefined, key: key ? '<key>' : undefined };
+  }
+  return copy;
+}
+
+module.exports = { validateConfig, checkConfig, redactConfig };

@@ -1,0 +1,61 @@
+'use strict';
+
+const { NinesError } = require('../errors');
+const D = require('../config/defaults');
+
+/**
+ * Topic layout (design.md, MQTT):
+ *   <prefix>/<gateway>/status          retained online/offline, also the last will
+ *   <prefix>/<gateway>/<job>/latency   one summary per interval
+ *   <prefix>/<gateway>/<job>/value     polled values, rate-limited
+ *   <prefix>/<gateway>/<job>/error     error events, rate-limited, with counts
+ * Gateway and job names are single topic levels, checked so that no `/ + #` can change the
+ * layout or turn a publish into an invalid topic.
+ */
+
+const NAME_RE = new RegExp(D.NAME_PATTERN);
+const PREFIX_RE = new RegExp(D.PREFIX_PATTERN);
+
+/**
+ * @param {*} name
+ * @param {string} field option or argument name, for the message
+ * @returns {string}
+ * @throws {NinesError} NINES_ERR_INVALID_ARG
+ */
+function checkName (name, field) {
+  if (typeof name !== 'string' || !NAME_RE.test(name)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG',
+      `${field}: ${JSON.stringify(name)} must match ${D.NAME_PATTERN} (it is an MQTT topic level)`, { field, value: name });
+  }
+  return name;
+}
+
+/**
+ * @param {*} prefix
+ * @returns {string}
+ * @throws {NinesError} NINES_ERR_INVALID_ARG
+ */
+function checkPrefix (prefix) {
+  if (typeof prefix !== 'string' || !PREFIX_RE.test(prefix)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG',
+      `prefix: ${JSON.stringify(prefix)} must be topic levels of letters, digits, _ . - separated by / (no + # or empty levels)`,
+      { field: 'prefix', value: prefix });
+  }
+  return prefix;
+}
+
+/**
+ * Topic builders for one gateway.
+ * @param {string} prefix
+ * @param {string} gatewayId
+ * @returns {{status: string, job: (job: string, kind: 'latency'|'value'|'error') => string}}
+ */
+function topicsFor (prefix, gatewayId) {
+  const base = `${checkPrefix(prefix)}/${checkName(gatewayId, 'gatewayId')}`;
+  return {
+    status: `${base}/status`,
+    job: (job, kind) => `${base}/${checkName(job, 'job')}/${kind}`
+  };
+}
+
+module.exports = { topicsFor, checkName, checkPrefix };

@@ -1,0 +1,324 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { validateConfig } = require('../../gateway/config');
+
+/** A valid config with one device and one job of each kind; each case breaks one thing. */
+function base () {
+  return {
+    gateway: { id: 'edge-1', interval: '10s' },
+    mqtt: { url: 'mqtt://127.0.0.1:1883', prefix: 'nines' },
+    devices: {
+      ed588: { target: 'ascii://127.0.0.1:9500', timeout: '1s' },
+      plc1: { target: 'modbus+tcp://127.0.0.1:5020?unitId=1', timeout: '500ms' }
+    },
+    jobs: [
+      { name: 'inputs', device: 'ed588', command: '@01', rate: '1000/s' },
+      { name: 'probe', device: 'ed588', generator: '@AA(Data)', rate: 'max' },
+      { name: 'hr', device: 'plc1', read: { fc: 3, address: 0, quantity: 10 }, rate: '100/s' },
+      { name: 'set', device: 'plc1', write: { fc: 6, address: 0, value: 1 }, rate: '10/s' }
+    ]
+  };
+}
+
+/** Applies the change, validates, and returns the problems (NINES_ERR_CONFIG expected). */
+function problemsOf (change, env = {}) {
+  const obj = base();
+  change(obj);
+  try {
+    validateConfig(obj, { env });
+  } catch (err) {
+    assert.equal(err.code, 'NINES_ERR_CONFIG', err.message);
+    return { err, errors: err.details.errors };
+  }
+  return assert.fail('expected NINES_ERR_CONFIG');
+}
+
+/** One rule broken → exactly one problem, at this path, matching this rule text */
+function expectOne (change, pathText, rule, env) {
+  const { err, errors } = problemsOf(change, env);
+  assert.deepEqual(errors.map((e) => e.path), [pathText], err.message);
+  assert.match(errors[0].rule, rule, err.message);
+  // the message carries "path: value rule" for every problem
+  assert.ok(err.message.includes(`${pathText}: `), err.message);
+  return errors[0];
+}
+
+describe('gateway/config: every rule names the field path, the value and the rule', () => {
+  it('the base config used by these tests is valid', () => {
+    assert.equal(validateConfig(base(), { env: {} }).jobs.length, 4);
+  });
+
+  describe('names (they become MQTT topic levels)', () => {
+    for (const bad of ['edge/1', 'a+b', 'a#', 'with space', '', 'x'.repeat(65)]) {
+      it(`gateway.id ${JSON.stringify(bad)} is rejected`, () => {
+        const e = expectOne((o) => { o.gateway.id = bad; }, 'gateway.id', /must match .* no \/ \+ #/);
+        assert.equal(e.value, bad);
+      });
+    }
+    it('a job name with / is rejected at jobs[i].name', () => {
+      expectOne((o) => { o.jobs[2].name = 'plc/hr'; }, 'jobs[2].name', /must match/);
+    });
+    it('a job name used twice is rejected at the second one', () => {
+      expectOne((o) => { o.jobs[3].name = 'inputs'; }, 'jobs[3].name', /already the name of jobs\[0\]; job names must be unique/);
+    });
+    it('a device name with / is rejected', () => {
+      expectOne((o) => { o.devices['a/b'] = { target: 'ascii://h:1' }; }, 'devices["a/b"]', /not a valid device name/);
+    });
+  });
+
+  describe('unknown keys are errors, with a hint', () => {
+    const cases = [
+      [(o) => { o.extra = 1; }, 'extra', /known keys: gateway, mqtt, devices, jobs/],
+      [(o) => { o.gateway.intervall = '1s'; }, 'gateway.intervall', /did you mean "interval"/],
+      [(o) => { o.mqtt.buffr = 5; }, 'mqtt.buffr', /did you mean "buffer"/],
+      [(o) => { o.mqtt = { url: 'mqtts://h', tls: { ca2: 'x' } }; }, 'mqtt.tls.ca2', /known keys: ca, cert, key, rejectUnauthorized/],
+      [(o) => { o.mqtt.reconnect = { min: '1s' }; }, 'mqtt.reconnect.min', /known keys: initial, max/],
+      [(o) => { o.devices.ed588.timout = '1s'; }, 'devices.ed588.timout', /did you mean "timeout"/],
+      [(o) => { o.jobs[0].catchup = 'skip'; }, 'jobs[0].catchup', /did you mean "catchUp"/],
+      [(o) => { o.jobs[2].read.qty = 1; }, 'jobs[2].read.qty', /known keys: fc, address, quantity, unitId/],
+      [(o) => { o.jobs[2].values = { mode: 'on-change', dead: 1 }; }, 'jobs[2].values.dead', /did you mean "deadband"/],
+      [(o) => { o.jobs[2].values = { mode: 'on-change', deadbnad: 1 }; }, 'jobs[2].values.deadbnad', /did you mean "deadband"/]
+    ];
+    for (const [change, p, rule] of cases) it(`${p}`, () => expectOne(change, p, rule));
+  });
+
+  describe('jobs', () => {
+    it('needs one of command, generator, read or write', () => {
+      expectOne((o) => { delete o.jobs[0].command; }, 'jobs[0]', /needs one of command, generator, read or write/);
+    });
+    it('takes only one of command, generator, read or write', () => {
+      expectOne((o) => { o.jobs[0].generator = '@AA'; }, 'jobs[0].generator', /cannot be combined with command/);
+    });
+    it('must name a device that exists', () => {
+      expectOne((o) => { o.jobs[0].device = 'ed589'; }, 'jobs[0].device', /not a device \(did you mean "ed588"\?\); defined: ed588, plc1/);
+    });
+    it('a write job needs a modbus device', () => {
+      expectOne((o) => { o.jobs[3].device = 'ed588'; }, 'jobs[3].write', /needs a modbus device; "ed588" is ascii/);
+    });
+    it('a read job needs a modbus device', () => {
+      expectOne((o) => { o.jobs[2].device = 'ed588'; }, 'jobs[2].read', /needs a modbus device/);
+    });
+    it('a command job needs an ascii device', () => {
+      expectOne((o) => { o.jobs[0].device = 'plc1'; }, 'jobs[0].command', /needs an ascii:\/\/ device; "plc1" is modbus\+tcp/);
+    });
+    it('a generator job needs an ascii device', () => {
+      expectOne((o) => { o.jobs[1].device = 'plc1'; }, 'jobs[1].generator', /needs an ascii:\/\/ device/);
+    });
+    it('a rate that does not parse reads: "fast" is not a rate; use "max" or e.g. "1000/s"', () => {
+      const { err } = problemsOf((o) => { o.jobs[1].rate = 'fast'; });
+      assert.match(err.message, /^ {2}jobs\[1\]\.rate: "fast" is not a rate; use "max" or e\.g\. "1000\/s"$/m);
+      assert.deepEqual(err.details.errors, [{ path: 'jobs[1].rate', value: 'fast', rule: 'is not a rate; use "max" or e.g. "1000/s"' }]);
+    });
+    it('a rate of 0 or above 1000000/s is out of range', () => {
+      expectOne((o) => { o.jobs[0].rate = 0; }, 'jobs[0].rate', /more than 0 and at most 1000000\/s/);
+      expectOne((o) => { o.jobs[0].rate = '2000000/s'; }, 'jobs[0].rate', /at most 1000000\/s/);
+    });
+    it('a rate is required', () => {
+      expectOne((o) => { delete o.jobs[0].rate; }, 'jobs[0].rate', /is required; use "max"/);
+    });
+    for (const bad of [0, 65, 1.5, '2']) {
+      it(`connections ${JSON.stringify(bad)} is outside 1-64`, () => {
+        expectOne((o) => { o.jobs[0].connections = bad; }, 'jobs[0].connections', /integer from 1 to 64/);
+      });
+    }
+    it('catchUp is one of burst, capped, skip', () => {
+      expectOne((o) => { o.jobs[0].catchUp = 'later'; }, 'jobs[0].catchUp', /one of burst, capped, skip/);
+    });
+    it('count and duration cannot both be set', () => {
+      expectOne((o) => { Object.assign(o.jobs[0], { count: 10, duration: '1s' }); }, 'jobs[0].duration', /cannot be combined with count/);
+    });
+    it('count is an integer >= 1 and duration a duration', () => {
+      expectOne((o) => { o.jobs[0].count = 0; }, 'jobs[0].count', /integer >= 1/);
+      expectOne((o) => { o.jobs[0].duration = 'soon'; }, 'jobs[0].duration', /not a duration; use e\.g\. "500ms"/);
+    });
+    it('an ASCII command left empty by a YAML comment gets a quoting hint', () => {
+      expectOne((o) => { o.jobs[0].command = null; }, 'jobs[0].command', /bare # starts a comment/);
+    });
+  });
+
+  describe('Modbus read and write blocks', () => {
+    it('read takes only function codes 1-4', () => {
+      expectOne((o) => { o.jobs[2].read.fc = 6; }, 'jobs[2].read.fc', /read function code/);
+    });
+    it('write takes only function codes 5, 6, 15, 16', () => {
+      expectOne((o) => { o.jobs[3].write.fc = 3; }, 'jobs[3].write.fc', /write function code/);
+    });
+    it('read needs a quantity', () => {
+      expectOne((o) => { delete o.jobs[2].read.quantity; }, 'jobs[2].read.quantity', /is required/);
+    });
+    it('fc 6 needs value, fc 16 needs values', () => {
+      expectOne((o) => { delete o.jobs[3].write.value; }, 'jobs[3].write.value', /is required with fc 6/);
+      expectOne((o) => { o.jobs[3].write.fc = 16; }, 'jobs[3].write.value', /is not used with fc 16; use values/);
+    });
+    it('address is 0-65535 and unitId 0-255', () => {
+      expectOne((o) => { o.jobs[2].read.address = 70000; }, 'jobs[2].read.address', /0 to 65535/);
+      expectOne((o) => { o.jobs[2].read.unitId = 256; }, 'jobs[2].read.unitId', /0 to 255/);
+    });
+  });
+
+  describe('values', () => {
+    it('is off, on-change, every or an object', () => {
+      expectOne((o) => { o.jobs[2].values = 'sometimes'; }, 'jobs[2].values', /one of off, on-change, every/);
+      expectOne((o) => { o.jobs[2].values = 5; }, 'jobs[2].values', /one of off, on-change, every/);
+    });
+    it('an object needs a mode', () => {
+      expectOne((o) => { o.jobs[2].values = { deadband: 1 }; }, 'jobs[2].values.mode', /is required/);
+    });
+    it('deadband only with on-change, n only with every', () => {
+      expectOne((o) => { o.jobs[2].values = { mode: 'every', deadband: 1 }; }, 'jobs[2].values.deadband', /only used with mode: on-change/);
+      expectOne((o) => { o.jobs[2].values = { mode: 'on-change', n: 5 }; }, 'jobs[2].values.n', /only used with mode: every/);
+      expectOne((o) => { o.jobs[2].values = { mode: 'every', n: 0 }; }, 'jobs[2].values.n', /integer >= 1/);
+    });
+    it('maxRate is a finite rate, never max', () => {
+      expectOne((o) => { o.jobs[2].values = { mode: 'on-change', maxRate: 'max' }; }, 'jobs[2].values.maxRate', /never published once per poll/);
+    });
+    it('a write job publishes no values', () => {
+      expectOne((o) => { o.jobs[3].values = 'on-change'; }, 'jobs[3].values', /must be off for a write job/);
+    });
+  });
+
+  describe('devices', () => {
+    it('a target must parse', () => {
+      expectOne((o) => { o.devices.ed588.target = 'http://h:1'; }, 'devices.ed588.target', /not a valid target: target scheme "http:" is not supported/);
+    });
+    it('a target is required', () => {
+      expectOne((o) => { delete o.devices.ed588.target; }, 'devices.ed588.target', /is required/);
+    });
+    it('timeouts are positive durations', () => {
+      expectOne((o) => { o.devices.ed588.timeout = 0; }, 'devices.ed588.timeout', /from 1ms to 1h/);
+      expectOne((o) => { o.devices.plc1.connectTimeout = 'never'; }, 'devices.plc1.connectTimeout', /not a duration/);
+    });
+    it('queue is 1-100000', () => {
+      expectOne((o) => { o.devices.ed588.queue = 0; }, 'devices.ed588.queue', /from 1 to 100000/);
+    });
+    it('there is at least one device and one job', () => {
+      const { errors } = problemsOf((o) => { o.devices = {}; o.jobs = []; });
+      assert.deepEqual(errors.map((e) => [e.path, e.rule]), [
+        ['devices', 'must map device names to { target, timeout, … }, at least one device'],
+        ['jobs', 'must be a list of at least one job']
+      ]);
+    });
+  });
+
+  describe('gateway', () => {
+    it('interval is at least 100ms', () => {
+      expectOne((o) => { o.gateway.interval = '50ms'; }, 'gateway.interval', /from 100ms to 24h/);
+    });
+    it('workers is auto or 1-256', () => {
+      expectOne((o) => { o.gateway.workers = 'many'; }, 'gateway.workers', /"auto" or an integer from 1 to 256/);
+      expectOne((o) => { o.gateway.workers = 0; }, 'gateway.workers', /"auto" or an integer/);
+    });
+    it('mode is worker or inline', () => {
+      expectOne((o) => { o.gateway.mode = 'threads'; }, 'gateway.mode', /worker .* or inline/);
+    });
+  });
+
+  describe('mqtt', () => {
+    it('url scheme is mqtt, mqtts, tcp, ssl, ws or wss', () => {
+      expectOne((o) => { o.mqtt.url = 'http://h:1883'; }, 'mqtt.url', /unsupported scheme "http:"/);
+    });
+    it('url carries no credentials and no query', () => {
+      expectOne((o) => { o.mqtt.url = 'mqtt://u:p@h'; }, 'mqtt.url', /must not carry credentials/);
+      expectOne((o) => { o.mqtt.url = 'mqtt://h?clientId=x'; }, 'mqtt.url', /query string/);
+    });
+    it('prefix is topic levels without wildcards', () => {
+      expectOne((o) => { o.mqtt.prefix = 'nines/#'; }, 'mqtt.prefix', /no \+ # or empty levels/);
+      expectOne((o) => { o.mqtt.prefix = 'a//b'; }, 'mqtt.prefix', /no \+ # or empty levels/);
+    });
+    it('qos is 0, 1 or 2; buffer 0-1000000; keepalive at least 1s or 0', () => {
+      expectOne((o) => { o.mqtt.qos = 3; }, 'mqtt.qos', /0, 1 or 2/);
+      expectOne((o) => { o.mqtt.buffer = -1; }, 'mqtt.buffer', /from 0 to 1000000/);
+      expectOne((o) => { o.mqtt.keepalive = '500ms'; }, 'mqtt.keepalive', /or 0 to turn it off/);
+    });
+    it('reconnect.max is at least reconnect.initial', () => {
+      expectOne((o) => { o.mqtt.reconnect = { initial: '10s', max: '1s' }; }, 'mqtt.reconnect.max', /at least mqtt\.reconnect\.initial/);
+    });
+    it('embedded cannot be combined with url', () => {
+      expectOne((o) => { o.mqtt.embedded = { port: 1884 }; }, 'mqtt.embedded', /cannot be combined with mqtt\.url/);
+    });
+    it('credentials and TLS need a url (the embedded broker takes none)', () => {
+      expectOne((o) => { o.mqtt = { username: 'u' }; }, 'mqtt.username', /only used with mqtt\.url/);
+    });
+    it('a password needs a username under MQTT 3.1.1, also from NINES_MQTT_PASSWORD', () => {
+      const e = expectOne(() => {}, 'mqtt.password', /comes from NINES_MQTT_PASSWORD but mqtt\.username is not/, { NINES_MQTT_PASSWORD: 'pw' });
+      assert.equal(e.value, '***');
+      assert.equal(validateConfig({ ...base(), mqtt: { url: 'mqtt://h', protocolVersion: 5, password: 'pw' } }, { env: {} }).mqtt.password, 'pw');
+    });
+    it('tls only with a TLS scheme', () => {
+      expectOne((o) => { o.mqtt.tls = { rejectUnauthorized: false }; }, 'mqtt.tls', /only used with a TLS URL/);
+    });
+    it('TLS files must exist and be readable; the error names the path', () => {
+      const missing = path.join(os.tmpdir(), 'nines-no-such-dir', 'ca.pem');
+      const e = expectOne((o) => { o.mqtt = { url: 'mqtts://h', tls: { ca: missing } }; }, 'mqtt.tls.ca', /cannot be read: .*no such file/);
+      assert.ok(e.rule.includes(missing));
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-tls-'));
+      try {
+        const e2 = expectOne((o) => { o.mqtt = { url: 'mqtts://h', tls: { ca: dir } }; }, 'mqtt.tls.ca', /is a directory/);
+        assert.ok(e2.rule.includes(dir));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it('a client certificate comes with its key (paths relative to baseDir)', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-tls-'));
+      try {
+        fs.writeFileSync(path.join(dir, 'c.pem'), 'x');
+        const obj = { ...base(), mqtt: { url: 'ssl://h', tls: { cert: 'c.pem' } } };
+        assert.throws(() => validateConfig(obj, { env: {}, baseDir: dir }), (err) => {
+          assert.deepEqual(err.details.errors.map((e) => e.path), ['mqtt.tls.key']);
+          assert.match(err.details.errors[0].rule, /is required with mqtt\.tls\.cert/);
+          return err.code === 'NINES_ERR_CONFIG';
+        });
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('deep checks by the drivers\' own validators', () => {
+    it('an ASCII command the driver would refuse is a problem at jobs[i].command', () => {
+      expectOne((o) => { o.jobs[0].command = '@0a'; }, 'jobs[0].command', /address "0a"; the address must be two upper-case hex digits/);
+    });
+    it('the command is checked with the device\'s checksum setting', () => {
+      const long = '$01M' + 'X'.repeat(250); // 254 bytes: fits alone, not with 2 checksum characters
+      assert.equal(validateConfig({ ...base(), jobs: [{ name: 'j', device: 'ed588', command: long, rate: 1 }] }, { env: {} }).jobs[0].command, long);
+      expectOne((o) => {
+        o.devices.ed588.target = 'ascii://127.0.0.1:9500?checksum=on';
+        o.jobs[0].command = long;
+      }, 'jobs[0].command', /plus 2 checksum characters/);
+    });
+    it('a generator must be one the driver knows, by name or alias', () => {
+      expectOne((o) => { o.jobs[1].generator = '@AA(Dta)'; }, 'jobs[1].generator', /not a known generator; known: @AA, read-all, @AA\(Data\), set-all/);
+      const obj = base();
+      obj.jobs[1].generator = 'set-all';
+      assert.equal(validateConfig(obj, { env: {} }).jobs[1].generator, 'set-all');
+    });
+    it('a Modbus op the driver would refuse is a problem at the op\'s field', () => {
+      expectOne((o) => { o.jobs[2].read.quantity = 200; }, 'jobs[2].read.quantity', /must be an integer from 1 to 125/);
+      expectOne((o) => { o.jobs[3].write.value = 70000; }, 'jobs[3].write.value', /0 to 65535/);
+    });
+    it('the job carries the op as the driver normalized it', () => {
+      const op = validateConfig(base(), { env: {} }).jobs[2].op;
+      assert.ok(Object.isFrozen(op));
+      assert.deepEqual({ ...op }, { fc: 3, address: 0, quantity: 10, unitId: 1 });
+    });
+  });
+
+  it('lists every problem at once, one line each, with the count', () => {
+    const { err, errors } = problemsOf((o) => {
+      o.gateway.interval = '1ms';
+      o.mqtt.qos = 5;
+      o.jobs[0].rate = 'fast';
+      o.jobs[1].connections = 100;
+      o.jobs[2].device = 'nope';
+    });
+    assert.deepEqual(errors.map((e) => e.path).sort(), ['gateway.interval', 'jobs[0].rate', 'jobs[1].connections', 'jobs[2].device', 'mqtt.qos']);
+    assert.match(err.message, /\(5 problems\)/);
+    assert.equal(err.message.split('\n').length, 6);
+    for (const e of errors) assert.deepEqual(Object.keys(e), ['path', 'value', 'rule']);
+  });
+});

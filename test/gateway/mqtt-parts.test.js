@@ -1,0 +1,234 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { BoundedQueue } = require('../../gateway/mqtt/bounded-queue');
+const { WindowLimiter } = require('../../gateway/mqtt/window-limiter');
+const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('../../gateway/mqtt/payloads');
+const { topicsFor } = require('../../gateway/mqtt/topics');
+const { parseBrokerUrl } = require('../../gateway/mqtt/broker-url');
+const { NinesError } = require('../../gateway/errors');
+const { publisherOptions, publisherJobs } = require('../../gateway/mqtt/publisher-options');
+const { Publisher } = require('../../gateway/mqtt/publisher');
+const { validateConfig } = require('../../gateway/config');
+const { findMosquitto } = require('../helpers/mosquitto');
+
+const item = (n, bytes = 10) => ({ n, bytes });
+
+describe('gateway/mqtt/bounded-queue', () => {
+  it('keeps items in order and drops the oldest past maxItems, returning them to be counted', () => {
+    const q = new BoundedQueue({ maxItems: 3 });
+    const dropped = [];
+    for (let n = 1; n <= 5; n++) dropped.push(...q.push(item(n)));
+    assert.deepEqual(dropped.map((i) => i.n), [1, 2]);
+    assert.equal(q.length, 3);
+    assert.deepEqual(q.drain().map((i) => i.n), [3, 4, 5]);
+    assert.equal(q.length, 0);
+    assert.equal(q.bytes, 0);
+  });
+
+  it('bounds the total bytes too', () => {
+    const q = new BoundedQueue({ maxItems: 100, maxBytes: 25 });
+    q.push(item(1));
+    q.push(item(2));
+    assert.deepEqual(q.push(item(3)).map((i) => i.n), [1]);
+    assert.equal(q.bytes, 20);
+    // an item bigger than the whole bound cannot stay either
+    assert.deepEqual(q.push(item(4, 30)).map((i) => i.n), [2, 3, 4]);
+    assert.equal(q.length, 0);
+  });
+
+  it('requeues in-flight items at the head, then trims the oldest', () => {
+    const q = new BoundedQueue({ maxItems: 4 });
+    q.push(item(3));
+    q.push(item(4));
+    q.push(item(5));
+    const dropped = q.requeue([item(1), item(2)]);
+    assert.deepEqual(dropped.map((i) => i.n), [1]);
+    assert.deepEqual(q.drain().map((i) => i.n), [2, 3, 4, 5]);
+  });
+
+  it('with maxItems 0 keeps nothing', () => {
+    const q = new BoundedQueue({ maxItems: 0 });
+    assert.equal(q.push(item(1)).length, 1);
+    assert.equal(q.length, 0);
+  });
+
+  it('does not grow with the total ever pushed (compacts as it shifts)', () => {
+    const q = new BoundedQueue({ maxItems: 10 });
+    for (let n = 0; n < 10000; n++) {
+      q.push(item(n));
+      q.shift();
+    }
+    assert.equal(q.length, 0);
+    assert.ok(q._items.length < 2100);
+  });
+});
+
+describe('gateway/mqtt/window-limiter', () => {
+  /** A limiter on a hand-driven clock; its timers are real but short */
+  function setup (opts = {}) {
+    let t = 0;
+    const out = [];
+    const limiter = new WindowLimiter({ minIntervalMs: 20, emit: (k, v) => out.push([k, v]), now: () => t, ...opts });
+    return { limiter, out, advance: (ms) => { t += ms; } };
+  }
+
+  it('sends the first item at once and the latest of a burst when the window ends', async () => {
+    const { limiter, out } = setup();
+    assert.equal(limiter.offer('a', 1), true);
+    for (let v = 2; v <= 100; v++) assert.equal(limiter.offer('a', v), false);
+    assert.deepEqual(out, [['a', 1]]);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    assert.deepEqual(out, [['a', 1], ['a', 100]]);
+    assert.equal(limiter.coalesced, 98);
+    limiter.clear();
+  });
+
+  it('keeps a window per key', () => {
+    const { limiter, out } = setup();
+    limiter.offer('a', 1);
+    limiter.offer('b', 1);
+    assert.deepEqual(out, [['a', 1], ['b', 1]]);
+    limiter.clear();
+  });
+
+  it('sends at once again once the window has passed', () => {
+    const { limiter, out, advance } = setup();
+    limiter.offer('a', 1);
+    advance(20);
+    assert.equal(limiter.offer('a', 2), true);
+    assert.deepEqual(out, [['a', 1], ['a', 2]]);
+  });
+
+  it('merges items with a merge function instead of replacing them', () => {
+    const { limiter, out } = setup({ merge: (a, b) => a + b });
+    limiter.offer('a', 1);
+    limiter.offer('a', 2);
+    limiter.offer('a', 3);
+    limiter.flush();
+    assert.deepEqual(out, [['a', 1], ['a', 5]]);
+  });
+
+  it('flush() sends what is pending, clear() forgets it', () => {
+    const { limiter, out } = setup();
+    limiter.offer('a', 1);
+    limiter.offer('a', 2);
+    limiter.flush();
+    limiter.offer('a', 3);
+    limiter.clear();
+    assert.deepEqual(out, [['a', 1], ['a', 2]]);
+  });
+
+  it('a per-call window overrides the default', () => {
+    const { limiter, out, advance } = setup();
+    limiter.offer('a', 1, 1000);
+    advance(500);
+    assert.equal(limiter.offer('a', 2, 1000), false);
+    limiter.clear();
+    assert.deepEqual(out, [['a', 1]]);
+  });
+});
+
+describe('gateway/mqtt/payloads', () => {
+  it('status carries state, version, start time, jobs, reconnects and dropped counts', () => {
+    const info = { gateway: 'gw', version: '1.2.3', started: '2026-01-01T00:00:00.000Z', jobs: ['a'], reconnects: 2, dropped: { total: 3, jobs: { a: 3 } } };
+    assert.deepEqual(JSON.parse(statusPayload('online', info, { connected: 'x' })), {
+      state: 'online', gateway: 'gw', version: '1.2.3', started: '2026-01-01T00:00:00.000Z', jobs: ['a'], connected: 'x', reconnects: 2, dropped: { total: 3, jobs: { a: 3 } }
+    });
+  });
+
+  it('an error digest keeps the newest error and counts all of them by code', () => {
+    const a = errorDigest(new NinesError('NINES_ERR_REPLY_TIMEOUT', 'no reply', { command: '@01' }), 1000);
+    const b = errorDigest(new Error('plain'), 3000);
+    const c = errorDigest('a string', 2000);
+    const d = mergeDigests(mergeDigests(a, b), c);
+    assert.equal(d.count, 3);
+    assert.deepEqual(d.codes, { NINES_ERR_REPLY_TIMEOUT: 1, unknown: 2 });
+    assert.deepEqual(d.latest, { code: null, message: 'plain' });
+    assert.deepEqual([d.firstAt, d.lastAt], [1000, 3000]);
+    const json = JSON.parse(errorPayload('gw', 'job', d));
+    assert.deepEqual(json, {
+      v: 1, gateway: 'gw', job: 'job', time: new Date(3000).toISOString(), code: null, message: 'plain',
+      count: 3, suppressed: 2, codes: { NINES_ERR_REPLY_TIMEOUT: 1, unknown: 2 }, since: new Date(1000).toISOString()
+    });
+    assert.deepEqual(JSON.parse(errorPayload('gw', 'job', a)).details, { command: '@01' });
+  });
+
+  it('encodes objects as JSON and passes strings and buffers through', () => {
+    assert.equal(encode({ a: 1 }).toString(), '{"a":1}');
+    assert.equal(encode('x').toString(), 'x');
+    const buf = Buffer.from([1, 2]);
+    assert.equal(encode(buf), buf);
+  });
+});
+
+describe('gateway/mqtt/topics', () => {
+  it('builds <prefix>/<gateway>/status and <prefix>/<gateway>/<job>/<kind>', () => {
+    const t = topicsFor('site/nines', 'edge-1');
+    assert.equal(t.status, 'site/nines/edge-1/status');
+    assert.equal(t.job('plc.hr_1', 'latency'), 'site/nines/edge-1/plc.hr_1/latency');
+  });
+
+  it('refuses names that would change the topic layout', () => {
+    for (const bad of ['a/b', '+', '#', '', 'a b', null]) {
+      assert.throws(() => topicsFor('nines', 'gw').job(bad, 'value'), { code: 'NINES_ERR_INVALID_ARG' });
+      assert.throws(() => topicsFor('nines', bad), { code: 'NINES_ERR_INVALID_ARG' });
+    }
+    assert.throws(() => topicsFor('nines/+', 'gw'), { code: 'NINES_ERR_INVALID_ARG' });
+  });
+});
+
+describe('gateway/mqtt/broker-url', () => {
+  it('knows the default port and TLS of each scheme', () => {
+    const cases = {
+      'mqtt://h': [1883, false], 'tcp://h': [1883, false], 'mqtts://h': [8883, true], 'ssl://h': [8883, true],
+      'ws://h/mqtt': [80, false], 'wss://h': [443, true], 'mqtt://h:80': [80, false], 'mqtt://[::1]:1884': [1884, false]
+    };
+    for (const [url, [port, tls]] of Object.entries(cases)) {
+      const u = parseBrokerUrl(url);
+      assert.deepEqual([u.port, u.tls], [port, tls], url);
+    }
+    assert.equal(parseBrokerUrl('mqtt://[::1]:1884').host, '::1');
+  });
+
+  it('refuses what MQTT.js would silently reinterpret: unknown schemes, query options', () => {
+    for (const bad of ['http://h', 'h:1883', 'mqtt://h?clientId=x', 'mqtt://h/path', 'mqtt://u:p@h', 'mqtt://h:0', '', 7]) {
+      assert.throws(() => parseBrokerUrl(bad, 'mqtt.url'), (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === 'mqtt.url', String(bad));
+    }
+  });
+});
+
+describe('gateway/mqtt/publisher-options', () => {
+  const config = (mqtt) => validateConfig({
+    gateway: { id: 'edge-1' },
+    mqtt,
+    devices: { d: { target: 'ascii://127.0.0.1:9500' } },
+    jobs: [{ name: 'j', device: 'd', command: '@01', rate: 1, values: { mode: 'on-change', maxRate: '4/s' } }]
+  }, { env: {} });
+
+  it('maps a config with a broker URL to Publisher options a Publisher accepts', () => {
+    const opts = publisherOptions(config({ url: 'mqtt://h:1884', username: 'u', password: 'p', buffer: 5, keepalive: '10s' }), { version: '1.0.0' });
+    assert.deepEqual(opts, {
+      url: 'mqtt://h:1884', prefix: 'nines', gatewayId: 'edge-1', clientId: 'nines-edge-1', qos: 1, protocolVersion: 4,
+      bufferMax: 5, keepaliveMs: 10000, connectTimeoutMs: 10000, errorsMinIntervalMs: 1000, reconnectInitialMs: 500,
+      reconnectMaxMs: 30000, username: 'u', password: 'p', version: '1.0.0'
+    });
+    assert.ok(new Publisher(opts));
+  });
+
+  it('takes the embedded broker\'s URL when the config has none, and the value window per job', () => {
+    const c = config(undefined);
+    assert.equal(publisherOptions(c, { url: 'mqtt://127.0.0.1:1883' }).url, 'mqtt://127.0.0.1:1883');
+    assert.deepEqual(publisherJobs(c), [{ name: 'j', valuesMinIntervalMs: 250 }]);
+  });
+});
+
+describe('test/helpers/mosquitto', () => {
+  it('says how to install Mosquitto when the binary is missing', () => {
+    assert.throws(() => findMosquitto({ env: { PATH: '/nonexistent' }, fallbacks: [] }), /mosquitto binary not found .*apt-get install mosquitto/);
+  });
+
+  it('takes $MOSQUITTO_BIN as the only candidate and names it when wrong', () => {
+    assert.throws(() => findMosquitto({ env: { MOSQUITTO_BIN: '/nonexistent/mosquitto' } }), /MOSQUITTO_BIN=\/nonexistent\/mosquitto is not an executable file/);
+  });
+});
