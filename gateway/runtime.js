@@ -12,7 +12,7 @@ const { NinesError, toNinesError } = require('./errors');
  * contiguous across worker restarts. Values and errors are published rate-limited. The broker may
  * come and go: polling never stops, summaries wait in the publisher's bounded buffer.
  *
- * Events: 'summary' (job, payload), 'values' (job, {values, ts, polls}), 'error' (job|null, NinesError),
+ * Events: 'summary' (job, payload), 'values' (job, {values, ts, polls}), 'job-error' (job|null, NinesError),
  * 'worker-exit' (info), 'broker' ({url, embedded}), 'state' (job, state), 'end' (job).
  */
 class Gateway extends EventEmitter {
@@ -90,7 +90,7 @@ class Gateway extends EventEmitter {
       reconnectMaxMs: m.reconnectMaxMs,
       version: this.version
     });
-    this.publisher.on('error', (err) => this.emit('error', null, err));
+    this.publisher.on('error', (err) => this.emit('job-error', null, err));
     this.publisher.setJobs(this.config.jobs.map((j) => ({ name: j.name, valuesMinIntervalMs: j.values ? j.values.minIntervalMs : undefined })));
     await this.publisher.start();
 
@@ -100,9 +100,9 @@ class Gateway extends EventEmitter {
       this.publisher.publishValue(job, { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values });
       this.emit('values', job, v);
     });
-    this.pool.on('error', (job, err) => {
+    this.pool.on('job-error', (job, err) => {
       if (job) this.publisher.publishError(job, err);
-      this.emit('error', job, err);
+      this.emit('job-error', job, err);
     });
     this.pool.on('state', (job, s) => this.emit('state', job, s));
     this.pool.on('end', (job) => { this.ended.add(job); this.emit('end', job); });
@@ -110,7 +110,7 @@ class Gateway extends EventEmitter {
       const err = new NinesError('NINES_ERR_WORKER', `worker ${info.worker} exited with code ${info.code}; restarting its jobs (${info.jobs.join(', ')}) in ${info.restartInMs} ms`, info);
       for (const job of info.jobs) this.publisher.publishError(job, err);
       this.emit('worker-exit', info);
-      this.emit('error', null, err);
+      this.emit('job-error', null, err);
     });
     await this.pool.start(this.jobSpecs());
   }
@@ -128,7 +128,7 @@ class Gateway extends EventEmitter {
         op: meta.op
       });
     } catch (err) {
-      this.emit('error', job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
+      this.emit('job-error', job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
       return;
     }
     payload.connections = meta.connections;

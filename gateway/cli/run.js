@@ -65,7 +65,7 @@ async function main (argv) {
   const tty = process.stdout.isTTY && !values.quiet;
   const errors = [];
   gw.on('broker', ({ url, embedded }) => say(`${embedded ? 'embedded MQTT broker' : 'MQTT broker'} ${url}, topics ${config.mqtt.prefix}/${config.gateway.id}/<job>/latency|value|error`));
-  gw.on('error', (job, err) => {
+  gw.on('job-error', (job, err) => {
     const line = `${new Date().toISOString()} ${job || 'gateway'}: ${err.code || 'error'}: ${err.message}${err.details && err.details.repeated ? ` (×${err.details.repeated + 1})` : ''}`;
     errors.push(line);
     if (errors.length > 5) errors.shift();

@@ -16,7 +16,7 @@ const { toNinesError } = require('../errors');
  * Events:
  * - 'snapshot' (snapshot, meta): every interval; `snapshot` as Recorder.snapshot() returns it;
  * - 'values' ({values, ts, polls}): values that passed the value gate;
- * - 'error' (NinesError): failures, coalesced: the first of a code at once, then at most one per
+ * - 'job-error' (NinesError): failures, coalesced: the first of a code at once, then at most one per
  *   interval with a count (a dead device at 1 kHz must not flood anyone);
  * - 'state' ({connection, state}): a connection's state changed;
  * - 'end' (): a bounded job (count or duration) finished and flushed its last interval.
@@ -113,7 +113,7 @@ class Job extends EventEmitter {
     const seen = this.errorCounts.get(e.code);
     if (seen === undefined) {
       this.errorCounts.set(e.code, { count: 0, last: e });
-      this.emit('error', e);
+      this.emit('job-error', e);
     } else {
       seen.count++;
       seen.last = e;
@@ -125,7 +125,7 @@ class Job extends EventEmitter {
       if (s.count > 0) {
         const e = s.last;
         e.details = { ...(e.details || {}), repeated: s.count };
-        this.emit('error', e);
+        this.emit('job-error', e);
         s.count = 0;
       } else {
         this.errorCounts.delete(code);

@@ -31,7 +31,7 @@ function startJob (spec) {
     post({ type: 'snapshot', job: spec.name, snapshot: encodeSnapshot(snap), meta });
   });
   job.on('values', (v) => post({ type: 'values', job: spec.name, values: v }));
-  job.on('error', (err) => post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
+  job.on('job-error', (err) => post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
   job.on('state', (s) => post({ type: 'state', job: spec.name, state: s }));
   job.on('end', () => { jobs.delete(spec.name); post({ type: 'end', job: spec.name }); });
   job.start();

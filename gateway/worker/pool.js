@@ -15,7 +15,7 @@ const { Backoff } = require('../backoff');
  *
  * Events, the same in both modes:
  * - 'snapshot' (job, snapshot, meta): decoded interval snapshot (latency Recorder form);
- * - 'values' (job, {values, ts, polls}); 'error' (job, NinesError); 'state' (job, state); 'end' (job);
+ * - 'values' (job, {values, ts, polls}); 'job-error' (job|null, NinesError) — not 'error', which throws when unheard; 'state' (job, state); 'end' (job);
  * - 'worker-exit' ({worker, code, jobs, restartInMs}): a worker died.
  */
 class WorkerPool extends EventEmitter {
@@ -52,7 +52,7 @@ class WorkerPool extends EventEmitter {
         this.inline.set(spec.name, job);
         job.on('snapshot', (snap, meta) => this.emit('snapshot', spec.name, snap, meta));
         job.on('values', (v) => this.emit('values', spec.name, v));
-        job.on('error', (err) => this.emit('error', spec.name, err));
+        job.on('job-error', (err) => this.emit('job-error', spec.name, err));
         job.on('state', (s) => this.emit('state', spec.name, s));
         job.on('end', () => { this.inline.delete(spec.name); this.emit('end', spec.name); });
         job.start();
@@ -81,7 +81,7 @@ class WorkerPool extends EventEmitter {
     const started = new Promise((resolve) => { startedResolve = resolve; });
     worker.on('message', (m) => this.onMessage(slot, m, startedResolve));
     worker.on('error', (err) => {
-      this.emit('error', null, new NinesError('NINES_ERR_WORKER', `worker ${index} failed: ${err.message}`, { worker: index, jobs: jobs.map((j) => j.name) }));
+      this.emit('job-error', null, new NinesError('NINES_ERR_WORKER', `worker ${index} failed: ${err.message}`, { worker: index, jobs: jobs.map((j) => j.name) }));
     });
     worker.on('exit', (code) => {
       startedResolve();
@@ -104,7 +104,7 @@ class WorkerPool extends EventEmitter {
         try {
           snap = require('../latency').decodeSnapshot(m.snapshot);
         } catch (err) {
-          this.emit('error', m.job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
+          this.emit('job-error', m.job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
           return;
         }
         // a worker that keeps delivering intervals is healthy: the next death restarts quickly again
@@ -113,7 +113,7 @@ class WorkerPool extends EventEmitter {
         break;
       }
       case 'values': this.emit('values', m.job, m.values); break;
-      case 'error': this.emit('error', m.job, fromJSON(m.error)); break;
+      case 'error': this.emit('job-error', m.job, fromJSON(m.error)); break;
       case 'state': this.emit('state', m.job, m.state); break;
       case 'end':
         slot.jobs = slot.jobs.filter((j) => j.name !== m.job);
