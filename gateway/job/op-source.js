@@ -42,7 +42,7 @@ function createOpSource (spec, target) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `${key} is an ASCII command, but the target ${t.url} is a Modbus device; use read or write`, { target: t.url });
   }
   const modbus = require('../drivers/modbus');
-  const raw = typeof spec[key] === 'string' ? modbus.parseOpString(spec[key]) : { ...spec[key] };
+  const raw = { ...(typeof spec[key] === 'string' ? modbus.parseOpString(spec[key]) : spec[key]) };
   if (raw.unitId === undefined) raw.unitId = t.unitId;
   const op = modbus.validateOp(raw);
   const isWrite = [5, 6, 15, 16].includes(op.fc);

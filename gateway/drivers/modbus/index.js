@@ -1,0 +1,45 @@
+'use strict';
+
+/**
+ * Modbus driver entry point: createClient(target, opts) is the factory the scheduler, the gateway and
+ * the Node-RED nodes use; the rest is re-exported for callers that validate ops up front or decode PDUs.
+ */
+
+const { NinesError } = require('../../errors');
+const { parseTarget } = require('../../target');
+const { ModbusClient, Reply } = require('./client');
+const { validateOp, parseOpString, toOp, describeOp, formatOp, FC_NAMES } = require('./op');
+const { encodeRequestPdu, decodeResponsePdu, responsePduLength } = require('./pdu');
+const frame = require('./frame');
+
+/**
+ * Creates a client for a modbus+tcp:// or modbus+rtu:// target (not connected yet: call connect(),
+ * or just request(), which connects).
+ * @param {string|object} target URL or parsed Target (gateway/target.js)
+ * @param {import('./client-options').ClientOptions} [opts]
+ * @returns {ModbusClient}
+ * @throws {NinesError} NINES_ERR_INVALID_TARGET for another scheme; NINES_ERR_INVALID_ARG for a bad option
+ */
+function createClient (target, opts) {
+  const t = parseTarget(target);
+  if (t.protocol !== 'modbus+tcp' && t.protocol !== 'modbus+rtu') {
+    throw new NinesError('NINES_ERR_INVALID_TARGET', `createClient (modbus) takes modbus+tcp:// or modbus+rtu:// targets; got ${t.protocol}://`, { target: t.url });
+  }
+  return new ModbusClient(t, opts);
+}
+
+module.exports = {
+  createClient,
+  ModbusClient,
+  Reply,
+  validateOp,
+  parseOpString,
+  toOp,
+  describeOp,
+  formatOp,
+  FC_NAMES,
+  encodeRequestPdu,
+  decodeResponsePdu,
+  responsePduLength,
+  frame
+};

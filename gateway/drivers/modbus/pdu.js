@@ -1,0 +1,163 @@
+'use strict';
+
+/**
+ * Modbus PDUs (function code + data), independent of TCP or RTU framing: encode a normalized op into a
+ * request PDU, and check and decode a response PDU against the request it answers.
+ * Reference: Modbus Application Protocol v1.1b3, §6.1-6.12.
+ */
+
+const { NinesError } = require('../../errors');
+const { exceptionName } = require('./frame');
+const { validateOp, describeOp, kPdu } = require('./op');
+
+/**
+ * Encodes the request PDU of an op. Cached on normalized ops: encoding runs once per op, not per request.
+ * @param {object} op an op (validated here when it is not normalized yet)
+ * @returns {Buffer} function code and data; do not modify it (it is shared)
+ * @throws {NinesError} NINES_ERR_INVALID_OP
+ */
+function encodeRequestPdu (op) {
+  const o = validateOp(op);
+  const cache = o[kPdu];
+  if (cache.pdu !== null) return cache.pdu;
+  let pdu;
+  switch (o.fc) {
+    case 1: case 2: case 3: case 4:
+      pdu = Buffer.allocUnsafe(5);
+      pdu.writeUInt16BE(o.quantity, 3);
+      break;
+    case 5:
+      pdu = Buffer.allocUnsafe(5);
+      pdu.writeUInt16BE(o.value ? 0xFF00 : 0x0000, 3);
+      break;
+    case 6:
+      pdu = Buffer.allocUnsafe(5);
+      pdu.writeUInt16BE(o.value, 3);
+      break;
+    case 15: {
+      const bytes = (o.quantity + 7) >> 3;
+      pdu = Buffer.alloc(6 + bytes);
+      pdu.writeUInt16BE(o.quantity, 3);
+      pdu[5] = bytes;
+      // Coil n is bit (n % 8) of byte n / 8, least significant bit first
+      for (let i = 0; i < o.quantity; i++) if (o.values[i]) pdu[6 + (i >> 3)] |= 1 << (i & 7);
+      break;
+    }
+    case 16: {
+      pdu = Buffer.allocUnsafe(6 + 2 * o.quantity);
+      pdu.writeUInt16BE(o.quantity, 3);
+      pdu[5] = 2 * o.quantity;
+      for (let i = 0; i < o.quantity; i++) pdu.writeUInt16BE(o.values[i], 6 + 2 * i);
+      break;
+    }
+  }
+  pdu[0] = o.fc;
+  pdu.writeUInt16BE(o.address, 1);
+  cache.pdu = pdu;
+  return pdu;
+}
+
+/**
+ * Length in bytes of the normal (non-exception) response PDU to an op.
+ * @param {{fc: number, quantity: number}} op a normalized op
+ * @returns {number}
+ */
+function responsePduLength (op) {
+  if (op.fc <= 2) return 2 + ((op.quantity + 7) >> 3);
+  if (op.fc <= 4) return 2 + 2 * op.quantity;
+  return 5;
+}
+
+/**
+ * Checks and decodes the response PDU at buf[start, end) into `out.data` (and `out.buffer` for reads).
+ * Returns an error instead of throwing: it runs on every reply.
+ *   FC1/2 → data: boolean[quantity], buffer: the packed bit bytes
+ *   FC3/4 → data: number[quantity] (uint16), buffer: the raw register bytes (big-endian, for typed decoding)
+ *   FC5   → data: the echoed coil value (boolean); FC6 → the echoed register value (uint16)
+ *   FC15/16 → data: the echoed quantity
+ * @param {{data?: unknown, buffer?: Buffer}} out receives data and buffer
+ * @param {Buffer} buf
+ * @param {number} start offset of the function code byte
+ * @param {number} end offset after the last PDU byte
+ * @param {object} op the normalized request op
+ * @param {number} [unitId] the unit asked (for messages)
+ * @returns {NinesError|null} NINES_ERR_MODBUS_EXCEPTION or NINES_ERR_BAD_REPLY, or null when decoded
+ */
+function decodeInto (out, buf, start, end, op, unitId) {
+  const fc = op.fc;
+  const len = end - start;
+  if (len < 1) return badReply(`empty reply PDU to ${describeOp(op, unitId)}`, buf, start, end, op, unitId);
+  const rfc = buf[start];
+  if (rfc === (fc | 0x80)) {
+    if (len !== 2) return badReply(`exception reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 2`, buf, start, end, op, unitId);
+    const code = buf[start + 1];
+    const name = exceptionName(code);
+    return new NinesError('NINES_ERR_MODBUS_EXCEPTION', `${describeOp(op, unitId)}: exception ${code} ${name}`,
+      { exceptionCode: code, exceptionName: name, fc, op, unitId, pdu: buf.toString('hex', start, end) });
+  }
+  if (rfc !== fc) return badReply(`reply to ${describeOp(op, unitId)} has function code ${rfc}, expected ${fc}`, buf, start, end, op, unitId);
+  if (fc <= 4) {
+    const expected = responsePduLength(op) - 2;
+    const count = len >= 2 ? buf[start + 1] : -1;
+    if (count !== expected || len !== 2 + count) {
+      return badReply(`reply to ${describeOp(op, unitId)} has byte count ${count} and ${len} PDU bytes, expected ${expected} and ${expected + 2}`, buf, start, end, op, unitId);
+    }
+    const d = start + 2;
+    const q = op.quantity;
+    const data = new Array(q);
+    if (fc <= 2) {
+      for (let i = 0; i < q; i++) data[i] = (buf[d + (i >> 3)] & (1 << (i & 7))) !== 0;
+    } else {
+      for (let i = 0; i < q; i++) data[i] = (buf[d + 2 * i] << 8) | buf[d + 2 * i + 1];
+    }
+    out.data = data;
+    out.buffer = buf.subarray(d, end);
+    return null;
+  }
+  if (len !== 5) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 5`, buf, start, end, op, unitId);
+  const address = (buf[start + 1] << 8) | buf[start + 2];
+  const word = (buf[start + 3] << 8) | buf[start + 4];
+  if (address !== op.address) return badReply(`reply to ${describeOp(op, unitId)} echoes address ${address}`, buf, start, end, op, unitId);
+  if (fc === 5) {
+    const want = op.value ? 0xFF00 : 0x0000;
+    if (word !== want) return badReply(`reply to ${describeOp(op, unitId)} echoes coil value 0x${hex4(word)}, expected 0x${hex4(want)}`, buf, start, end, op, unitId);
+    out.data = op.value;
+  } else if (fc === 6) {
+    if (word !== op.value) return badReply(`reply to ${describeOp(op, unitId)} echoes value ${word}`, buf, start, end, op, unitId);
+    out.data = word;
+  } else {
+    if (word !== op.quantity) return badReply(`reply to ${describeOp(op, unitId)} echoes quantity ${word}`, buf, start, end, op, unitId);
+    out.data = word;
+  }
+  return null;
+}
+
+/** @param {number} n @returns {string} */
+function hex4 (n) {
+  return n.toString(16).toUpperCase().padStart(4, '0');
+}
+
+/** @returns {NinesError} */
+function badReply (message, buf, start, end, op, unitId) {
+  return new NinesError('NINES_ERR_BAD_REPLY', message, { pdu: buf.toString('hex', start, Math.max(start, end)), op, unitId });
+}
+
+/**
+ * Checks and decodes a response PDU.
+ * @param {Buffer} pdu function code and data
+ * @param {object} op the request op (validated here when it is not normalized yet)
+ * @param {number} [unitId] for messages
+ * @returns {{data: boolean[]|number[]|boolean|number, buffer?: Buffer}} see decodeInto for the shapes
+ * @throws {NinesError} NINES_ERR_MODBUS_EXCEPTION, NINES_ERR_BAD_REPLY, NINES_ERR_INVALID_OP
+ */
+function decodeResponsePdu (pdu, op, unitId) {
+  const o = validateOp(op);
+  if (!Buffer.isBuffer(pdu)) throw new NinesError('NINES_ERR_INVALID_ARG', `pdu must be a Buffer; got ${typeof pdu}`, { field: 'pdu' });
+  /** @type {{data?: any, buffer?: Buffer}} */
+  const out = {};
+  const err = decodeInto(out, pdu, 0, pdu.length, o, unitId === undefined ? o.unitId : unitId);
+  if (err) throw err;
+  return out.buffer === undefined ? { data: out.data } : { data: out.data, buffer: out.buffer };
+}
+
+module.exports = { encodeRequestPdu, decodeResponsePdu, decodeInto, responsePduLength };

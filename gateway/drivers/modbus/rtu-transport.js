@@ -1,0 +1,305 @@
+'use strict';
+
+/**
+ * Modbus RTU transport over a serial port (serialport, loaded lazily: TCP users never need the native
+ * module). Same interface as tcp-transport.js (see its header), plus the RTU line discipline:
+ *
+ * - Frames end by length, not by silence: the expected response length is known from the request
+ *   (frame.js rtuResponseLength rules), so a reply is complete the moment its last byte arrives, even
+ *   through USB adapters that deliver bytes in bursts.
+ * - There is no transaction id. A frame whose unit id, function code or byte count does not fit the
+ *   request in flight is late or foreign: it is dropped (stats.lateReplies) and input is skipped until
+ *   the line has been quiet for t3.5; the request in flight keeps waiting for its own reply.
+ * - The t3.5 gap is enforced before every write: after the last byte received and after the end of
+ *   our own last frame on the wire (users of other gateways report it ignored: mqmgateway #40).
+ * - After a timeout the line must stay quiet for max(drainMs, t3.5) before the next request, so a
+ *   late reply cannot be taken as the answer to the next request.
+ * - Unit 0 is broadcast: writes get no reply; the request resolves once written and the bus is left
+ *   quiet for turnaroundMs.
+ *
+ * Seam for tests: opts.loadSerialPort() returns the SerialPort class (default require('serialport')).
+ * A loader that throws makes every connect fail with NINES_ERR_SERIAL_UNAVAILABLE.
+ */
+
+const { NinesError } = require('../../errors');
+const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs } = require('./frame');
+const { responsePduLength } = require('./pdu');
+
+const hrtime = process.hrtime.bigint;
+
+/** @returns {Function} the SerialPort class */
+function defaultLoadSerialPort () {
+  // Lazy on purpose: serialport is a native module that may be absent or fail to build
+  return require('serialport').SerialPort;
+}
+
+class RtuTransport {
+  /**
+   * @param {{path: string, baudRate: number, parity: string, dataBits: number, stopBits: number, url: string}} target
+   * @param {{silenceUs?: number, drainMs: number, turnaroundMs: number, loadSerialPort?: () => Function}} opts
+   * @param {object} sink the client
+   * @param {{lateReplies: number, badFrames: number}} stats counters of the client, updated in place
+   */
+  constructor (target, opts, sink, stats) {
+    this._target = target;
+    this._sink = sink;
+    this._stats = stats;
+    this._load = opts.loadSerialPort || defaultLoadSerialPort;
+    const bitsPerChar = 1 + target.dataBits + (target.parity === 'none' ? 0 : 1) + target.stopBits;
+    const silenceUs = opts.silenceUs !== undefined ? opts.silenceUs : rtuSilenceUs(target.baudRate, bitsPerChar);
+    this._silenceNs = BigInt(silenceUs) * 1000n;
+    this._charNs = BigInt(Math.ceil(bitsPerChar * 1e9 / target.baudRate));
+    this._drainNs = BigInt(opts.drainMs) * 1000000n;
+    this._turnaroundNs = BigInt(opts.turnaroundMs) * 1000000n;
+    this._port = null;
+    this._up = false;
+    this._closeCb = null;
+    /** @type {(() => void)|null} ends the connection attempt in progress */
+    this._abortOpen = null;
+    /** @type {any} */
+    this._p = null;
+    this._rx = Buffer.allocUnsafe(256);
+    this._rxLen = 0;
+    // Discarding input until the line has been quiet for t3.5
+    this._skipping = false;
+    this._lastRxNs = 0n;
+    // Earliest time the next request may be written
+    this._lineFreeAt = 0n;
+    this._wakeTimer = null;
+    this._wakeAt = 0n;
+    this._txOp = null;
+    this._txUnit = -1;
+    this._txBuf = null;
+    this._onData = this._onData.bind(this);
+    this._wake = this._wake.bind(this);
+  }
+
+  /** @param {number} connectTimeoutMs @param {(err: NinesError|null) => void} cb */
+  open (connectTimeoutMs, cb) {
+    const t = this._target;
+    let SerialPort;
+    try {
+      SerialPort = this._load();
+      if (typeof SerialPort !== 'function') throw new Error('the loader did not return a SerialPort class');
+    } catch (err) {
+      cb(new NinesError('NINES_ERR_SERIAL_UNAVAILABLE', `serial support is unavailable for ${t.path}: ${err.message}; install the serialport package`,
+        { target: t.url, cause: err.code || err.message }));
+      return;
+    }
+    let port;
+    try {
+      port = new SerialPort({ path: t.path, baudRate: t.baudRate, parity: t.parity, dataBits: t.dataBits, stopBits: t.stopBits, autoOpen: false });
+    } catch (err) {
+      cb(new NinesError('NINES_ERR_CONNECT_FAILED', `cannot open serial port ${t.path}: ${err.message}`, { target: t.url, cause: err.message }));
+      return;
+    }
+    this._port = port;
+    let settled = false;
+    // Ends the attempt once: on open, on error, on timeout, or when close() aborts it
+    const settle = (err) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      this._abortOpen = null;
+      if (err && this._port === port) this._port = null;
+      cb(err);
+    };
+    const timer = setTimeout(() => settle(new NinesError('NINES_ERR_CONNECT_TIMEOUT',
+      `opening serial port ${t.path} timed out after ${connectTimeoutMs} ms`, { target: t.url, timeoutMs: connectTimeoutMs })), connectTimeoutMs);
+    this._abortOpen = () => settle(new NinesError('NINES_ERR_CONNECT_FAILED', `opening ${t.path} was aborted`, { target: t.url }));
+    let lastError = null;
+    // Without a listener a port error would crash the process; errors surface through open/close
+    port.on('error', (err) => { lastError = err; });
+    port.on('close', (err) => {
+      const wasUp = this._up && this._port === port;
+      if (this._port === port) { this._port = null; this._up = false; this._p = null; }
+      const done = this._closeCb;
+      this._closeCb = null;
+      if (done) done();
+      else if (wasUp) {
+        const cause = (err && err.message) || (lastError && lastError.message) || 'closed';
+        this._sink._onDown(new NinesError('NINES_ERR_CONNECTION_CLOSED', `serial port ${t.path} closed: ${cause}`,
+          { target: t.url, cause, disconnected: !!(err && err.disconnected) }));
+      }
+    });
+    port.open((err) => {
+      if (settled) {
+        // Timed out or aborted meanwhile: give the port back
+        if (!err) port.close(() => {});
+        return;
+      }
+      if (err) {
+        settle(new NinesError('NINES_ERR_CONNECT_FAILED', `cannot open serial port ${t.path}: ${err.message}`, { target: t.url, cause: err.code || err.message }));
+        return;
+      }
+      this._up = true;
+      this._p = null;
+      this._rxLen = 0;
+      this._skipping = false;
+      // Whatever was on the line before we opened it must end before we speak
+      this._lineFreeAt = hrtime() + this._silenceNs;
+      port.on('data', this._onData);
+      settle(null);
+    });
+  }
+
+  /**
+   * True when a request can be written now; otherwise arranges for sink._pump() when the line is free.
+   * @returns {boolean}
+   */
+  ready () {
+    if (!this._up) return false;
+    const now = hrtime();
+    if (now >= this._lineFreeAt) return true;
+    this._armWake(this._lineFreeAt, now);
+    return false;
+  }
+
+  /** @param {{op: any, pdu: Buffer, unitId: number, sentNs: bigint}} p */
+  send (p) {
+    let frame = this._txBuf;
+    if (p.op !== this._txOp || p.unitId !== this._txUnit) {
+      frame = this._txBuf = rtuFrame(p.unitId, p.pdu);
+      this._txOp = p.op;
+      this._txUnit = p.unitId;
+    }
+    this._rxLen = 0;
+    this._skipping = false;
+    const broadcast = p.unitId === 0;
+    this._p = broadcast ? null : p;
+    const port = this._port;
+    const sentNs = p.sentNs = hrtime();
+    // The frame (and for a broadcast the turnaround delay) occupies the line before anyone may speak again
+    const onWire = sentNs + BigInt(frame.length) * this._charNs;
+    this._lineFreeAt = onWire + (broadcast ? this._turnaroundNs : this._silenceNs);
+    port.write(frame);
+    if (broadcast) port.drain(() => this._sink._onNoReply(p));
+  }
+
+  /** The request in flight timed out: its reply may still come, so keep the line quiet for a while. */
+  abort (p) {
+    if (this._p === p) this._p = null;
+    this._rxLen = 0;
+    this._skipping = false;
+    const until = hrtime() + (this._drainNs > this._silenceNs ? this._drainNs : this._silenceNs);
+    if (until > this._lineFreeAt) this._lineFreeAt = until;
+  }
+
+  /** @param {() => void} cb called when the port is closed */
+  close (cb) {
+    this._p = null;
+    if (this._wakeTimer) { clearTimeout(this._wakeTimer); this._wakeTimer = null; }
+    // A port still opening is closed by its open callback, whenever that comes
+    if (this._abortOpen) this._abortOpen();
+    const port = this._port;
+    if (!port || !port.isOpen) { this._port = null; cb(); return; }
+    this._closeCb = cb;
+    port.close(() => {});
+  }
+
+  /** @param {bigint} at @param {bigint} now */
+  _armWake (at, now) {
+    if (this._wakeTimer !== null && this._wakeAt <= at) return;
+    if (this._wakeTimer !== null) clearTimeout(this._wakeTimer);
+    this._wakeAt = at;
+    const ms = Math.max(1, Math.ceil(Number(at - now) / 1e6));
+    this._wakeTimer = setTimeout(this._wake, ms);
+  }
+
+  _wake () {
+    this._wakeTimer = null;
+    this._sink._pump();
+  }
+
+  /** @param {Buffer} chunk */
+  _onData (chunk) {
+    const now = hrtime();
+    const quietBefore = now - this._lastRxNs >= this._silenceNs;
+    this._lastRxNs = now;
+    // Whatever arrives keeps the line busy: the next write waits for t3.5 of silence after it
+    const free = now + this._silenceNs;
+    if (free > this._lineFreeAt) this._lineFreeAt = free;
+    if (this._p === null) {
+      // Nothing asked: a late reply to a timed-out request, or noise. Count each burst once.
+      if (quietBefore) this._stats.lateReplies++;
+      return;
+    }
+    if (this._skipping) {
+      if (!quietBefore) return;
+      this._skipping = false;
+      this._rxLen = 0;
+    }
+    const rx = this._rx;
+    const n = chunk.length;
+    let off = 0;
+    while (off < n) {
+      const need = this._need();
+      if (need < 0) {
+        this._stats.lateReplies++;
+        this._rxLen = 0;
+        this._skipping = true;
+        return;
+      }
+      const take = Math.min(need - this._rxLen, n - off);
+      chunk.copy(rx, this._rxLen, off, off + take);
+      this._rxLen += take;
+      off += take;
+      if (this._rxLen === need && need >= 5) {
+        if (off < n) {
+          // Bytes after a complete reply belong to nothing we asked
+          this._stats.badFrames++;
+          this._skipping = true;
+        }
+        this._complete(need);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Bytes needed for the frame being received, given the bytes so far: a header size (1-3) until the
+   * length is known, then the whole frame length; -1 when the frame cannot answer the request in flight.
+   * @returns {number}
+   */
+  _need () {
+    const rx = this._rx;
+    const len = this._rxLen;
+    const p = this._p;
+    if (len < 1) return 1;
+    if (rx[0] !== p.unitId) return -1;
+    if (len < 2) return 2;
+    const fc = p.op.fc;
+    if (rx[1] === (fc | 0x80)) return 5;
+    if (rx[1] !== fc) return -1;
+    if (fc > 4) return 8;
+    if (len < 3) return 3;
+    const bytes = responsePduLength(p.op) - 2;
+    return rx[2] === bytes ? 5 + bytes : -1;
+  }
+
+  /** @param {number} len complete frame length in rx */
+  _complete (len) {
+    const p = this._p;
+    this._p = null;
+    // Copy out: rx is reused, and the frame is handed to the caller as reply.raw
+    const frame = Buffer.allocUnsafe(len);
+    this._rx.copy(frame, 0, 0, len);
+    this._rxLen = 0;
+    if (!rtuCrcOk(frame)) {
+      const crc = crc16(frame, 0, len - 2);
+      const got = frame[len - 2] | (frame[len - 1] << 8);
+      this._sink._onFrameError(p, new NinesError('NINES_ERR_BAD_CHECKSUM',
+        `reply to ${p.describe()} has CRC ${hex4(got)}, expected ${hex4(crc)}`,
+        { raw: frame.toString('hex'), crc: hex4(got), expectedCrc: hex4(crc), target: this._target.url }));
+      return;
+    }
+    this._sink._onResponse(p, frame, 0, len, 1, len - 2);
+  }
+}
+
+/** @param {number} n @returns {string} */
+function hex4 (n) {
+  return n.toString(16).toUpperCase().padStart(4, '0');
+}
+
+module.exports = { RtuTransport, defaultLoadSerialPort };

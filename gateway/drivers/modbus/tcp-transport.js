@@ -1,0 +1,281 @@
+'use strict';
+
+/**
+ * Modbus TCP transport: one socket, MBAP framing in both directions, and the match of each response
+ * to the request in flight by transaction id and unit id (the function code is checked by the PDU
+ * decoder). The client (client.js) owns the queue, timeouts and reconnects; this file only moves frames.
+ *
+ * Interface shared with rtu-transport.js (the client calls these):
+ *   open(connectTimeoutMs, cb(err|null))  one connection attempt
+ *   ready() → boolean                      a request can be written now (RTU: else it calls sink._pump() later)
+ *   send(pending)                          writes the request synchronously; sets pending.sentNs
+ *   abort(pending)                         the request in flight timed out: forget it
+ *   close(cb)                              closes, cb when the socket is gone
+ * and calls back into the client ("sink"):
+ *   sink._onResponse(pending, buf, frameStart, frameEnd, pduStart, pduEnd)  a frame answering the request
+ *                                           in flight (the PDU is checked by the client)
+ *   sink._onFrameError(pending, err)        the frame answering it is malformed (coded error)
+ *   sink._onNoReply(pending)                RTU broadcast written: no reply will come
+ *   sink._onDown(err)                       an open connection was lost (err: NINES_ERR_CONNECTION_CLOSED)
+ *   sink._pump()                            the line became free (RTU)
+ */
+
+const net = require('node:net');
+const { NinesError } = require('../../errors');
+const C = require('../../constants');
+const { MBAP_LENGTH } = require('./frame');
+
+/** Largest MBAP length field: unit id + a 253-byte PDU */
+const MAX_MBAP_LENGTH = C.MODBUS_TCP_MAX_ADU - 6;
+/** Smallest MBAP length field that can hold a response: unit id + function code + one byte */
+const MIN_MBAP_LENGTH = 3;
+
+class TcpTransport {
+  /**
+   * @param {{host: string, port: number, url: string}} target parsed modbus+tcp target
+   * @param {{keepAliveMs: number}} opts
+   * @param {object} sink the client (see the file header)
+   * @param {{lateReplies: number, badFrames: number}} stats counters of the client, updated in place
+   */
+  constructor (target, opts, sink, stats) {
+    this._target = target;
+    this._keepAliveMs = opts.keepAliveMs;
+    this._sink = sink;
+    this._stats = stats;
+    /** @type {net.Socket|null} */
+    this._socket = null;
+    this._up = false;
+    // Set once a frame handler or a fatal framing error has given the socket up: stop reading at once
+    this._dead = false;
+    /** @type {any} the request in flight, or null */
+    this._p = null;
+    this._tid = 0;
+    // Partial frame carried between chunks (only used when a response is split across reads)
+    this._rx = Buffer.allocUnsafe(C.MODBUS_TCP_MAX_ADU);
+    this._rxLen = 0;
+    // The last request ADU, rewritten in place (new transaction id) when the same op is sent again
+    this._txOp = null;
+    this._txUnit = -1;
+    /** @type {Buffer|null} */
+    this._txBuf = null;
+    this._closeCb = null;
+    /** @type {string|null} why we dropped the connection ourselves */
+    this._cause = null;
+    this._onData = this._onData.bind(this);
+  }
+
+  /**
+   * One connection attempt.
+   * @param {number} connectTimeoutMs
+   * @param {(err: NinesError|null) => void} cb called once
+   */
+  open (connectTimeoutMs, cb) {
+    const { host, port } = this._target;
+    const socket = net.connect({ host, port });
+    this._socket = socket;
+    this._dead = false;
+    this._cause = null;
+    this._rxLen = 0;
+    this._p = null;
+    let settled = false;
+    let lastError = null;
+    const timer = setTimeout(() => {
+      settled = true;
+      socket.destroy();
+      cb(new NinesError('NINES_ERR_CONNECT_TIMEOUT', `connect to ${host}:${port} timed out after ${connectTimeoutMs} ms`,
+        { target: this._target.url, timeoutMs: connectTimeoutMs }));
+    }, connectTimeoutMs);
+    socket.once('connect', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      // Requests are tiny and latency is the product: never wait for Nagle
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, this._keepAliveMs);
+      this._up = true;
+      socket.on('data', this._onData);
+      cb(null);
+    });
+    socket.on('error', (err) => {
+      lastError = err;
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      cb(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${host}:${port} failed: ${err.code || err.message}`,
+        { target: this._target.url, cause: err.code || err.message }));
+    });
+    socket.once('close', () => {
+      if (!settled) {
+        // closed before 'connect' without an error (destroyed by close())
+        settled = true;
+        clearTimeout(timer);
+        cb(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${host}:${port} was aborted`, { target: this._target.url }));
+      }
+      // A failed attempt's socket may close after the next attempt began: it must not touch that one
+      if (this._socket !== socket) return;
+      this._socket = null;
+      const wasUp = this._up;
+      this._up = false;
+      this._dead = true;
+      this._p = null;
+      const done = this._closeCb;
+      this._closeCb = null;
+      if (done) done();
+      else if (wasUp) {
+        const cause = this._cause || (lastError && (lastError.code || lastError.message)) || 'closed by peer';
+        this._sink._onDown(new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${host}:${port} lost: ${cause}`,
+          { target: this._target.url, cause }));
+      }
+    });
+  }
+
+  /** @returns {boolean} */
+  ready () {
+    return this._up && !this._dead;
+  }
+
+  /**
+   * Frames and writes a request synchronously (the caller checked ready()).
+   * @param {{op: object, pdu: Buffer, unitId: number, tid: number, sentNs: bigint}} p
+   */
+  send (p) {
+    const tid = this._tid = (this._tid + 1) & 0xFFFF;
+    p.tid = tid;
+    let buf = this._txBuf;
+    if (p.op !== this._txOp || p.unitId !== this._txUnit) {
+      const pdu = p.pdu;
+      buf = Buffer.allocUnsafe(MBAP_LENGTH + pdu.length);
+      buf[2] = 0;
+      buf[3] = 0;
+      buf.writeUInt16BE(pdu.length + 1, 4);
+      buf[6] = p.unitId;
+      pdu.copy(buf, MBAP_LENGTH);
+      this._txBuf = buf;
+      this._txOp = p.op;
+      this._txUnit = p.unitId;
+    }
+    buf[0] = tid >>> 8;
+    buf[1] = tid & 0xFF;
+    this._p = p;
+    const socket = /** @type {net.Socket} */ (this._socket);
+    p.sentNs = process.hrtime.bigint();
+    socket.write(buf);
+    // A write the kernel did not take at once keeps a reference to buf: build a fresh one next time
+    if (socket.writableLength !== 0) this._txOp = null;
+  }
+
+  /** The request in flight timed out; a late answer will carry its old transaction id and be dropped. */
+  abort (p) {
+    if (this._p === p) this._p = null;
+  }
+
+  /**
+   * Closes the socket.
+   * @param {() => void} cb called when the socket is closed
+   */
+  close (cb) {
+    const socket = this._socket;
+    this._dead = true;
+    this._p = null;
+    if (!socket || socket.destroyed) { cb(); return; }
+    this._closeCb = cb;
+    socket.destroy();
+  }
+
+  /**
+   * Reads MBAP frames from a chunk. The common case, one whole response per chunk, is parsed in place
+   * with no copy; a frame split across chunks is assembled in a fixed buffer.
+   * @param {Buffer} chunk
+   */
+  _onData (chunk) {
+    const n = chunk.length;
+    let off = 0;
+    if (this._rxLen !== 0) {
+      const rx = this._rx;
+      if (this._rxLen < 6) {
+        const take = Math.min(6 - this._rxLen, n);
+        chunk.copy(rx, this._rxLen, 0, take);
+        this._rxLen += take;
+        off = take;
+        if (this._rxLen < 6) return;
+      }
+      const need = this._frameLength(rx, 0);
+      if (need < 0) return;
+      const take = Math.min(need - this._rxLen, n - off);
+      chunk.copy(rx, this._rxLen, off, off + take);
+      this._rxLen += take;
+      off += take;
+      if (this._rxLen < need) return;
+      // Copy out: rx is reused, and the frame's bytes are handed to the caller as reply.raw
+      const frame = Buffer.allocUnsafe(need);
+      rx.copy(frame, 0, 0, need);
+      this._rxLen = 0;
+      this._onFrame(frame, 0, need);
+      if (this._dead) return;
+    }
+    while (n - off >= 6) {
+      const need = this._frameLength(chunk, off);
+      if (need < 0) return;
+      if (n - off < need) break;
+      this._onFrame(chunk, off, off + need);
+      if (this._dead) return;
+      off += need;
+    }
+    if (off < n) {
+      chunk.copy(this._rx, 0, off, n);
+      this._rxLen = n - off;
+    }
+  }
+
+  /**
+   * Checks the MBAP header at buf[off] (6 bytes present) and returns the frame length, or -1 after a
+   * fatal error: the byte stream cannot be resynchronised, so the request in flight fails and the
+   * connection is dropped (the client reconnects).
+   * @returns {number}
+   */
+  _frameLength (buf, off) {
+    const protocolId = (buf[off + 2] << 8) | buf[off + 3];
+    const length = (buf[off + 4] << 8) | buf[off + 5];
+    if (protocolId === 0 && length >= MIN_MBAP_LENGTH && length <= MAX_MBAP_LENGTH) return 6 + length;
+    const head = buf.toString('hex', off, Math.min(buf.length, off + 16));
+    const rule = protocolId !== 0 ? `protocol id ${protocolId} (expected 0)` : `length ${length} (expected ${MIN_MBAP_LENGTH}-${MAX_MBAP_LENGTH})`;
+    this._fatal(`MBAP header with ${rule}: the stream cannot be resynchronised, reconnecting`, head);
+    return -1;
+  }
+
+  /** @param {string} message @param {string} hex */
+  _fatal (message, hex) {
+    this._stats.badFrames++;
+    this._dead = true;
+    this._rxLen = 0;
+    const p = this._p;
+    this._p = null;
+    const socket = this._socket;
+    this._cause = 'bad MBAP header';
+    if (p !== null) {
+      this._sink._onFrameError(p, new NinesError('NINES_ERR_BAD_REPLY', `reply to ${p.describe()}: ${message}`,
+        { raw: hex, target: this._target.url }));
+    }
+    if (socket) socket.destroy();
+  }
+
+  /** @param {Buffer} buf @param {number} s frame start @param {number} e frame end */
+  _onFrame (buf, s, e) {
+    const p = this._p;
+    const tid = (buf[s] << 8) | buf[s + 1];
+    if (p === null || tid !== p.tid) {
+      // An answer to a request that already timed out (or was never ours): never give it to another
+      this._stats.lateReplies++;
+      return;
+    }
+    this._p = null;
+    if (buf[s + 6] !== p.unitId) {
+      this._sink._onFrameError(p, new NinesError('NINES_ERR_BAD_REPLY',
+        `reply to ${p.describe()} comes from unit ${buf[s + 6]}`, { raw: buf.toString('hex', s, e), target: this._target.url }));
+      return;
+    }
+    this._sink._onResponse(p, buf, s, e, s + MBAP_LENGTH, e);
+  }
+}
+
+module.exports = { TcpTransport };

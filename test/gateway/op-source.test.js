@@ -1,0 +1,45 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { createOpSource, templateOf } = require('../../gateway/job/op-source');
+
+describe('op source', () => {
+  it('validates an ASCII command once and hands out the same command', () => {
+    const s = createOpSource({ command: '@01' }, 'ascii://127.0.0.1:9500');
+    assert.equal(s.kind, 'ascii');
+    assert.equal(s.label, '@AA');
+    assert.equal(s.nextOp(0), '@01');
+    assert.equal(s.nextOp(1), '@01');
+  });
+
+  it('builds a generator for the target address', () => {
+    const s = createOpSource({ generator: '@AA(Data)' }, 'ascii://127.0.0.1:9500?address=0A');
+    assert.match(s.nextOp(0), /^@0A[0-9A-F]{4}$/);
+    assert.equal(s.label, '@AA(Data)');
+  });
+
+  it('accepts Modbus ops as objects or strings and defaults the unit id to the target\'s', () => {
+    const a = createOpSource({ read: '3:0:10' }, 'modbus+tcp://127.0.0.1:5020?unitId=2');
+    assert.deepEqual({ ...a.nextOp(0) }, { fc: 3, address: 0, quantity: 10, unitId: 2 });
+    assert.equal(a.label, 'fc3-0x10');
+    const b = createOpSource({ read: { fc: 4, address: 5, quantity: 2 } }, 'modbus+tcp://127.0.0.1:5020');
+    assert.equal(b.nextOp(0).unitId, 1);
+    const w = createOpSource({ write: '16:0=1,2,3' }, 'modbus+tcp://127.0.0.1:5020');
+    assert.equal(w.label, 'fc16-0x3');
+  });
+
+  it('rejects mismatches with codes: read given a write, ASCII op on Modbus, none or two ops', () => {
+    assert.throws(() => createOpSource({ read: '6:0=1' }, 'modbus+tcp://h'), { code: 'NINES_ERR_INVALID_OP' });
+    assert.throws(() => createOpSource({ command: '@01' }, 'modbus+tcp://h'), { code: 'NINES_ERR_INVALID_ARG' });
+    assert.throws(() => createOpSource({ read: '3:0:1' }, 'ascii://h'), { code: 'NINES_ERR_INVALID_ARG' });
+    assert.throws(() => createOpSource({}, 'ascii://h'), { code: 'NINES_ERR_INVALID_ARG' });
+    assert.throws(() => createOpSource({ command: '@01', generator: '@AA' }, 'ascii://h'), { code: 'NINES_ERR_INVALID_ARG' });
+    assert.throws(() => createOpSource({ command: '@1' }, 'ascii://h'), { code: 'NINES_ERR_INVALID_COMMAND' });
+  });
+
+  it('names a run like the vendor does: the address becomes AA', () => {
+    assert.equal(templateOf('@01'), '@AA');
+    assert.equal(templateOf('#0100FF'), '#AA00FF');
+    assert.equal(templateOf('~**'), '~**');
+  });
+});
