@@ -36,5 +36,24 @@ module.exports = Object.freeze({
   MODBUS_MAX_WRITE_BITS: 1968,
   MODBUS_MAX_WRITE_REGISTERS: 123,
   MODBUS_TCP_MAX_ADU: 260,
-  MODBUS_RTU_MAX_ADU: 256
+  MODBUS_RTU_MAX_ADU: 256,
+
+  /** Modbus simulators: default size of each bank (coils, discrete inputs, holding and input registers) */
+  SIM_MODBUS_BANK_SIZE: 10000,
+  /** Modbus TCP simulator: open connections allowed before new ones are refused (counted) */
+  SIM_MODBUS_MAX_CONNECTIONS: 32,
+  /** Modbus simulators: requests waiting for a delayed reply per connection (or serial line); more are dropped and counted */
+  SIM_MODBUS_MAX_PENDING: 64,
+  /** Modbus TCP simulator: stop reading a connection whose unsent replies exceed this, until it drains */
+  SIM_MODBUS_MAX_WRITE_BUFFER_BYTES: 1024 * 1024,
+  /** Modbus RTU simulator: floor of the inter-frame silence used to end a frame of unknown length or resync after
+   * garbage; PTYs and USB adapters deliver bytes in bursts, so the 3.5-character time alone (4 ms at 9600) is too tight */
+  SIM_MODBUS_RTU_MIN_GAP_MS: 10,
+  /** Modbus simulators, animate option: input register 0 counts up once per this period */
+  SIM_MODBUS_ANIMATE_COUNTER_MS: 100,
+  /** Modbus simulators, animate option: input register 1 is 1000 + 1000·sin(2πt / period) */
+  SIM_MODBUS_ANIMATE_SINE_PERIOD_MS: 10000,
+  SIM_MODBUS_ANIMATE_SINE_AMPLITUDE: 1000,
+  /** Modbus simulators, animate option: discrete input 0 toggles once per this period */
+  SIM_MODBUS_ANIMATE_TOGGLE_MS: 1000
 });

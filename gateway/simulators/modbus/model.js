@@ -1,0 +1,406 @@
+'use strict';
+
+/**
+ * The data model behind the Modbus simulators: four banks (coils, discrete inputs, holding and input registers)
+ * in typed arrays, and `handle(unitId, pdu)`, which answers a request PDU exactly as the Modbus Application
+ * Protocol v1.1b3 (§6, and the state diagrams of each function code) says: quantities and byte counts first
+ * (exception 3), then the address range (exception 2), then the operation. Pure: no I/O and no timers; the
+ * optional animation is computed from the clock when the animated values are read.
+ *
+ * Hot path: `handle` allocates only the response buffer (or a 2-byte exception), so a server can answer
+ * synchronously inside its 'data' handler at full speed.
+ */
+
+const C = require('../../constants');
+const { FC } = require('../../drivers/modbus/frame');
+const { invalid, intOption, objectOption, noUnknownKeys } = require('./validate');
+const { applyPreset } = require('./preset');
+
+/** @typedef {'coils'|'discreteInputs'|'holdingRegisters'|'inputRegisters'} BankName */
+
+const BIT_BANKS = Object.freeze(['coils', 'discreteInputs']);
+const REGISTER_BANKS = Object.freeze(['holdingRegisters', 'inputRegisters']);
+const BANKS = Object.freeze([...BIT_BANKS, ...REGISTER_BANKS]);
+const OPTIONS = Object.freeze([...BANKS, 'unitIds', 'animate', 'preset', 'now']);
+
+/** Exception codes the model answers with (Modbus Application Protocol §7) */
+const EXC_ILLEGAL_FUNCTION = 1;
+const EXC_ILLEGAL_DATA_ADDRESS = 2;
+const EXC_ILLEGAL_DATA_VALUE = 3;
+
+/** FC5 accepts only these two values (§6.5) */
+const COIL_ON = 0xFF00;
+const COIL_OFF = 0x0000;
+
+/** Length of a read or single-write request PDU: function code, address, quantity or value */
+const FIXED_PDU_LENGTH = 5;
+/** Bytes before the values of a multiple-write request PDU: function code, address, quantity, byte count */
+const MULTI_WRITE_HEADER = 6;
+
+/**
+ * Builds an exception response PDU.
+ * @param {number} fc the request's function code
+ * @param {number} code exception code 1-3
+ * @returns {Buffer}
+ */
+function exception (fc, code) {
+  const out = Buffer.allocUnsafe(2);
+  out[0] = (fc | 0x80) & 0xFF;
+  out[1] = code;
+  return out;
+}
+
+/**
+ * The response of a write: function code, address and value or quantity, copied from the request.
+ * @param {Buffer} buf
+ * @param {number} s offset of the function code
+ * @returns {Buffer} 5 bytes
+ */
+function echoHeader (buf, s) {
+  const out = Buffer.allocUnsafe(FIXED_PDU_LENGTH);
+  for (let i = 0; i < FIXED_PDU_LENGTH; i++) out[i] = buf[s + i];
+  return out;
+}
+
+/** @param {Buffer} b @param {number} i @returns {number} big-endian 16-bit value at i */
+function u16 (b, i) {
+  return (b[i] << 8) | b[i + 1];
+}
+
+class ModbusModel {
+  /**
+   * Use {@link createModbusModel}.
+   * @param {object} o checked options
+   */
+  constructor (o) {
+    /** Raw banks, for demos that write values directly; bits hold 0 or 1 */
+    this.banks = Object.freeze({
+      coils: new Uint8Array(o.coils),
+      discreteInputs: new Uint8Array(o.discreteInputs),
+      holdingRegisters: new Uint16Array(o.holdingRegisters),
+      inputRegisters: new Uint16Array(o.inputRegisters)
+    });
+    /** @type {number[]|'any'} */
+    this.unitIds = o.unitIds;
+    this._served = new Uint8Array(256);
+    if (o.unitIds === 'any') this._served.fill(1);
+    else for (const id of o.unitIds) this._served[id] = 1;
+    this.animate = o.animate;
+    this._now = o.now;
+    this._t0 = o.animate ? o.now() : 0;
+  }
+
+  /**
+   * Whether this model answers a unit id.
+   * @param {number} unitId 0-255
+   * @returns {boolean}
+   */
+  serves (unitId) {
+    return this._served[unitId] === 1;
+  }
+
+  /**
+   * Answers one request PDU addressed to `unitId`.
+   * @param {number} unitId 0-255
+   * @param {Buffer} pdu function code and data
+   * @returns {Buffer|null} response PDU (an exception PDU for a bad request), or null when the model does not
+   *   serve `unitId` (no reply, like a missing RS-485 slave) or the PDU is empty
+   */
+  handle (unitId, pdu) {
+    return this.handleAt(unitId, pdu, 0, pdu.length);
+  }
+
+  /**
+   * {@link ModbusModel#handle} on buf[start, end), so a server can answer a PDU inside a received chunk without
+   * slicing it.
+   * @param {number} unitId
+   * @param {Buffer} buf
+   * @param {number} start offset of the function code
+   * @param {number} end offset past the last PDU byte
+   * @returns {Buffer|null}
+   */
+  handleAt (unitId, buf, start, end) {
+    if (this._served[unitId] !== 1) return null;
+    return this.execute(buf, start, end);
+  }
+
+  /**
+   * Answers a PDU without checking the unit id (for TCP's "this device" unit ids and RTU broadcasts).
+   * @param {Buffer} buf
+   * @param {number} [start=0]
+   * @param {number} [end=buf.length]
+   * @returns {Buffer|null} null only for an empty PDU
+   */
+  execute (buf, start = 0, end = buf.length) {
+    const len = end - start;
+    if (len < 1) return null;
+    const fc = buf[start];
+    switch (fc) {
+      case FC.READ_COILS: return this._readBits(fc, this.banks.coils, buf, start, len);
+      case FC.READ_DISCRETE_INPUTS:
+        if (this.animate) this._tick();
+        return this._readBits(fc, this.banks.discreteInputs, buf, start, len);
+      case FC.READ_HOLDING_REGISTERS: return this._readRegisters(fc, this.banks.holdingRegisters, buf, start, len);
+      case FC.READ_INPUT_REGISTERS:
+        if (this.animate) this._tick();
+        return this._readRegisters(fc, this.banks.inputRegisters, buf, start, len);
+      case FC.WRITE_SINGLE_COIL: return this._writeCoil(buf, start, len);
+      case FC.WRITE_SINGLE_REGISTER: return this._writeRegister(buf, start, len);
+      case FC.WRITE_MULTIPLE_COILS: return this._writeCoils(buf, start, len);
+      case FC.WRITE_MULTIPLE_REGISTERS: return this._writeRegisters(buf, start, len);
+      default: return exception(fc, EXC_ILLEGAL_FUNCTION);
+    }
+  }
+
+  /** FC1, FC2: quantity 1-2000, bits packed LSB first (§6.1, §6.2) */
+  _readBits (fc, bank, buf, s, len) {
+    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    const qty = u16(buf, s + 3);
+    if (qty < 1 || qty > C.MODBUS_MAX_READ_BITS) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    const byteCount = (qty + 7) >> 3;
+    const out = Buffer.allocUnsafe(2 + byteCount);
+    out[0] = fc;
+    out[1] = byteCount;
+    for (let byte = 0, i = 0; byte < byteCount; byte++) {
+      let v = 0;
+      for (let bit = 0; bit < 8 && i < qty; bit++, i++) v |= bank[addr + i] << bit;
+      out[2 + byte] = v;
+    }
+    return out;
+  }
+
+  /** FC3, FC4: quantity 1-125 (§6.3, §6.4) */
+  _readRegisters (fc, bank, buf, s, len) {
+    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    const qty = u16(buf, s + 3);
+    if (qty < 1 || qty > C.MODBUS_MAX_READ_REGISTERS) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    const out = Buffer.allocUnsafe(2 + 2 * qty);
+    out[0] = fc;
+    out[1] = 2 * qty;
+    for (let i = 0, o = 2; i < qty; i++, o += 2) {
+      const v = bank[addr + i];
+      out[o] = v >>> 8;
+      out[o + 1] = v & 0xFF;
+    }
+    return out;
+  }
+
+  /** FC5: value 0x0000 or 0xFF00 only; the response echoes the request (§6.5) */
+  _writeCoil (buf, s, len) {
+    const fc = FC.WRITE_SINGLE_COIL;
+    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const value = u16(buf, s + 3);
+    if (value !== COIL_ON && value !== COIL_OFF) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    if (addr >= this.banks.coils.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    this.banks.coils[addr] = value === COIL_ON ? 1 : 0;
+    return echoHeader(buf, s);
+  }
+
+  /** FC6: any 16-bit value; the response echoes the request (§6.6) */
+  _writeRegister (buf, s, len) {
+    const fc = FC.WRITE_SINGLE_REGISTER;
+    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    if (addr >= this.banks.holdingRegisters.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    this.banks.holdingRegisters[addr] = u16(buf, s + 3);
+    return echoHeader(buf, s);
+  }
+
+  /** FC15: quantity 1-1968 and byte count = ceil(quantity / 8) (§6.11) */
+  _writeCoils (buf, s, len) {
+    const fc = FC.WRITE_MULTIPLE_COILS;
+    if (len < MULTI_WRITE_HEADER) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    const qty = u16(buf, s + 3);
+    const byteCount = buf[s + 5];
+    if (qty < 1 || qty > C.MODBUS_MAX_WRITE_BITS || byteCount !== (qty + 7) >> 3 ||
+        len !== MULTI_WRITE_HEADER + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const bank = this.banks.coils;
+    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    for (let i = 0; i < qty; i++) bank[addr + i] = (buf[s + MULTI_WRITE_HEADER + (i >> 3)] >> (i & 7)) & 1;
+    return echoHeader(buf, s);
+  }
+
+  /** FC16: quantity 1-123 and byte count = 2 × quantity (§6.12) */
+  _writeRegisters (buf, s, len) {
+    const fc = FC.WRITE_MULTIPLE_REGISTERS;
+    if (len < MULTI_WRITE_HEADER) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    const qty = u16(buf, s + 3);
+    const byteCount = buf[s + 5];
+    if (qty < 1 || qty > C.MODBUS_MAX_WRITE_REGISTERS || byteCount !== 2 * qty ||
+        len !== MULTI_WRITE_HEADER + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const bank = this.banks.holdingRegisters;
+    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    for (let i = 0; i < qty; i++) bank[addr + i] = u16(buf, s + MULTI_WRITE_HEADER + 2 * i);
+    return echoHeader(buf, s);
+  }
+
+  /** Animation: values follow the clock, computed when read so the model needs no timer */
+  _tick () {
+    const t = this._now() - this._t0;
+    const ir = this.banks.inputRegisters;
+    ir[0] = Math.floor(t / C.SIM_MODBUS_ANIMATE_COUNTER_MS) & 0xFFFF;
+    if (ir.length > 1) {
+      ir[1] = Math.round(C.SIM_MODBUS_ANIMATE_SINE_AMPLITUDE *
+        (1 + Math.sin(2 * Math.PI * t / C.SIM_MODBUS_ANIMATE_SINE_PERIOD_MS)));
+    }
+    this.banks.discreteInputs[0] = Math.floor(t / C.SIM_MODBUS_ANIMATE_TOGGLE_MS) & 1;
+  }
+
+  /** @returns {Uint8Array|Uint16Array} */
+  _bank (bank, kinds, addr, n) {
+    if (!kinds.includes(bank)) invalid('bank', bank, `one of ${kinds.join(', ')}`);
+    const arr = this.banks[bank];
+    if (!Number.isInteger(addr) || addr < 0 || addr >= arr.length) {
+      invalid('addr', addr, `an integer from 0 to ${arr.length - 1} (${bank} has ${arr.length})`);
+    }
+    if (!Number.isInteger(n) || n < 0 || addr + n > arr.length) {
+      invalid('count', n, `a non-negative integer with addr + count <= ${arr.length} (${bank} at ${addr})`);
+    }
+    if (this.animate && (bank === 'inputRegisters' || bank === 'discreteInputs')) this._tick();
+    return arr;
+  }
+
+  /**
+   * Sets consecutive registers.
+   * @param {'holdingRegisters'|'inputRegisters'} bank
+   * @param {number} addr 0-based address
+   * @param {ArrayLike<number>} values integers -32768..65535 (negative ones stored as two's complement)
+   */
+  setRegisters (bank, addr, values) {
+    if (!values || typeof values.length !== 'number') invalid('values', values, 'an array of integers');
+    const arr = this._bank(bank, REGISTER_BANKS, addr, values.length);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (!Number.isInteger(v) || v < -32768 || v > 0xFFFF) invalid(`values[${i}]`, v, 'an integer from -32768 to 65535');
+    }
+    for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] & 0xFFFF;
+  }
+
+  /**
+   * @param {'holdingRegisters'|'inputRegisters'} bank
+   * @param {number} addr
+   * @param {number} value integer -32768..65535
+   */
+  setRegister (bank, addr, value) {
+    this.setRegisters(bank, addr, [value]);
+  }
+
+  /**
+   * @param {'holdingRegisters'|'inputRegisters'} bank
+   * @param {number} addr
+   * @param {number} [n=1]
+   * @returns {number[]} unsigned 16-bit values
+   */
+  getRegisters (bank, addr, n = 1) {
+    const arr = this._bank(bank, REGISTER_BANKS, addr, n);
+    return Array.from(arr.subarray(addr, addr + n));
+  }
+
+  /** @param {'holdingRegisters'|'inputRegisters'} bank @param {number} addr @returns {number} */
+  getRegister (bank, addr) {
+    return this.getRegisters(bank, addr, 1)[0];
+  }
+
+  /**
+   * Sets consecutive bits.
+   * @param {'coils'|'discreteInputs'} bank
+   * @param {number} addr 0-based address
+   * @param {ArrayLike<boolean|0|1>} values
+   */
+  setBits (bank, addr, values) {
+    if (!values || typeof values.length !== 'number') invalid('values', values, 'an array of booleans or 0/1');
+    const arr = this._bank(bank, BIT_BANKS, addr, values.length);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v !== true && v !== false && v !== 0 && v !== 1) invalid(`values[${i}]`, v, 'a boolean, 0 or 1');
+    }
+    for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] ? 1 : 0;
+  }
+
+  /** @param {'coils'|'discreteInputs'} bank @param {number} addr @param {boolean|0|1} value */
+  setBit (bank, addr, value) {
+    this.setBits(bank, addr, [value]);
+  }
+
+  /**
+   * @param {'coils'|'discreteInputs'} bank
+   * @param {number} addr
+   * @param {number} [n=1]
+   * @returns {boolean[]}
+   */
+  getBits (bank, addr, n = 1) {
+    const arr = this._bank(bank, BIT_BANKS, addr, n);
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = arr[addr + i] === 1;
+    return out;
+  }
+
+  /** @param {'coils'|'discreteInputs'} bank @param {number} addr @returns {boolean} */
+  getBit (bank, addr) {
+    return this.getBits(bank, addr, 1)[0];
+  }
+}
+
+/**
+ * Creates a Modbus data model.
+ * @param {object} [options]
+ * @param {number} [options.coils=10000] bank size, 1-65536
+ * @param {number} [options.discreteInputs=10000]
+ * @param {number} [options.holdingRegisters=10000]
+ * @param {number} [options.inputRegisters=10000]
+ * @param {number[]|'any'} [options.unitIds=[1]] unit ids answered (0-255), or 'any'
+ * @param {boolean} [options.animate=false] input register 0 counts every 100 ms, input register 1 is a slow sine
+ *   (0-2000, 10 s period), discrete input 0 toggles every second
+ * @param {'pattern'|Record<string, Record<string, Array<number|boolean>>>} [options.preset] initial values (zeros
+ *   by default): 'pattern', or e.g. `{holdingRegisters: {0: [1, 2, 3]}, coils: {10: [true]}}`
+ * @param {() => number} [options.now] clock in milliseconds for the animation (default performance.now)
+ * @returns {ModbusModel}
+ */
+function createModbusModel (options) {
+  const opts = objectOption(options, 'options');
+  noUnknownKeys(opts, 'options', OPTIONS);
+  const o = {};
+  for (const bank of BANKS) o[bank] = intOption(opts[bank], bank, 1, 65536, C.SIM_MODBUS_BANK_SIZE);
+  const ids = opts.unitIds === undefined ? [1] : opts.unitIds;
+  if (ids !== 'any') {
+    if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => Number.isInteger(id) && id >= 0 && id <= 255)) {
+      invalid('unitIds', JSON.stringify(ids), '"any" or a non-empty array of integers from 0 to 255');
+    }
+  }
+  o.unitIds = ids === 'any' ? 'any' : Object.freeze([...ids]);
+  if (opts.animate !== undefined && typeof opts.animate !== 'boolean') invalid('animate', opts.animate, 'a boolean');
+  o.animate = opts.animate === true;
+  if (opts.now !== undefined && typeof opts.now !== 'function') invalid('now', opts.now, 'a function returning milliseconds');
+  o.now = opts.now || (() => performance.now());
+  const model = new ModbusModel(o);
+  applyPreset(model, opts.preset);
+  return model;
+}
+
+/**
+ * The model given, or a new one from modelOptions (not both).
+ * @param {unknown} model
+ * @param {unknown} modelOptions
+ * @returns {ModbusModel}
+ * @throws {NinesError} NINES_ERR_INVALID_ARG for both, or a model that is not one
+ */
+function resolveModel (model, modelOptions) {
+  if (model !== undefined) {
+    if (modelOptions !== undefined) invalid('modelOptions', 'given', 'absent when a model is given');
+    const m = /** @type {any} */ (model);
+    if (!m || typeof m.execute !== 'function' || typeof m.serves !== 'function') {
+      invalid('model', typeof model, 'a model from createModbusModel()');
+    }
+    return m;
+  }
+  return createModbusModel(/** @type {any} */ (modelOptions));
+}
+
+module.exports = { createModbusModel, resolveModel, ModbusModel, BANKS };

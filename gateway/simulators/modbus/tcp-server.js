@@ -1,0 +1,334 @@
+'use strict';
+
+/**
+ * Modbus TCP simulator: a server over a {@link ModbusModel}, with faults from the shared fault engine.
+ *
+ * Speed: with no fault due, a request is answered synchronously inside the socket's 'data' handler (no timer, no
+ * setImmediate: modbus-serial's ServerTCP answers after setTimeout(0), which caps a closed-loop client near
+ * 800 req/s), Nagle is off, and several ADUs in one chunk are answered with one corked write.
+ *
+ * Framing: MBAP across any split and several ADUs per chunk. A header with protocol id != 0, or a length field
+ * outside 2-254 (unit id + PDU of 1-253 bytes), cannot be resynchronised — TCP has no frame delimiter — so the
+ * connection's buffer is dropped, `badFrames` counted and the connection closed, as real devices do.
+ *
+ * Unit ids: a unit the model serves is answered; 0 and 255 are answered too by default (`directUnitIds`),
+ * because the Modbus TCP implementation guide (§4.4.2) addresses a device reached directly over TCP with 0xFF
+ * and lets 0 be used the same way. Any other unit gets no reply (counted as `ignored`), like a missing slave
+ * behind a gateway; clients time out.
+ *
+ * Faults (plan.decide() per request): 'reply' with delayMs → answered later, in order; 'drop' → no reply, the
+ * request is not executed; 'garbage' → junk bytes instead of the reply, not executed; 'close' → the connection is
+ * closed when the reply would have been due. Only 'reply' executes the request, at the time the reply goes out.
+ * 'refuse' → new connections are reset at once (counted as `refused`), as are those beyond maxConnections.
+ */
+
+const net = require('node:net');
+const C = require('../../constants');
+const { NinesError } = require('../../errors');
+const { FaultPlan } = require('../faults');
+const { MBAP_LENGTH, MAX_PDU_LENGTH, mbapFrame, readMbap } = require('../../drivers/modbus/frame');
+const { resolveModel } = require('./model');
+const { formatTarget } = require('../../target');
+const { ReplyQueue } = require('./reply-queue');
+const { invalid, intOption, stringOption, objectOption, noUnknownKeys } = require('./validate');
+
+const OPTIONS = Object.freeze(['host', 'port', 'model', 'modelOptions', 'faults', 'faultOptions', 'maxConnections',
+  'maxPending', 'directUnitIds']);
+/** Bytes of the MBAP header needed to check it: transaction id, protocol id, length */
+const MBAP_CHECK_BYTES = 6;
+/** MBAP length field bounds: unit id + a PDU of 1..253 bytes */
+const MIN_MBAP_LENGTH = 2;
+const MAX_MBAP_LENGTH = 1 + MAX_PDU_LENGTH;
+const DEFAULT_DIRECT_UNIT_IDS = Object.freeze([0, 255]);
+
+/**
+ * @typedef {object} TcpSimStats
+ * @property {number} connections accepted so far
+ * @property {number} open connections open now
+ * @property {number} requests well-framed requests received
+ * @property {number} replies replies sent (exceptions included)
+ * @property {number} exceptions exception replies sent
+ * @property {number} dropped requests not answered: 'drop' faults and pending-queue overflow
+ * @property {number} garbage junk replies sent
+ * @property {number} closed connections closed by a 'close' fault
+ * @property {number} refused connections refused ('refuse' fault or maxConnections)
+ * @property {number} badFrames connections dropped for a bad MBAP header
+ * @property {number} ignored requests to a unit id this device does not serve (no reply)
+ */
+
+/** One accepted connection: MBAP reassembly, the synchronous fast path and the delayed-reply queue. */
+class Connection {
+  /**
+   * @param {ModbusTcpSimulator} sim
+   * @param {import('node:net').Socket} socket
+   */
+  constructor (sim, socket) {
+    this.sim = sim;
+    this.socket = socket;
+    /** @type {Buffer|null} an incomplete ADU (at most MODBUS_TCP_MAX_ADU - 1 bytes) */
+    this.pending = null;
+    this.queue = new ReplyQueue({ plan: sim.faults, maxPending: sim._maxPending, onDue: (item) => this._due(item) });
+    this.paused = false;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk) => this._onData(chunk));
+    // Clients vanish (ECONNRESET, EPIPE); that only ends this connection, which 'close' then cleans up.
+    socket.on('error', () => {});
+    socket.on('close', () => this._onClose());
+    socket.on('drain', () => {
+      if (this.paused) {
+        this.paused = false;
+        socket.resume();
+      }
+    });
+  }
+
+  /** @param {Buffer} chunk */
+  _onData (chunk) {
+    let buf = chunk;
+    if (this.pending !== null) {
+      buf = Buffer.concat([this.pending, chunk]);
+      this.pending = null;
+    }
+    const socket = this.socket;
+    const end = buf.length;
+    let off = 0;
+    let corked = false;
+    while (end - off >= MBAP_CHECK_BYTES) {
+      // With 6 of the 7 header bytes, unitId reads as undefined; it is only used once the whole ADU is here.
+      const mbap = readMbap(buf, off);
+      if (mbap.protocolId !== 0 || mbap.length < MIN_MBAP_LENGTH || mbap.length > MAX_MBAP_LENGTH) {
+        this.sim.stats.badFrames++;
+        if (corked) socket.uncork();
+        socket.destroy();
+        return;
+      }
+      const aduLength = mbap.aduLength;
+      if (end - off < aduLength) break;
+      if (!corked && end - off > aduLength) {
+        // Several requests in one chunk (pipelining): one write for all their replies.
+        socket.cork();
+        corked = true;
+      }
+      this._request(mbap, buf, off);
+      off += aduLength;
+    }
+    if (off < end) this.pending = Buffer.from(buf.subarray(off));
+    if (corked) socket.uncork();
+  }
+
+  /**
+   * Handles one complete ADU at buf[off, off + mbap.aduLength).
+   * @param {{transactionId: number, unitId: number, aduLength: number}} mbap its header
+   * @param {Buffer} buf
+   * @param {number} off
+   */
+  _request (mbap, buf, off) {
+    const sim = this.sim;
+    const stats = sim.stats;
+    stats.requests++;
+    const aduLength = mbap.aduLength;
+    const unitId = mbap.unitId;
+    if (!sim.model.serves(unitId) && !sim._direct[unitId]) {
+      stats.ignored++;
+      return;
+    }
+    const plan = sim.faults;
+    const d = plan.decide();
+    const hold = plan.holdMs();
+    if (d.action === 'reply' && d.delayMs === 0 && hold === 0 && this.queue.length === 0) {
+      this._reply(mbap.transactionId, unitId, buf, off + MBAP_LENGTH, off + aduLength);
+      return;
+    }
+    if (d.action === 'drop') {
+      stats.dropped++;
+      return;
+    }
+    // Slow path: copy the PDU, since the reply goes out after this chunk is gone.
+    const item = {
+      action: d.action,
+      transactionId: mbap.transactionId,
+      unitId,
+      pdu: Buffer.from(buf.subarray(off + MBAP_LENGTH, off + aduLength))
+    };
+    if (!this.queue.push(item, d.delayMs, hold)) stats.dropped++;
+  }
+
+  /** Executes a request and writes its reply now. */
+  _reply (transactionId, unitId, buf, start, end) {
+    const pdu = this.sim.model.execute(buf, start, end);
+    const stats = this.sim.stats;
+    stats.replies++;
+    if (pdu[0] & 0x80) stats.exceptions++;
+    const socket = this.socket;
+    socket.write(mbapFrame(transactionId, unitId, pdu));
+    if (!this.paused && socket.writableLength > C.SIM_MODBUS_MAX_WRITE_BUFFER_BYTES) {
+      // The client sends faster than it reads: stop reading until it catches up, so nothing grows unbounded.
+      this.paused = true;
+      socket.pause();
+    }
+  }
+
+  /** A delayed request falls due. */
+  _due (item) {
+    if (this.socket.destroyed) return;
+    const stats = this.sim.stats;
+    if (item.action === 'reply') {
+      this._reply(item.transactionId, item.unitId, item.pdu, 0, item.pdu.length);
+    } else if (item.action === 'garbage') {
+      stats.garbage++;
+      this.socket.write(this.sim.faults.garbage());
+    } else if (item.action === 'close') {
+      stats.closed++;
+      this.queue.clear();
+      this.socket.destroy();
+    }
+  }
+
+  _onClose () {
+    this.queue.clear();
+    this.pending = null;
+    this.sim._connections.delete(this);
+    this.sim.stats.open--;
+  }
+
+  destroy () {
+    this.queue.clear();
+    this.socket.destroy();
+  }
+}
+
+/** A running Modbus TCP simulator; create with {@link createModbusTcpSimulator}. */
+class ModbusTcpSimulator {
+  /** @param {object} o checked options */
+  constructor (o) {
+    this.host = o.host;
+    /** @type {number} the port listened on (the real one when 0 was asked) */
+    this.port = 0;
+    /** @type {import('./model').ModbusModel} */
+    this.model = o.model;
+    /** @type {FaultPlan} change at run time with sim.faults.set(spec), stall with sim.faults.stall(ms) */
+    this.faults = o.faults;
+    this.maxConnections = o.maxConnections;
+    this._maxPending = o.maxPending;
+    this._direct = new Uint8Array(256);
+    for (const id of o.directUnitIds) this._direct[id] = 1;
+    /** @type {TcpSimStats} */
+    this.stats = {
+      connections: 0, open: 0, requests: 0, replies: 0, exceptions: 0, dropped: 0,
+      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0
+    };
+    /** @type {Set<Connection>} */
+    this._connections = new Set();
+    this._closing = null;
+    this.server = net.createServer({ noDelay: true }, (socket) => this._accept(socket));
+  }
+
+  /** @returns {string} target URL of this simulator, e.g. modbus+tcp://127.0.0.1:5020?unitId=1 */
+  get url () {
+    // A wildcard address is not one a client can dial: name loopback instead.
+    const host = this.host === '0.0.0.0' ? '127.0.0.1' : this.host === '::' ? '::1' : this.host;
+    const ids = this.model.unitIds;
+    return formatTarget({ protocol: 'modbus+tcp', host, port: this.port, unitId: ids === 'any' ? 1 : ids[0] });
+  }
+
+  /** @param {import('node:net').Socket} socket */
+  _accept (socket) {
+    const stats = this.stats;
+    if (this._closing || this.faults.refuse || this._connections.size >= this.maxConnections) {
+      stats.refused++;
+      socket.on('error', () => {});
+      // RST rather than FIN: the client sees ECONNRESET at once, the nearest a listening socket gets to refusing.
+      socket.resetAndDestroy();
+      return;
+    }
+    stats.connections++;
+    stats.open++;
+    this._connections.add(new Connection(this, socket));
+  }
+
+  /** @returns {Promise<void>} */
+  _listen () {
+    return new Promise((resolve, reject) => {
+      const onError = (err) => {
+        this.server.removeListener('listening', onListening);
+        const where = `${this.host}:${this._askedPort}`;
+        if (err.code === 'EADDRINUSE') {
+          reject(new NinesError('NINES_ERR_PORT_IN_USE', `Modbus TCP simulator cannot listen on ${where}: the port is in use`,
+            { host: this.host, port: this._askedPort, cause: err.code }));
+        } else {
+          reject(new NinesError('NINES_ERR_INVALID_ARG', `Modbus TCP simulator cannot listen on ${where}: ${err.message}`,
+            { host: this.host, port: this._askedPort, cause: err.code }));
+        }
+      };
+      const onListening = () => {
+        this.server.removeListener('error', onError);
+        this.port = this.server.address().port;
+        // After listening, a server error (rare: EMFILE on accept) must not crash the process.
+        this.server.on('error', () => {});
+        this.faults.start();
+        resolve();
+      };
+      this.server.once('error', onError);
+      this.server.once('listening', onListening);
+      this.server.listen({ host: this.host, port: this._askedPort });
+    });
+  }
+
+  /**
+   * Stops listening, destroys every open connection, drops delayed replies and disarms scheduled stalls.
+   * Idempotent.
+   * @returns {Promise<void>}
+   */
+  close () {
+    if (!this._closing) {
+      this.faults.stop();
+      // Resolve once the server and every socket have closed, so stats.open is 0 and nothing keeps the loop alive.
+      const waits = [...this._connections].map((c) => new Promise((resolve) => {
+        c.socket.once('close', resolve);
+        c.destroy();
+      }));
+      if (this.server.listening) waits.push(new Promise((resolve) => this.server.close(() => resolve())));
+      this._closing = Promise.all(waits).then(() => {});
+    }
+    return this._closing;
+  }
+}
+
+/**
+ * Starts a Modbus TCP simulator.
+ * @param {object} [options]
+ * @param {string} [options.host='127.0.0.1']
+ * @param {number} [options.port=5020] 0 picks a free port (tests)
+ * @param {import('./model').ModbusModel} [options.model] the data model; or
+ * @param {object} [options.modelOptions] options for createModbusModel (default: 10000 of each, unit 1)
+ * @param {string|object|FaultPlan} [options.faults] fault spec, e.g. 'latency=2ms,drop=0.001' (see faults.js)
+ * @param {{random?: () => number, now?: () => number}} [options.faultOptions] passed to FaultPlan.parse
+ * @param {number} [options.maxConnections=32] open connections beyond this are refused and counted
+ * @param {number} [options.maxPending=64] delayed replies waiting per connection; more are dropped and counted
+ * @param {number[]} [options.directUnitIds=[0, 255]] unit ids answered besides the model's ("this device")
+ * @returns {Promise<ModbusTcpSimulator>} listening; `sim.port`, `sim.url`, `sim.stats`, `sim.close()`
+ * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad option, NINES_ERR_PORT_IN_USE when the port is taken
+ */
+async function createModbusTcpSimulator (options) {
+  const opts = objectOption(options, 'options');
+  noUnknownKeys(opts, 'options', OPTIONS);
+  const o = {
+    host: stringOption(opts.host, 'host', '127.0.0.1'),
+    maxConnections: intOption(opts.maxConnections, 'maxConnections', 1, 100000, C.SIM_MODBUS_MAX_CONNECTIONS),
+    maxPending: intOption(opts.maxPending, 'maxPending', 1, 100000, C.SIM_MODBUS_MAX_PENDING)
+  };
+  const port = intOption(opts.port, 'port', 0, 65535, C.SIM_MODBUS_PORT);
+  o.model = resolveModel(opts.model, opts.modelOptions);
+  const ids = opts.directUnitIds === undefined ? DEFAULT_DIRECT_UNIT_IDS : opts.directUnitIds;
+  if (!Array.isArray(ids) || !ids.every((id) => Number.isInteger(id) && id >= 0 && id <= 255)) {
+    invalid('directUnitIds', JSON.stringify(ids), 'an array of integers from 0 to 255 (may be empty)');
+  }
+  o.directUnitIds = ids;
+  o.faults = FaultPlan.parse(opts.faults, opts.faultOptions);
+  const sim = new ModbusTcpSimulator(o);
+  sim._askedPort = port;
+  await sim._listen();
+  return sim;
+}
+
+module.exports = { createModbusTcpSimulator, ModbusTcpSimulator };
