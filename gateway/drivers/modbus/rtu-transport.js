@@ -8,8 +8,12 @@
  *   (frame.js rtuResponseLength rules), so a reply is complete the moment its last byte arrives, even
  *   through USB adapters that deliver bytes in bursts.
  * - There is no transaction id. A frame whose unit id, function code or byte count does not fit the
- *   request in flight is late or foreign: it is dropped (stats.lateReplies) and input is skipped until
- *   the line has been quiet for t3.5; the request in flight keeps waiting for its own reply.
+ *   request in flight is late or foreign: it is read to its own end (its length follows from its
+ *   function code and byte count) and, if its CRC holds, dropped exactly (stats.lateReplies), so a
+ *   reply right behind it in the same burst is still read: USB adapters deliver bytes in bursts, and
+ *   the t3.5 gap between two frames on the wire does not survive them. A foreign frame whose length
+ *   cannot be known or whose CRC fails makes the reader skip input until the line has been quiet for
+ *   t3.5. Either way the request in flight keeps waiting for its own reply.
  * - The t3.5 gap is enforced before every write: after the last byte received and after the end of
  *   our own last frame on the wire (users of other gateways report it ignored: mqmgateway #40).
  * - After a timeout the line must stay quiet for max(drainMs, t3.5) before the next request, so a
@@ -22,7 +26,7 @@
  */
 
 const { NinesError } = require('../../errors');
-const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs } = require('./frame');
+const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs, rtuResponseLength } = require('./frame');
 const { responsePduLength } = require('./pdu');
 
 const hrtime = process.hrtime.bigint;
@@ -62,6 +66,8 @@ class RtuTransport {
     this._rxLen = 0;
     // Discarding input until the line has been quiet for t3.5
     this._skipping = false;
+    // Collecting a frame that does not answer the request in flight, by its own length
+    this._foreign = false;
     this._lastRxNs = 0n;
     // Earliest time the next request may be written
     this._lineFreeAt = 0n;
@@ -165,6 +171,7 @@ class RtuTransport {
     }
     this._rxLen = 0;
     this._skipping = false;
+    this._foreign = false;
     const broadcast = p.unitId === 0;
     this._p = broadcast ? null : p;
     const port = this._port;
@@ -181,6 +188,7 @@ class RtuTransport {
     if (this._p === p) this._p = null;
     this._rxLen = 0;
     this._skipping = false;
+    this._foreign = false;
     const until = hrtime() + (this._drainNs > this._silenceNs ? this._drainNs : this._silenceNs);
     if (until > this._lineFreeAt) this._lineFreeAt = until;
   }
@@ -233,12 +241,38 @@ class RtuTransport {
     const n = chunk.length;
     let off = 0;
     while (off < n) {
+      if (this._foreign) {
+        // a frame that is not ours: read it by its own length, then drop exactly it
+        const len = this._rxLen >= 2 ? rtuResponseLength(rx.subarray(0, this._rxLen)) : 0;
+        if (len < 0 || len > rx.length) {
+          this._stats.lateReplies++;
+          this._rxLen = 0;
+          this._foreign = false;
+          this._skipping = true;
+          return;
+        }
+        const want = len === 0 ? this._rxLen + 1 : len;
+        const take = Math.min(want - this._rxLen, n - off);
+        chunk.copy(rx, this._rxLen, off, off + take);
+        this._rxLen += take;
+        off += take;
+        if (len > 0 && this._rxLen === len) {
+          this._stats.lateReplies++;
+          const intact = rtuCrcOk(rx.subarray(0, len));
+          this._rxLen = 0;
+          this._foreign = false;
+          if (!intact) {
+            this._stats.badFrames++;
+            this._skipping = true;
+            return;
+          }
+        }
+        continue;
+      }
       const need = this._need();
       if (need < 0) {
-        this._stats.lateReplies++;
-        this._rxLen = 0;
-        this._skipping = true;
-        return;
+        this._foreign = true;
+        continue;
       }
       const take = Math.min(need - this._rxLen, n - off);
       chunk.copy(rx, this._rxLen, off, off + take);
