@@ -116,24 +116,16 @@ class Gateway extends EventEmitter {
   }
 
   onSnapshot (job, snap, meta) {
-    const latency = require('./latency');
+    const { summaryPayload } = require('./job/payload');
     const seq = this.seq.get(job) || 0;
     this.seq.set(job, seq + 1);
     let payload;
     try {
-      payload = latency.latencyPayload({ ...snap, seq }, {
-        gateway: this.config.gateway.id,
-        job,
-        target: meta.target,
-        op: meta.op
-      });
+      payload = summaryPayload(snap, seq, meta, { gateway: this.config.gateway.id, job });
     } catch (err) {
       this.emit('job-error', job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
       return;
     }
-    payload.connections = meta.connections;
-    payload.offered = meta.ratePerSec;
-    if (meta.loopDelayP99Ms !== undefined) payload.loopDelayP99 = meta.loopDelayP99Ms;
     this.latest.set(job, payload);
     this.publisher.publishLatency(job, payload);
     this.emit('summary', job, payload);
