@@ -6,6 +6,7 @@ const { Worker } = require('node:worker_threads');
 const { NinesError, fromJSON } = require('./errors');
 const { parseTarget } = require('./target');
 const { createClient } = require('./drivers');
+const { ReconnectEachClient } = require('./drivers/reconnect-each');
 const { createOpSource } = require('./job/op-source');
 const { startSchedule } = require('./scheduler');
 
@@ -36,6 +37,7 @@ const { startSchedule } = require('./scheduler');
  * @property {number} [timeoutMs=1000]
  * @property {number} [connectTimeoutMs=5000]
  * @property {boolean} [inWorker=false]
+ * @property {boolean} [reconnectEach=false] open a new connection for every request (its cost shows in service time)
  */
 
 /**
@@ -120,7 +122,10 @@ async function probeInline (o, ee, control) {
     if (control.stopped) break;
     const clients = [];
     try {
-      for (let i = 0; i < n; i++) clients.push(createClient(o.target, { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 }));
+      for (let i = 0; i < n; i++) {
+        const copts = { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 };
+        clients.push(o.reconnectEach ? new ReconnectEachClient(o.target, copts, createClient) : createClient(o.target, copts));
+      }
       await Promise.all(clients.map((c) => c.connect()));
       if (o.warmup > 0) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, recorder: new latency.Recorder() });
@@ -154,7 +159,8 @@ async function probeInline (o, ee, control) {
         connections: n,
         label: source.label,
         model,
-        name: fileStem(`${model}-${source.label}-${n}x`),
+        name: fileStem(`${model}-${source.label}-${n}x${o.reconnectEach ? '-reconnect' : ''}`),
+        reconnectEach: o.reconnectEach === true,
         policy: o.ratePerSec === Infinity ? 'closed' : o.policy,
         count: outcome.planned,
         ok: snap.ok,

@@ -30,6 +30,7 @@ Options:
   --hgrm <dir>          write one .hgrm per run, named like ED-588-@AA-1x.hgrm
   --json                print the results as JSON instead of a table
   --worker              run the probe in a worker thread
+  --reconnect-each      open a new connection for every request, to see what that costs
 `;
 
 /** @param {string[]} argv @returns {Promise<number>} */
@@ -48,7 +49,8 @@ async function main (argv) {
     warmup: { type: 'string' },
     hgrm: { type: 'string' },
     json: { type: 'boolean', default: false },
-    worker: { type: 'boolean', default: false }
+    worker: { type: 'boolean', default: false },
+    'reconnect-each': { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines probe takes one target URL; got ${positionals.length}\n\n${USAGE}`);
@@ -65,7 +67,8 @@ async function main (argv) {
     policy: values.policy,
     timeoutMs: parseDuration(values.timeout, '--timeout'),
     warmup: values.warmup === undefined ? 0 : Number(values.warmup),
-    inWorker: values.worker
+    inWorker: values.worker,
+    reconnectEach: values['reconnect-each']
   };
   if (opts.count === undefined && opts.durationMs === undefined) opts.count = 10000;
   if (opts.count !== undefined && opts.durationMs !== undefined) {
@@ -122,7 +125,7 @@ function formatTable (runs) {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells) => cells.map((c, i) => c.padStart(widths[i])).join('  ');
-  const title = runs.length ? `${runs[0].model} ${runs[0].label} (${runs[0].policy}), latency in ms` : 'no runs';
+  const title = runs.length ? `${runs[0].model} ${runs[0].label} (${runs[0].policy}${runs[0].reconnectEach ? ', a new connection per request' : ''}), latency in ms` : 'no runs';
   return [title, line(head), ...rows.map(line)].join('\n');
 }
 

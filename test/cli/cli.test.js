@@ -76,6 +76,15 @@ describe('nines CLI', function () {
       assert.ok(run.summary.p50 <= run.summary.p99 && run.summary.p99 <= run.summary.max);
     });
 
+    it('--reconnect-each opens a connection per request and says so in the run', async () => {
+      const r = await nines(['probe', sim.url, '--command', '@01', '--count', '200', '--reconnect-each', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const run = JSON.parse(r.stdout).runs[0];
+      assert.equal(run.reconnectEach, true);
+      assert.equal(run.ok, 200);
+      assert.match(run.name, /-1x-reconnect$/);
+    });
+
     it('rejects a bad target, command or option with its code and exit 1', async () => {
       const t = await nines(['probe', 'ftp://x', '--command', '@01']);
       assert.equal(t.code, 1);
