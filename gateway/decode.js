@@ -1,0 +1,311 @@
+'use strict';
+
+/**
+ * Typed decoding of Modbus registers, and the inverse for writes. Pure: no I/O, no Node-RED.
+ *
+ * Registers travel big-endian (high byte first), 16 bits each. A 32- or 64-bit value spans several
+ * registers, and devices disagree on the order, so two switches name it (the usual letters for a
+ * 32-bit value whose big-endian bytes are A B C D):
+ *
+ *   wordOrder big,    byteOrder big    → ABCD (Modicon, most PLCs)
+ *   wordOrder little, byteOrder big    → CDAB (word swap: many meters, Schneider)
+ *   wordOrder big,    byteOrder little → BADC (byte swap)
+ *   wordOrder little, byteOrder little → DCBA (fully little-endian)
+ *
+ * Applied as: swap the bytes inside each register (byteOrder little), reverse the registers of one
+ * value (wordOrder little), then read the bytes as big-endian.
+ *
+ * Values are `raw * scale + offset` on decode and `(value - offset) / scale` on encode; integer
+ * types round the latter and reject what does not fit, never wrap silently.
+ */
+
+const { NinesError } = require('./errors');
+
+/** Type → registers per value; `bool` packs 16 values per register, `string` 2 characters */
+const TYPES = Object.freeze({
+  int16: { words: 1, integer: true, min: -0x8000, max: 0x7FFF },
+  uint16: { words: 1, integer: true, min: 0, max: 0xFFFF },
+  int32: { words: 2, integer: true, min: -0x80000000, max: 0x7FFFFFFF },
+  uint32: { words: 2, integer: true, min: 0, max: 0xFFFFFFFF },
+  float32: { words: 2 },
+  int64: { words: 4, integer: true, big: true, min: -(2n ** 63n), max: 2n ** 63n - 1n },
+  uint64: { words: 4, integer: true, big: true, min: 0n, max: 2n ** 64n - 1n },
+  float64: { words: 4 },
+  bool: { bitsPerWord: 16 },
+  string: { charsPerWord: 2 }
+});
+
+/** The four common orders by their letters, for editors and configs */
+const ORDERS = Object.freeze({
+  ABCD: { wordOrder: 'big', byteOrder: 'big' },
+  CDAB: { wordOrder: 'little', byteOrder: 'big' },
+  BADC: { wordOrder: 'big', byteOrder: 'little' },
+  DCBA: { wordOrder: 'little', byteOrder: 'little' }
+});
+
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+function fail (message, details) {
+  throw new NinesError('NINES_ERR_INVALID_ARG', message, details);
+}
+
+/**
+ * Checks and completes decode/encode options.
+ * @param {object} [opts]
+ * @returns {{type: string, wordOrder: string, byteOrder: string, scale: number, offset: number, count?: number}}
+ */
+function normalizeOptions (opts = {}) {
+  if (opts === null || typeof opts !== 'object') fail(`decode options must be an object; got ${JSON.stringify(opts)}`, { field: 'options' });
+  const type = opts.type === undefined ? 'uint16' : opts.type;
+  if (!Object.prototype.hasOwnProperty.call(TYPES, type)) {
+    fail(`type must be one of ${Object.keys(TYPES).join(', ')}; got ${JSON.stringify(type)}`, { field: 'type', value: type });
+  }
+  let { wordOrder = 'big', byteOrder = 'big' } = opts;
+  if (opts.order !== undefined) {
+    const o = ORDERS[String(opts.order).toUpperCase()];
+    if (!o) fail(`order must be one of ${Object.keys(ORDERS).join(', ')}; got ${JSON.stringify(opts.order)}`, { field: 'order', value: opts.order });
+    ({ wordOrder, byteOrder } = o);
+  }
+  for (const [field, v] of [['wordOrder', wordOrder], ['byteOrder', byteOrder]]) {
+    if (v !== 'big' && v !== 'little') fail(`${field} must be "big" or "little"; got ${JSON.stringify(v)}`, { field, value: v });
+  }
+  const scale = opts.scale === undefined || opts.scale === '' ? 1 : Number(opts.scale);
+  const offset = opts.offset === undefined || opts.offset === '' ? 0 : Number(opts.offset);
+  if (!Number.isFinite(scale) || scale === 0) fail(`scale must be a finite number other than 0; got ${JSON.stringify(opts.scale)}`, { field: 'scale', value: opts.scale });
+  if (!Number.isFinite(offset)) fail(`offset must be a finite number; got ${JSON.stringify(opts.offset)}`, { field: 'offset', value: opts.offset });
+  const out = { type, wordOrder, byteOrder, scale, offset };
+  if (opts.count !== undefined && opts.count !== null && opts.count !== '') {
+    const count = Number(opts.count);
+    if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${JSON.stringify(opts.count)}`, { field: 'count', value: opts.count });
+    out.count = count;
+  }
+  return out;
+}
+
+/**
+ * Registers needed to hold `count` values of `type` (for a read's quantity).
+ * @param {string} type one of TYPES
+ * @param {number} [count=1] values (characters for string, bits for bool)
+ * @returns {number} registers
+ */
+function registersFor (type, count = 1) {
+  const t = TYPES[type];
+  if (!t) fail(`type must be one of ${Object.keys(TYPES).join(', ')}; got ${JSON.stringify(type)}`, { field: 'type', value: type });
+  if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${JSON.stringify(count)}`, { field: 'count', value: count });
+  if (t.bitsPerWord) return Math.ceil(count / t.bitsPerWord);
+  if (t.charsPerWord) return Math.ceil(count / t.charsPerWord);
+  return count * t.words;
+}
+
+/** Turns the input into a Buffer of big-endian register bytes. */
+function toBytes (words) {
+  if (Buffer.isBuffer(words) || words instanceof Uint8Array) {
+    if (words.length % 2 !== 0) fail(`a register buffer must have an even length; got ${words.length} bytes`, { field: 'words', length: words.length });
+    return Buffer.from(words.buffer, words.byteOffset, words.length);
+  }
+  if (!Array.isArray(words)) fail(`registers must be an array of 0-65535 integers or a Buffer; got ${typeof words}`, { field: 'words' });
+  const buf = Buffer.alloc(words.length * 2);
+  words.forEach((w, i) => {
+    if (!Number.isInteger(w) || w < 0 || w > 0xFFFF) fail(`register ${i} must be an integer 0-65535; got ${JSON.stringify(w)}`, { field: `words[${i}]`, value: w });
+    buf.writeUInt16BE(w, i * 2);
+  });
+  return buf;
+}
+
+/** The bytes of one value in big-endian order, after applying the orders. */
+function ordered (bytes, start, nWords, { wordOrder, byteOrder }) {
+  const out = Buffer.alloc(nWords * 2);
+  for (let i = 0; i < nWords; i++) {
+    const src = start + 2 * (wordOrder === 'little' ? nWords - 1 - i : i);
+    const hi = bytes[src];
+    const lo = bytes[src + 1];
+    out[2 * i] = byteOrder === 'little' ? lo : hi;
+    out[2 * i + 1] = byteOrder === 'little' ? hi : lo;
+  }
+  return out;
+}
+
+function readRaw (b, type) {
+  switch (type) {
+    case 'int16': return b.readInt16BE(0);
+    case 'uint16': return b.readUInt16BE(0);
+    case 'int32': return b.readInt32BE(0);
+    case 'uint32': return b.readUInt32BE(0);
+    case 'float32': return b.readFloatBE(0);
+    case 'int64': return b.readBigInt64BE(0);
+    case 'uint64': return b.readBigUInt64BE(0);
+    case 'float64': return b.readDoubleBE(0);
+  }
+  /* c8 ignore next */
+  throw new Error(`unreachable type ${type}`);
+}
+
+function applyScale (raw, scale, offset) {
+  if (typeof raw === 'bigint') {
+    if (scale === 1 && offset === 0) {
+      // keep every digit: a number when it is exact, a BigInt beyond 2^53
+      const n = Number(raw);
+      return Number.isSafeInteger(n) ? n : raw;
+    }
+    return Number(raw) * scale + offset;
+  }
+  return scale === 1 && offset === 0 ? raw : raw * scale + offset;
+}
+
+/**
+ * Decodes registers into typed values.
+ *
+ * Numeric types return an array of numbers (64-bit integers beyond ±2^53 come as BigInt, so no
+ * digit is lost; with a scale or offset they become numbers). `bool` returns one boolean per bit,
+ * bit 0 of the first register first. `string` returns one string: two characters per register,
+ * high byte first (byteOrder little swaps them), trailing NULs and spaces removed.
+ *
+ * @param {number[]|Buffer} words registers as uint16 numbers, or their raw big-endian bytes
+ * @param {object} [opts]
+ * @param {string} [opts.type='uint16'] int16|uint16|int32|uint32|float32|int64|uint64|float64|bool|string
+ * @param {'big'|'little'} [opts.wordOrder='big'] order of the registers of one value
+ * @param {'big'|'little'} [opts.byteOrder='big'] order of the bytes inside a register
+ * @param {string} [opts.order] ABCD|CDAB|BADC|DCBA, instead of wordOrder and byteOrder
+ * @param {number} [opts.scale=1] multiplier applied to each raw value
+ * @param {number} [opts.offset=0] added after scaling
+ * @param {number} [opts.count] values (bits for bool, characters for string); default: all that fit
+ * @returns {Array<number|bigint|boolean>|string}
+ */
+function decodeRegisters (words, opts) {
+  const o = normalizeOptions(opts);
+  const bytes = toBytes(words);
+  const nWords = bytes.length / 2;
+  const t = TYPES[o.type];
+
+  if (o.type === 'string') {
+    const chars = o.count === undefined ? nWords * 2 : o.count;
+    if (chars > nWords * 2) fail(`${chars} characters need ${registersFor('string', chars)} registers; got ${nWords}`, { field: 'count', value: chars });
+    const b = ordered(bytes, 0, nWords, { wordOrder: 'big', byteOrder: o.byteOrder }).subarray(0, chars);
+    return b.toString('latin1').replace(/[\0 ]+$/, '');
+  }
+
+  if (o.type === 'bool') {
+    const bits = o.count === undefined ? nWords * 16 : o.count;
+    if (bits > nWords * 16) fail(`${bits} bits need ${registersFor('bool', bits)} registers; got ${nWords}`, { field: 'count', value: bits });
+    const out = new Array(bits);
+    for (let i = 0; i < bits; i++) {
+      const w = (bytes[2 * (i >> 4)] << 8) | bytes[2 * (i >> 4) + 1];
+      out[i] = ((w >> (i & 15)) & 1) === 1;
+    }
+    return out;
+  }
+
+  let count = o.count;
+  if (count === undefined) {
+    if (nWords % t.words !== 0) {
+      fail(`${nWords} registers do not hold a whole number of ${o.type} values (${t.words} registers each)`, { field: 'words', type: o.type, registers: nWords });
+    }
+    count = nWords / t.words;
+  } else if (count * t.words > nWords) {
+    fail(`${count} ${o.type} values need ${count * t.words} registers; got ${nWords}`, { field: 'count', value: count });
+  }
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) {
+    out[i] = applyScale(readRaw(ordered(bytes, i * t.words * 2, t.words, o), o.type), o.scale, o.offset);
+  }
+  return out;
+}
+
+/** Turns one engineering value into the raw value of `type`, checked. */
+function toRaw (v, i, o) {
+  const t = TYPES[o.type];
+  if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) v = Number(v);
+  if (typeof v === 'boolean') v = v ? 1 : 0;
+  if (t.big && typeof v === 'bigint') {
+    if (o.scale !== 1 || o.offset !== 0) v = Number(v);
+  } else if (typeof v !== 'number' || !Number.isFinite(v)) {
+    fail(`value ${i} must be a finite number for ${o.type}; got ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)}`, { field: `values[${i}]`, value: String(v) });
+  }
+  let raw = typeof v === 'bigint' ? v : (v - o.offset) / o.scale;
+  if (t.integer) {
+    if (typeof raw === 'number') {
+      raw = Math.round(raw);
+      if (t.big) {
+        if (!Number.isSafeInteger(raw)) fail(`value ${i} (${v}) is not exact as a number; pass a BigInt for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: v });
+        raw = BigInt(raw);
+      }
+    }
+    if (raw < t.min || raw > t.max) {
+      fail(`value ${i} (${String(v)}) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: String(v), type: o.type });
+    }
+  } else if (o.type === 'float32' && Math.abs(raw) > FLOAT32_MAX) {
+    fail(`value ${i} (${v}) is outside the float32 range`, { field: `values[${i}]`, value: v });
+  }
+  return raw;
+}
+
+function writeRaw (b, type, raw) {
+  switch (type) {
+    case 'int16': return b.writeInt16BE(raw, 0);
+    case 'uint16': return b.writeUInt16BE(raw, 0);
+    case 'int32': return b.writeInt32BE(raw, 0);
+    case 'uint32': return b.writeUInt32BE(raw, 0);
+    case 'float32': return b.writeFloatBE(raw, 0);
+    case 'int64': return b.writeBigInt64BE(raw, 0);
+    case 'uint64': return b.writeBigUInt64BE(raw, 0);
+    case 'float64': return b.writeDoubleBE(raw, 0);
+  }
+}
+
+/** Puts big-endian value bytes into register order (the inverse of `ordered`). */
+function unorder (valueBytes, nWords, { wordOrder, byteOrder }) {
+  const words = new Array(nWords);
+  for (let i = 0; i < nWords; i++) {
+    const src = 2 * (wordOrder === 'little' ? nWords - 1 - i : i);
+    const hi = valueBytes[src];
+    const lo = valueBytes[src + 1];
+    words[i] = byteOrder === 'little' ? (lo << 8) | hi : (hi << 8) | lo;
+  }
+  return words;
+}
+
+/**
+ * Encodes typed values into registers for FC 6 / FC 16: the inverse of decodeRegisters.
+ * @param {number|bigint|boolean|string|Array<number|bigint|boolean>} values one value or an array;
+ *   a string for type string (padded with NUL to `count` characters, or to a whole register)
+ * @param {object} [opts] as decodeRegisters (type, wordOrder, byteOrder, order, scale, offset, count)
+ * @returns {number[]} uint16 registers
+ */
+function encodeValues (values, opts) {
+  const o = normalizeOptions(opts);
+  const t = TYPES[o.type];
+
+  if (o.type === 'string') {
+    if (typeof values !== 'string') fail(`a string value is needed for type string; got ${typeof values}`, { field: 'values' });
+    // latin1 keeps one byte per character; anything wider cannot be stored faithfully
+    if ([...values].some((ch) => ch.charCodeAt(0) > 0xFF)) fail('string has characters outside Latin-1, which do not fit one byte each', { field: 'values' });
+    const chars = o.count === undefined ? values.length : o.count;
+    if (values.length > chars) fail(`string of ${values.length} characters is longer than count ${chars}`, { field: 'values', value: values });
+    const b = Buffer.alloc(registersFor('string', Math.max(chars, 1)) * 2);
+    b.write(values, 'latin1');
+    return unorder(b, b.length / 2, { wordOrder: 'big', byteOrder: o.byteOrder });
+  }
+
+  const list = Array.isArray(values) ? values : [values];
+  if (list.length === 0) fail('no values to encode', { field: 'values' });
+  if (o.count !== undefined && list.length !== o.count) fail(`expected ${o.count} values; got ${list.length}`, { field: 'values', count: list.length });
+
+  if (o.type === 'bool') {
+    const words = new Array(registersFor('bool', list.length)).fill(0);
+    list.forEach((v, i) => {
+      if (v !== true && v !== false && v !== 0 && v !== 1) fail(`value ${i} must be true, false, 0 or 1 for bool; got ${JSON.stringify(v)}`, { field: `values[${i}]`, value: v });
+      if (v === true || v === 1) words[i >> 4] |= 1 << (i & 15);
+    });
+    return words;
+  }
+
+  const out = [];
+  const b = Buffer.alloc(t.words * 2);
+  list.forEach((v, i) => {
+    writeRaw(b, o.type, toRaw(v, i, o));
+    out.push(...unorder(b, t.words, o));
+  });
+  return out;
+}
+
+module.exports = { decodeRegisters, encodeValues, registersFor, normalizeOptions, TYPES, ORDERS };

@@ -1,0 +1,77 @@
+'use strict';
+
+/**
+ * nines-latency-probe's settings → runProbe options, and a probe run → a nines latency payload.
+ */
+
+const { invalidArg } = require('./errors');
+const { pickDevice, operation, connectionList } = require('./job-spec');
+const { num } = require('./device-config');
+const { parseRate } = require('../../gateway/units');
+
+/**
+ * Settings → runProbe options; throws NINES_ERR_INVALID_ARG naming the field.
+ * @param {object} RED
+ * @param {object} config
+ * @returns {object}
+ */
+function probeOptions (RED, config) {
+  const { device, protocol } = pickDevice(RED, config);
+  const count = config.count === '' || config.count === undefined ? undefined : num(config, 'count', 10000, 1, 1e9);
+  const durationS = config.duration === '' || config.duration === undefined ? undefined : num(config, 'duration', 10, 0.001, 86400, false);
+  if (count === undefined && durationS === undefined) throw invalidArg('count', 'give a count of requests or a duration in seconds');
+  const rate = config.rate === '' || config.rate === undefined ? 'max' : config.rate;
+  return {
+    target: device.target,
+    ...operation(config, protocol),
+    connections: connectionList(config.connections),
+    count,
+    durationMs: count === undefined ? durationS * 1000 : undefined,
+    ratePerSec: parseRate(typeof rate === 'string' && /^\d+(\.\d+)?$/.test(rate.trim()) ? Number(rate) : rate, 'rate'),
+    timeoutMs: device.timeoutMs,
+    inWorker: true
+  };
+}
+
+/**
+ * One probe run as a nines latency payload (design.md), so nines-latency-merge takes it as is.
+ * @param {object} run a ProbeRunResult
+ * @param {{seq: number, gateway: string, target: string}} meta seq of the run's job, the source
+ * @returns {object}
+ */
+function runPayload (run, { seq, gateway, target }) {
+  return {
+    v: 1,
+    gateway,
+    job: run.name,
+    target,
+    op: run.label,
+    seq,
+    start: run.startMs,
+    end: run.endMs,
+    policy: run.policy,
+    count: run.ok + run.errors + run.timeouts + run.skipped,
+    ok: run.ok,
+    errors: run.errors,
+    timeouts: run.timeouts,
+    skipped: run.skipped,
+    rate: run.ratePerSec,
+    unit: 'ms',
+    min: run.summary.min,
+    mean: run.summary.mean,
+    stddev: run.summary.stddev,
+    p50: run.summary.p50,
+    p90: run.summary.p90,
+    p99: run.summary.p99,
+    p99_9: run.summary.p99_9,
+    p99_99: run.summary.p99_99,
+    max: run.summary.max,
+    service: run.service,
+    lag: run.lag,
+    hist: run.hist,
+    connections: run.connections,
+    elapsedMs: run.elapsedMs
+  };
+}
+
+module.exports = { probeOptions, runPayload };

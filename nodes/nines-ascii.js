@@ -1,0 +1,69 @@
+'use strict';
+
+/**
+ * nines-ascii: one ASCII (DCON) command per msg to a Brainboxes ED device, the typed reply out.
+ * The command is the node's own, or msg.command, or a string msg.payload, in that order.
+ */
+
+const { validateCommand } = require('../gateway/drivers/ascii');
+const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
+const { errorStatus } = require('./lib/status');
+const { asciiPayload, latencyMs } = require('./lib/reply');
+
+module.exports = function (RED) {
+  function NinesAsciiNode (config) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const device = RED.nodes.getNode(config.device);
+    const configured = typeof config.command === 'string' ? config.command.trim() : '';
+
+    if (device) device.hub.register(node);
+    else node.status({ fill: 'red', shape: 'ring', text: 'nines-ascii.status.no-device' });
+
+    /** @returns {string} the command for this msg; throws NINES_ERR_INVALID_ARG when there is none */
+    function commandFor (msg) {
+      if (configured) return configured;
+      if (msg.command !== undefined) {
+        if (typeof msg.command !== 'string') throw invalidArg('msg.command', `msg.command must be a string such as "@01"; got ${typeof msg.command}`);
+        return msg.command.trim();
+      }
+      if (typeof msg.payload === 'string') return msg.payload.trim();
+      throw invalidArg('msg.command', 'no command: set one in the node, or send msg.command or a string msg.payload such as "@01"');
+    }
+
+    node.on('input', (msg, send, done) => {
+      if (!device) {
+        done(invalidArg('device', RED._('nines-ascii.errors.no-device')));
+        return;
+      }
+      let command;
+      try {
+        command = commandFor(msg);
+        validateCommand(command, { checksum: device.checksum });
+      } catch (err) {
+        done(nodeError(err, 'NINES_ERR_INVALID_COMMAND'));
+        return;
+      }
+      device.hub.request(command).then((reply) => {
+        msg.payload = asciiPayload(reply);
+        msg.raw = reply.raw;
+        msg.latency = latencyMs(reply);
+        msg.command = command;
+        node.status(device.hub.status);
+        send(msg);
+        done();
+      }, (err) => {
+        const e = nodeError(err);
+        if (!isMsgError(e)) node.status(errorStatus(e));
+        done(e);
+      });
+    });
+
+    node.on('close', (removed, done) => {
+      if (!device) { done(); return; }
+      device.hub.deregister(node).then(() => done(), () => done());
+    });
+  }
+
+  RED.nodes.registerType('nines-ascii', NinesAsciiNode);
+};

@@ -1,0 +1,76 @@
+'use strict';
+
+/**
+ * nines-modbus-read: one read (FC 1-4) per msg; registers decoded to typed values (int16 … float64,
+ * word and byte order, scale) by gateway/decode.js.
+ */
+
+const { decodeRegisters } = require('../gateway/decode');
+const { validateOp } = require('../gateway/drivers/modbus');
+const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
+const { errorStatus } = require('./lib/status');
+const { latencyMs } = require('./lib/reply');
+const { requestFields, typeOptions } = require('./lib/modbus-msg');
+
+module.exports = function (RED) {
+  function NinesModbusReadNode (config) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const device = RED.nodes.getNode(config.device);
+
+    let decodeOpts = null;
+    let configError = null;
+    try {
+      decodeOpts = typeOptions(config);
+    } catch (err) {
+      configError = nodeError(err, 'NINES_ERR_INVALID_ARG');
+      node.error(configError);
+    }
+
+    if (!device) node.status({ fill: 'red', shape: 'ring', text: 'nines-modbus-read.status.no-device' });
+    else if (configError) node.status(errorStatus(configError));
+    else device.hub.register(node);
+
+    node.on('input', (msg, send, done) => {
+      if (!device) { done(invalidArg('device', RED._('nines-modbus-read.errors.no-device'))); return; }
+      if (configError) { done(configError); return; }
+      let op;
+      try {
+        op = requestFields(msg, config, [1, 2, 3, 4], true);
+        validateOp(op);
+      } catch (err) {
+        done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
+        return;
+      }
+      device.hub.request(op).then((reply) => {
+        let payload;
+        try {
+          // coils and discrete inputs are booleans already; registers get the node's type
+          payload = op.fc <= 2 ? reply.data : decodeRegisters(reply.data, decodeOpts);
+        } catch (err) {
+          done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
+          return;
+        }
+        msg.payload = payload;
+        msg.data = reply.data;
+        if (reply.buffer) msg.buffer = reply.buffer;
+        msg.latency = latencyMs(reply);
+        msg.modbus = { fc: op.fc, address: op.address, quantity: op.quantity, unitId: op.unitId === undefined ? device.unitId : op.unitId };
+        node.status(device.hub.status);
+        send(msg);
+        done();
+      }, (err) => {
+        const e = nodeError(err);
+        if (!isMsgError(e)) node.status(errorStatus(e));
+        done(e);
+      });
+    });
+
+    node.on('close', (removed, done) => {
+      if (!device || configError) { done(); return; }
+      device.hub.deregister(node).then(() => done(), () => done());
+    });
+  }
+
+  RED.nodes.registerType('nines-modbus-read', NinesModbusReadNode);
+};

@@ -1,0 +1,186 @@
+'use strict';
+
+/**
+ * The editor side, in headless Chromium (Debian's `chromium`, driven by playwright-core) against
+ * a real Node-RED 4 with the package installed: the palette shows every nines node, each edit
+ * dialog opens with its labels translated and validates as you type, the help renders from the
+ * markdown, and the browser console stays free of errors.
+ */
+
+const assert = require('node:assert/strict');
+const { chromium } = require('playwright-core');
+const { startNodeRed, PKG } = require('../e2e/launch');
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const FLOW_NODES = ['nines-ascii', 'nines-modbus-read', 'nines-modbus-write', 'nines-poll', 'nines-latency-probe', 'nines-latency-merge'];
+const CONFIG_NODES = ['nines-ascii-device', 'nines-modbus-device'];
+
+/** Per node type: a field, a value its validator must refuse and one it must accept */
+const VALIDATION = {
+  'nines-ascii': ['#node-input-command', 'read it', '@01'],
+  'nines-modbus-read': ['#node-input-address', '70000', '100'],
+  'nines-modbus-write': ['#node-input-address', '-1', '100'],
+  'nines-poll': ['#node-input-rate', 'fast', '1000/s'],
+  'nines-latency-probe': ['#node-input-connections', '1,x', '1,2,4'],
+  'nines-latency-merge': ['#node-input-window', '0', '60'],
+  'nines-ascii-device': ['#node-config-input-port', '70000', '9500'],
+  'nines-modbus-device': ['#node-config-input-unitId', '256', '1']
+};
+
+/** The first words of each node's help summary */
+const SUMMARY = {
+  'nines-ascii': 'Sends one ASCII',
+  'nines-modbus-read': 'Reads coils',
+  'nines-modbus-write': 'Writes coils',
+  'nines-poll': 'Polls a device',
+  'nines-latency-probe': 'Runs a latency test',
+  'nines-latency-merge': 'Merges nines latency payloads',
+  'nines-ascii-device': 'A Brainboxes ED',
+  'nines-modbus-device': 'A Modbus TCP server'
+};
+
+describe('Node-RED editor (headless Chromium)', function () {
+  this.timeout(60000);
+  let nr;
+  let browser;
+  let page;
+  const consoleErrors = [];
+
+  before(async () => {
+    nr = await startNodeRed();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    page.on('pageerror', (err) => consoleErrors.push(String(err)));
+    await page.goto(nr.url);
+    await page.waitForFunction(() => window.RED && RED.nodes && RED.nodes.getType('nines-latency-merge') &&
+      document.querySelector('.red-ui-palette-node[data-palette-type="nines-ascii"]'), null, { timeout: 30000 });
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+    if (nr) await nr.stop();
+  });
+
+  it('registers every nines node, in the "nines" palette category (config nodes as config)', async () => {
+    const defs = await page.evaluate((types) => types.map((t) => {
+      const d = RED.nodes.getType(t);
+      return d && { type: t, category: d.category, set: d.set && d.set.module };
+    }), [...FLOW_NODES, ...CONFIG_NODES]);
+    for (const d of defs) assert.ok(d, 'registered');
+    for (const d of defs.slice(0, FLOW_NODES.length)) assert.equal(d.category, 'nines', d.type);
+    for (const d of defs.slice(FLOW_NODES.length)) assert.equal(d.category, 'config', d.type);
+    for (const d of defs) assert.equal(d.set, PKG.name);
+  });
+
+  it('shows every flow node in the palette with its icon and label', async () => {
+    for (const type of FLOW_NODES) {
+      const el = page.locator(`.red-ui-palette-node[data-palette-type="${type}"]`);
+      assert.equal(await el.count(), 1, type);
+      const label = (await el.locator('.red-ui-palette-label').innerText()).trim();
+      assert.ok(label.length > 0 && !label.includes('.'), `${type} label "${label}"`);
+      const icon = await el.locator('.red-ui-palette-icon').evaluate((n) => getComputedStyle(n).backgroundImage);
+      assert.match(icon, /nines-[a-z-]+\.svg/, `${type} icon`);
+    }
+  });
+
+  /** Adds a node of `type` to the workspace and opens its edit dialog. */
+  async function openEditor (type) {
+    await page.evaluate((t) => {
+      const id = RED.nodes.id();
+      RED.view.importNodes([{ id, type: t, x: 200, y: 200, z: RED.workspaces.active() }], { generateIds: false, addFlow: false });
+      RED.editor.edit(RED.nodes.node(id));
+    }, type);
+    await page.waitForSelector(`#dialog-form input, #dialog-form select`, { state: 'visible' });
+  }
+
+  async function closeEditors () {
+    await page.evaluate(() => { while (RED.editor.getEditStackSize && RED.editor.getEditStackSize() > 0) RED.tray.close(); });
+    await page.evaluate(() => RED.tray.close());
+    await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 }).catch(() => {});
+  }
+
+  /** Types a value into a field and reports whether the editor marks it invalid. */
+  async function markedInvalid (selector, value) {
+    const field = page.locator(selector).last();
+    await field.fill(value);
+    await field.dispatchEvent('change');
+    return field.evaluate((n) => n.classList.contains('input-error'));
+  }
+
+  async function translatedLabels (formSelector) {
+    return page.$$eval(`${formSelector} label, ${formSelector} span[data-i18n], ${formSelector} option`, (els) => els
+      .filter((e) => e.offsetParent !== null)
+      .map((e) => e.textContent.trim())
+      .filter((t) => /^nines-[a-z-]+\./.test(t)));
+  }
+
+  for (const type of FLOW_NODES) {
+    it(`opens the ${type} edit dialog, translated, and validates as you type`, async () => {
+      await openEditor(type);
+      try {
+        assert.deepEqual(await translatedLabels('#dialog-form'), [], 'untranslated catalog keys');
+        const [field, bad, good] = VALIDATION[type];
+        assert.equal(await markedInvalid(field, bad), true, `${field} = ${bad} should be refused`);
+        assert.equal(await markedInvalid(field, good), false, `${field} = ${good} should be accepted`);
+      } finally {
+        await closeEditors();
+      }
+    });
+  }
+
+  for (const type of CONFIG_NODES) {
+    it(`opens the ${type} config dialog, translated, and validates as you type`, async () => {
+      await page.evaluate((t) => RED.editor.editConfig('', t, '_ADD_', 'node-input'), type);
+      await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
+      try {
+        assert.deepEqual(await translatedLabels('#node-config-dialog-edit-form'), [], 'untranslated catalog keys');
+        const [field, bad, good] = VALIDATION[type];
+        assert.equal(await markedInvalid(field, bad), true, `${field} = ${bad} should be refused`);
+        assert.equal(await markedInvalid(field, good), false, `${field} = ${good} should be accepted`);
+      } finally {
+        await closeEditors();
+      }
+    });
+  }
+
+  it('fills the command from the ascii helper with the device address', async () => {
+    await openEditor('nines-ascii');
+    try {
+      await page.selectOption('#nines-ascii-helper', 'setOutput');
+      await page.fill('#nines-ascii-helper-line', '3');
+      await page.selectOption('#nines-ascii-helper-on', 'on');
+      await page.click('#nines-ascii-helper-fill');
+      assert.equal(await page.inputValue('#node-input-command'), '#011301');
+      await page.selectOption('#nines-ascii-helper', 'setAnalog');
+      await page.fill('#nines-ascii-helper-channel', '2');
+      await page.fill('#nines-ascii-helper-volts', '5.5');
+      await page.click('#nines-ascii-helper-fill');
+      assert.equal(await page.inputValue('#node-input-command'), '#012+05.500');
+    } finally {
+      await closeEditors();
+    }
+  });
+
+  for (const type of [...FLOW_NODES, ...CONFIG_NODES]) {
+    it(`renders the ${type} help from markdown`, async () => {
+      const html = await page.evaluate(async (t) => {
+        RED.sidebar.help.show(t);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        // the help stack of the sidebar (other .red-ui-help blocks hold the tips)
+        return [...document.querySelectorAll('.red-ui-sidebar-help-stack .red-ui-help')].map((e) => e.innerHTML).join('\n');
+      }, type);
+      assert.ok(html.includes(SUMMARY[type]), `${type} summary`);
+      // markdown headings become the help's collapsible sections
+      assert.match(html, /<h3[^>]*>(?:(?!<\/h3>).)*Details(?:(?!<\/h3>).)*<\/h3>/s, `${type} Details heading`);
+      if (FLOW_NODES.includes(type)) assert.match(html, /<h3[^>]*>(?:(?!<\/h3>).)*(Inputs|Outputs)(?:(?!<\/h3>).)*<\/h3>/s, `${type} Inputs/Outputs`);
+    });
+  }
+
+  it('leaves the browser console without errors', () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+});

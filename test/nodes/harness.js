@@ -1,0 +1,103 @@
+'use strict';
+
+/**
+ * Shared plumbing for the node tests: node-red-node-test-helper bound to the installed Node-RED 4,
+ * the simulators on port 0, and small waits that poll state instead of assuming times.
+ */
+
+const helper = require('node-red-node-test-helper');
+
+helper.init(require.resolve('node-red'));
+
+/**
+ * Waits until `check()` returns a truthy value, polling; rejects after `limitMs` with `what`.
+ * @param {() => unknown} check
+ * @param {string} what description for the timeout error
+ * @param {number} [limitMs=5000]
+ * @returns {Promise<unknown>} the truthy value
+ */
+function waitFor (check, what, limitMs = 5000) {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const tick = () => {
+      let v;
+      try { v = check(); } catch (err) { reject(err); return; }
+      if (v) { resolve(v); return; }
+      if (Date.now() - t0 > limitMs) { reject(new Error(`timed out waiting for ${what}`)); return; }
+      setTimeout(tick, 10);
+    };
+    tick();
+  });
+}
+
+/**
+ * The last status a node set (the helper spies on Node.prototype.status).
+ * @param {object} node
+ * @returns {object|undefined}
+ */
+function lastStatus (node) {
+  const calls = node.status.getCalls().filter((c) => c.thisValue === node);
+  return calls.length ? calls[calls.length - 1].args[0] : undefined;
+}
+
+/**
+ * Waits until a node's status matches `pred`.
+ * @param {object} node
+ * @param {(s: object) => boolean} pred
+ * @param {string} what
+ * @param {number} [limitMs]
+ */
+function waitStatus (node, pred, what, limitMs) {
+  return waitFor(() => { const s = lastStatus(node); return s && pred(s) ? s : null; }, `${node.type} status ${what}`, limitMs);
+}
+
+/**
+ * Sends `msg` to `node` and resolves with the msg a helper node `out` receives, or rejects with the
+ * error given to done(err).
+ * @param {object} node the node under test
+ * @param {object} out a 'helper' node wired to its output
+ * @param {object} msg
+ * @param {number} [limitMs=5000]
+ * @returns {Promise<object>}
+ */
+function roundTrip (node, out, msg, limitMs = 5000) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { cleanup(); reject(new Error('no output and no error')); }, limitMs);
+    const onInput = (m) => { cleanup(); resolve(m); };
+    const onDone = (call) => {
+      const err = call.args[0];
+      if (call.thisValue === node && err && err.code) { cleanup(); reject(err); }
+    };
+    function cleanup () {
+      clearTimeout(timer);
+      out.removeListener('input', onInput);
+      node.removeListener('call:error', onDone);
+    }
+    out.on('input', onInput);
+    node.on('call:error', onDone);
+    node.receive(msg);
+  });
+}
+
+/**
+ * Sends `msg` and resolves with the error the node reports through done(err).
+ * @param {object} node
+ * @param {object} msg
+ * @param {number} [limitMs=5000]
+ * @returns {Promise<Error>}
+ */
+function expectError (node, msg, limitMs = 5000) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { node.removeListener('call:error', onError); reject(new Error('no error reported')); }, limitMs);
+    function onError (call) {
+      if (call.thisValue !== node) return;
+      clearTimeout(timer);
+      node.removeListener('call:error', onError);
+      resolve(call.args[0]);
+    }
+    node.on('call:error', onError);
+    node.receive(msg);
+  });
+}
+
+module.exports = { helper, waitFor, waitStatus, lastStatus, roundTrip, expectError };

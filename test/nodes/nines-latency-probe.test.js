@@ -1,0 +1,136 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { helper, expectError, waitStatus, waitFor } = require('./harness');
+const latency = require('../../gateway/latency');
+const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const modbusDevice = require('../../nodes/nines-modbus-device');
+const probeNode = require('../../nodes/nines-latency-probe');
+const mergeNode = require('../../nodes/nines-latency-merge');
+
+function flow (port, probe = {}) {
+  return [
+    { id: 'dev', type: 'nines-modbus-device', transport: 'tcp', host: '127.0.0.1', port, unitId: 1, timeout: 500, allowWrites: false },
+    {
+      id: 'p', type: 'nines-latency-probe', protocol: 'modbus', asciiDevice: '', modbusDevice: 'dev', command: '', generator: '',
+      fc: 3, address: 0, quantity: 10, connections: '1,2', count: 200, duration: '', rate: 'max',
+      wires: [['summary', 'merge'], ['hgrm'], ['hist']], ...probe
+    },
+    { id: 'merge', type: 'nines-latency-merge', keyBy: 'all', window: 3600, output: 'input', interval: 10, percentiles: 'p99', wires: [['merged'], []] },
+    { id: 'summary', type: 'helper' },
+    { id: 'hgrm', type: 'helper' },
+    { id: 'hist', type: 'helper' },
+    { id: 'merged', type: 'helper' }
+  ];
+}
+
+function collect (ids) {
+  const out = {};
+  for (const id of ids) {
+    out[id] = [];
+    helper.getNode(id).on('input', (m) => out[id].push(m));
+  }
+  return out;
+}
+
+describe('nines-latency-probe', function () {
+  let sim;
+
+  before(() => helper.startServer());
+  after(() => helper.stopServer());
+  beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
+  afterEach(async () => {
+    await helper.unload();
+    await sim.close();
+  });
+
+  it('runs once per connection count in a worker and sends summary, .hgrm and histogram per run', async () => {
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port));
+    const out = collect(['summary', 'hgrm', 'hist', 'merged']);
+    const p = helper.getNode('p');
+    p.receive({ topic: 'start', tag: 'mine' });
+    await waitFor(() => out.summary.length === 2 && out.merged.length === 2, 'two runs', 15000);
+
+    const [one, two] = out.summary;
+    assert.equal(one.tag, 'mine', 'the summary carries the start msg');
+    assert.equal(one.payload.connections, 1);
+    assert.equal(two.payload.connections, 2);
+    for (const s of out.summary) {
+      assert.equal(s.payload.count, 200);
+      assert.equal(s.payload.ok, 200);
+      assert.equal(s.payload.unit, 'ms');
+      assert.equal(s.payload.policy, 'closed');
+      assert.ok(s.payload.p99 > 0 && s.payload.max >= s.payload.p99);
+      // the summary is a valid latency payload, with a histogram of every request
+      const parsed = latency.parseLatencyPayload(s.payload);
+      assert.equal(parsed.histogram.totalCount, 200);
+    }
+    assert.match(out.hgrm[0].payload, /Value\s+Percentile\s+TotalCount/);
+    assert.equal(out.hgrm[0].filename, `${one.topic}.hgrm`);
+    assert.match(one.topic, /-1x$/);
+    assert.equal(latency.decodeHistogram(out.hist[1].payload).totalCount, 200);
+
+    // straight into latency-merge: both runs merged under one key
+    assert.equal(out.merged[1].payload.count, 400);
+    await waitStatus(p, (s) => s.fill === 'green' && /^p99 /.test(s.text), 'p99 when done');
+  });
+
+  it('keeps runs of a second probe apart from the first in latency-merge (no false duplicates)', async () => {
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port, { name: 'bench', connections: '1', count: 50 }));
+    const out = collect(['summary', 'merged']);
+    const p = helper.getNode('p');
+    p.receive({ topic: 'start' });
+    await waitFor(() => out.merged.length === 1, 'first run merged');
+    await waitStatus(p, (s) => s.fill === 'green', 'done');
+    p.receive({ topic: 'reset' });
+    p.receive({ topic: 'start' });
+    await waitFor(() => out.merged.length === 2, 'second run merged', 10000);
+    assert.deepEqual(out.summary.map((m) => [m.payload.gateway, m.payload.seq]), [['node-red/bench', 0], ['node-red/bench', 1]]);
+    assert.equal(out.merged[1].payload.count, 100);
+    assert.equal(out.merged[1].payload.duplicates, 0);
+    assert.equal(out.merged[1].payload.missed, 0);
+  });
+
+  it('shows progress in the status and stops on msg.topic stop', async () => {
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port, { connections: '1', count: 10000000, rate: '5000/s' }));
+    const out = collect(['summary']);
+    const p = helper.getNode('p');
+    p.receive({ topic: 'start' });
+    await waitStatus(p, (s) => s.fill === 'blue' && s.shape === 'dot' && /^1x \d+%$/.test(s.text), 'progress', 10000);
+    const err = await expectError(p, { topic: 'start' });
+    assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+    assert.match(err.message, /already running/);
+    p.receive({ topic: 'stop' });
+    await waitFor(() => out.summary.length === 1, 'the stopped run\'s summary', 10000);
+    assert.ok(out.summary[0].payload.count < 10000000);
+    assert.equal(out.summary[0].payload.policy, 'capped');
+    await waitStatus(p, (s) => s.fill === 'green', 'done after stop');
+  });
+
+  it('reports an unreachable device with its code and stays ready for the next start', async () => {
+    const port = sim.port;
+    await sim.close();
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(port, { connections: '1', count: 10 }));
+    const p = helper.getNode('p');
+    const err = await expectError(p, { topic: 'start' }, 10000);
+    assert.ok(['NINES_ERR_CONNECT_FAILED', 'NINES_ERR_CONNECT_TIMEOUT'].includes(err.code), err.code);
+    await waitStatus(p, (s) => s.fill === 'red', 'red');
+    sim = await createModbusTcpSimulator({ port: 0 });
+  });
+
+  it('rejects settings that fail validation, at deploy and on start', async () => {
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port, { connections: '1,x' }));
+    const p = helper.getNode('p');
+    await waitStatus(p, (s) => s.fill === 'red' && s.text === 'bad argument', 'bad argument');
+    const err = await expectError(p, { topic: 'start' });
+    assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+    assert.match(err.message, /connections must be an integer from 1 to 64; got "x"/);
+  });
+
+  it('refuses a probe without a device of its protocol', async () => {
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port, { protocol: 'ascii' }));
+    const err = await expectError(helper.getNode('p'), { topic: 'start' });
+    assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+    assert.match(err.message, /no nines-ascii-device is selected/);
+  });
+});

@@ -1,0 +1,169 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { helper, expectError, waitStatus, waitFor } = require('./harness');
+const latency = require('../../gateway/latency');
+const { AsciiClient } = require('../../gateway/drivers/ascii');
+const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
+const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { encodeValues } = require('../../gateway/decode');
+const asciiDevice = require('../../nodes/nines-ascii-device');
+const modbusDevice = require('../../nodes/nines-modbus-device');
+const pollNode = require('../../nodes/nines-poll');
+
+const NODES = [asciiDevice, modbusDevice, pollNode];
+
+function flow (poll = {}, devices = {}) {
+  return [
+    { id: 'ad', type: 'nines-ascii-device', host: '127.0.0.1', port: devices.asciiPort || 1, address: '01', checksum: false, timeout: 200, connections: 1 },
+    { id: 'md', type: 'nines-modbus-device', transport: 'tcp', host: '127.0.0.1', port: devices.modbusPort || 1, unitId: 1, timeout: 200, allowWrites: false },
+    {
+      id: 'p', type: 'nines-poll', name: 'job1', protocol: 'ascii', asciiDevice: 'ad', modbusDevice: 'md', command: '@01',
+      fc: 3, address: 0, quantity: 1, dataType: 'uint16', wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0,
+      rate: '200/s', values: 'on-change', deadband: 0, every: 10, minInterval: 0, interval: 0.3, mode: 'worker', autostart: true,
+      wires: [['values'], ['summary']], ...poll
+    },
+    { id: 'values', type: 'helper' },
+    { id: 'summary', type: 'helper' }
+  ];
+}
+
+function collect () {
+  const out = { values: [], summary: [] };
+  helper.getNode('values').on('input', (m) => out.values.push(m));
+  helper.getNode('summary').on('input', (m) => out.summary.push(m));
+  return out;
+}
+
+describe('nines-poll', function () {
+  let sim;
+
+  before(() => helper.startServer());
+  after(() => helper.stopServer());
+  afterEach(async () => {
+    await helper.unload();
+    if (sim) await sim.close();
+    sim = null;
+  });
+
+  describe('on an ED-588', () => {
+    beforeEach(async () => { sim = await createAsciiSimulator({ port: 0, model: 'ED-588' }); });
+
+    /** Sets output 0 through a connection of its own, as another program would. */
+    async function setOutput0 (on) {
+      const c = new AsciiClient(`ascii://127.0.0.1:${sim.port}`, { timeoutMs: 500, reconnect: false });
+      try { await c.request(on ? '#011001' : '#011000'); } finally { await c.close(); }
+    }
+
+    it('polls in a worker and sends the lines only when they change', async () => {
+      await helper.load(NODES, flow({}, { asciiPort: sim.port }));
+      const out = collect();
+      await waitFor(() => out.values.length === 1, 'the first values');
+      assert.deepEqual(out.values[0].payload.outputs, new Array(8).fill(false));
+      assert.equal(out.values[0].topic, 'job1');
+      assert.equal(typeof out.values[0].ts, 'number');
+      await waitFor(() => sim.stats.requests >= 40, 'forty polls');
+      assert.equal(out.values.length, 1, 'no msg per poll while nothing changes');
+      await setOutput0(true);
+      await waitFor(() => out.values.length === 2, 'the change');
+      assert.equal(out.values[1].payload.outputs[0], true);
+    });
+
+    it('sends a latency summary per interval on output 2', async () => {
+      await helper.load(NODES, flow({}, { asciiPort: sim.port }));
+      const out = collect();
+      await waitFor(() => out.summary.some((m) => m.payload.count > 0), 'a summary with polls in it', 10000);
+      const s = out.summary.find((m) => m.payload.count > 0);
+      assert.equal(s.topic, 'job1');
+      const parsed = latency.parseLatencyPayload(s.payload);
+      assert.equal(parsed.job, 'job1');
+      assert.equal(parsed.histogram.totalCount, parsed.ok + parsed.errors + parsed.timeouts);
+      await waitStatus(helper.getNode('p'), (st) => st.fill === 'green' && /^p99 /.test(st.text), 'p99 in the status');
+    });
+
+    it('sends every N-th poll when asked', async () => {
+      await helper.load(NODES, flow({ values: 'every', every: 5 }, { asciiPort: sim.port }));
+      const out = collect();
+      await waitFor(() => out.values.length >= 3, 'three msgs');
+      for (const m of out.values) assert.deepEqual(m.payload.inputs, new Array(8).fill(true));
+    });
+
+    it('stops, starts and resets by msg.topic', async () => {
+      await helper.load(NODES, flow({ autostart: false }, { asciiPort: sim.port }));
+      const out = collect();
+      const p = helper.getNode('p');
+      await waitStatus(p, (s) => s.text === 'nines-poll.status.stopped', 'stopped');
+      assert.equal(sim.stats.requests, 0);
+      p.receive({ topic: 'start' });
+      await waitFor(() => out.values.length === 1, 'values after start');
+      p.receive({ topic: 'stop' });
+      await waitStatus(p, (s) => s.text === 'nines-poll.status.stopped', 'stopped again');
+      const polled = sim.stats.requests;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(sim.stats.requests - polled <= 1, 'no polling while stopped');
+      p.receive({ topic: 'reset' });
+      // reset forgets the last values, so the same lines go out again
+      await waitFor(() => out.values.length === 2, 'values after reset');
+      assert.deepEqual(out.values[1].payload, out.values[0].payload);
+    });
+
+    it('refuses an unknown msg.topic with a coded error', async () => {
+      await helper.load(NODES, flow({ autostart: false }, { asciiPort: sim.port }));
+      const err = await expectError(helper.getNode('p'), { topic: 'faster' });
+      assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+      assert.match(err.message, /msg.topic must be "start", "stop" or "reset"/);
+    });
+
+    it('reports a lost device with its code to Catch nodes and recovers when it returns', async () => {
+      await helper.load(NODES, flow({}, { asciiPort: sim.port }));
+      const out = collect();
+      const p = helper.getNode('p');
+      await waitFor(() => out.values.length === 1, 'the first values');
+      const port = sim.port;
+      await sim.close();
+      const call = await new Promise((resolve) => {
+        const on = (c) => { if (c.thisValue === p && c.args[1]) { p.removeListener('call:error', on); resolve(c); } };
+        p.on('call:error', on);
+      });
+      assert.ok(/^NINES_ERR_/.test(call.args[0].code), call.args[0].code);
+      assert.equal(call.args[1].error.code, call.args[0].code, 'the msg for Catch nodes carries the code');
+      await waitStatus(p, (s) => s.fill === 'red', 'red');
+      sim = await createAsciiSimulator({ port, model: 'ED-588' });
+      await setOutput0(true);
+      await waitFor(() => out.values.some((m) => m.payload.outputs[0] === true), 'values again', 15000);
+    });
+  });
+
+  describe('on a Modbus device', () => {
+    beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
+
+    function setFloat (address, value) {
+      const [a, b] = encodeValues(value, { type: 'float32' });
+      sim.model.banks.holdingRegisters[address] = a;
+      sim.model.banks.holdingRegisters[address + 1] = b;
+    }
+
+    it('decodes registers and applies the deadband to the engineering values', async () => {
+      setFloat(10, 20);
+      await helper.load(NODES, flow({ protocol: 'modbus', fc: 3, address: 10, quantity: 2, dataType: 'float32', deadband: 0.5 }, { modbusPort: sim.port }));
+      const out = collect();
+      await waitFor(() => out.values.length === 1, 'the first values');
+      assert.deepEqual(out.values[0].payload, [20]);
+      setFloat(10, 20.25); // within the deadband: never sent
+      await waitFor(() => sim.stats.requests >= 20, 'polls of the small change');
+      setFloat(10, 21);
+      await waitFor(() => out.values.length === 2, 'the big change');
+      assert.deepEqual(out.values[1].payload, [21]);
+    });
+
+    it('rejects settings that fail validation, at deploy and on every msg', async () => {
+      await helper.load(NODES, flow({ protocol: 'modbus', rate: 'fast' }, { modbusPort: sim.port }));
+      const p = helper.getNode('p');
+      await waitStatus(p, (s) => s.fill === 'red' && s.text === 'bad argument', 'bad argument');
+      const err = await expectError(p, { topic: 'start' });
+      assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+      assert.match(err.message, /rate must be "max" or a positive rate/);
+      assert.equal(sim.stats.requests, 0);
+    });
+  });
+});
