@@ -104,7 +104,9 @@ function parseTarget (input) {
   /** @type {Target} */
   const t = { protocol, url: '' };
   if (protocol === 'modbus+rtu') {
-    const path = decodeURIComponent(url.pathname);
+    let path = decodeURIComponent(url.pathname);
+    // Windows names serial ports COM1…COM256: modbus+rtu:///COM3 means COM3, not /COM3
+    if (/^\/COM\d{1,3}$/i.test(path)) path = path.slice(1).toUpperCase();
     if (url.host) fail(`target "${text}": a serial target has no host; write modbus+rtu:///dev/ttyUSB0 (three slashes)`, { target: text });
     if (!path || path === '/') fail(`target "${text}" names no serial device path`, { target: text });
     Object.assign(t, { path, unitId: 1, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1 });
