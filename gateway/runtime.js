@@ -72,26 +72,10 @@ class Gateway extends EventEmitter {
       this.emit('broker', { url, embedded: false });
     }
     this.startedAt = new Date().toISOString();
-    this.publisher = new Publisher({
-      url,
-      gatewayId: this.config.gateway.id,
-      prefix: m.prefix,
-      clientId: m.clientId,
-      username: m.username || undefined,
-      password: m.password || undefined,
-      tls: m.tls || undefined,
-      qos: m.qos,
-      protocolVersion: m.protocolVersion,
-      bufferMax: m.bufferMax,
-      keepaliveMs: m.keepaliveMs,
-      connectTimeoutMs: m.connectTimeoutMs,
-      errorsMinIntervalMs: m.errorsMinIntervalMs,
-      reconnectInitialMs: m.reconnectInitialMs,
-      reconnectMaxMs: m.reconnectMaxMs,
-      version: this.version
-    });
+    const { publisherOptions, publisherJobs } = require('./mqtt/publisher-options');
+    this.publisher = new Publisher(publisherOptions(this.config, { url, version: this.version }));
     this.publisher.on('error', (err) => this.emit('job-error', null, err));
-    this.publisher.setJobs(this.config.jobs.map((j) => ({ name: j.name, valuesMinIntervalMs: j.values ? j.values.minIntervalMs : undefined })));
+    this.publisher.setJobs(publisherJobs(this.config));
     await this.publisher.start();
 
     this.pool = new WorkerPool({ mode: this.mode, workers: this.config.gateway.workers, intervalMs: this.config.gateway.intervalMs });
