@@ -16,31 +16,52 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const PKG = require(path.join(ROOT, 'package.json'));
 
 /**
- * @returns {Promise<{port: number, url: string, userDir: string, api: Function, stop: () => Promise<void>, stderr: () => string}>}
+ * @param {object} [opts]
+ * @param {string} [opts.userDir] a user directory the caller prepared (e.g. with `npm install`): used as
+ *   it is, and left for the caller to remove; by default a temp one with the package linked in
+ * @param {string} [opts.logLevel] Node-RED's console log level (default 'warn')
+ * @returns {Promise<{port: number, url: string, userDir: string, api: Function, stop: () => Promise<void>,
+ *   stdout: () => string, stderr: () => string}>} stdout holds Node-RED's log
  */
-async function startNodeRed () {
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-e2e-'));
-  fs.mkdirSync(path.join(userDir, 'node_modules'));
-  fs.symlinkSync(ROOT, path.join(userDir, 'node_modules', PKG.name), 'dir');
-  fs.writeFileSync(path.join(userDir, 'package.json'), JSON.stringify({ name: 'nines-e2e', private: true, dependencies: { [PKG.name]: '*' } }));
+async function startNodeRed (opts = {}) {
+  const ownDir = !opts.userDir;
+  const userDir = opts.userDir || fs.mkdtempSync(path.join(os.tmpdir(), 'nines-e2e-'));
+  if (ownDir) {
+    fs.mkdirSync(path.join(userDir, 'node_modules'));
+    fs.symlinkSync(ROOT, path.join(userDir, 'node_modules', PKG.name), 'dir');
+    fs.writeFileSync(path.join(userDir, 'package.json'), JSON.stringify({ name: 'nines-e2e', private: true, dependencies: { [PKG.name]: '*' } }));
+  }
 
   const child = spawn(process.execPath, [path.join(__dirname, 'node-red-child.js')], {
     cwd: userDir,
-    env: { ...process.env, NINES_E2E_USERDIR: userDir },
+    env: { ...process.env, NINES_E2E_USERDIR: userDir, ...(opts.logLevel ? { NINES_E2E_LOG: opts.logLevel } : {}) },
     stdio: ['pipe', 'pipe', 'pipe']
   });
+  let stdout = '';
   let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
   child.stderr.on('data', (d) => { stderr += d; });
-  const port = await new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`Node-RED did not start in 30 s: ${stderr}`)), 30000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /NINES_E2E_READY (\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+  const removeDir = () => { if (ownDir) fs.rmSync(userDir, { recursive: true, force: true }); };
+  let port;
+  try {
+    port = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Node-RED did not start in 30 s: ${stderr}`)), 30000);
+      child.stdout.on('data', () => {
+        const m = /NINES_E2E_READY (\d+)/.exec(stdout);
+        if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+      });
+      child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`Node-RED exited with ${code}: ${stderr}`)); });
     });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`Node-RED exited with ${code}: ${stderr}`)); });
-  });
+  } catch (err) {
+    // leave nothing behind: a child that did not start is killed, its temp dir removed
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    removeDir();
+    throw err;
+  }
   const url = `http://127.0.0.1:${port}`;
 
   /**
@@ -64,16 +85,16 @@ async function startNodeRed () {
   }
 
   async function stop () {
-    if (child.exitCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null) { removeDir(); return; }
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
     await exited;
     clearTimeout(timer);
-    fs.rmSync(userDir, { recursive: true, force: true });
+    removeDir();
   }
 
-  return { port, url, userDir, api, stop, stderr: () => stderr };
+  return { port, url, userDir, api, stop, stdout: () => stdout, stderr: () => stderr };
 }
 
 /**
