@@ -24,6 +24,7 @@ Options:
   --parity <p>         none|even|odd (rtu; default none)
   --unit-id <n>        Modbus unit id served (default 1)
   --animate            inputs and registers change over time (for demos)
+  --max-connections <n> open connections allowed at once (default 32, as many devices allow)
   --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
   --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C
 `;
@@ -42,7 +43,8 @@ async function main (argv) {
     'unit-id': { type: 'string', default: '1' },
     animate: { type: 'boolean', default: false },
     faults: { type: 'string' },
-    duration: { type: 'string' }
+    duration: { type: 'string' },
+    'max-connections': { type: 'string' }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   const kind = positionals[0] || 'all';
@@ -56,6 +58,7 @@ async function main (argv) {
   }
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
   const common = { host: values.host, faults: values.faults };
+  if (values['max-connections'] !== undefined) common.maxConnections = posInt(values['max-connections'], 'max-connections', 100000);
   const sims = [];
   const started = (label, sim) => {
     sims.push(sim);

@@ -38,6 +38,7 @@ class Job extends EventEmitter {
     this.factory = factory;
     this.clients = [];
     this.schedule = null;
+    this.started = null;
     this.recorder = null;
     this.timer = null;
     this.running = false;
@@ -46,13 +47,20 @@ class Job extends EventEmitter {
     this.values = new ValueGate({ ...v, emit: (values, info) => this.emit('values', { values, ...info }) });
   }
 
-  /** Opens the connections (in the background: requests queue and time out while a device is away) and starts polling. */
+  /**
+   * Opens the connections and starts polling once they are up (or have failed: a device that is down
+   * at start is polled anyway, and its failures are counted). Measuring from before a connection
+   * exists would charge the handshake of every connection to the first requests.
+   * Each job runs at a fixed phase within its period, from a hash of its name, so that hundreds of
+   * jobs started together do not all send at the same instants.
+   */
   start () {
     if (this.running) return;
     const { Recorder } = require('../latency');
     this.running = true;
     this.recorder = new Recorder({ policy: this.spec.ratePerSec === Infinity ? 'closed' : this.spec.policy });
     const d = this.spec.device || {};
+    const connects = [];
     for (let i = 0; i < this.spec.connections; i++) {
       const c = this.factory(this.target, { timeoutMs: d.timeoutMs, connectTimeoutMs: d.connectTimeoutMs, queueMax: d.queueMax || 4 });
       const connection = i;
@@ -60,25 +68,35 @@ class Job extends EventEmitter {
       c.on('reconnecting', (info) => this.emit('state', { connection, state: 'reconnecting', ...info }));
       c.on('close', () => this.emit('state', { connection, state: c.state }));
       c.on('error', () => {}); // failures are reported per request below
-      c.connect().catch((err) => this.reportError(err));
+      connects.push(c.connect().catch((err) => this.reportError(err)));
       this.clients.push(c);
     }
-    this.schedule = startSchedule({
-      clients: this.clients,
-      nextOp: this.source.nextOp,
-      ratePerSec: this.spec.ratePerSec,
-      count: this.spec.count,
-      durationMs: this.spec.durationMs,
-      policy: this.spec.policy,
-      timeoutMs: d.timeoutMs,
-      recorder: this.recorder,
-      onReply: (reply) => this.values.offer(replyValues(reply)),
-      onError: (err) => this.reportError(err)
-    });
-    this.timer = setInterval(() => this.flushInterval(), this.intervalMs);
-    this.schedule.done.then(() => {
+    // intervals end at the job's own phase too: a thread running a thousand jobs would otherwise
+    // encode all their histograms at the same instant and stall its polling for that long
+    const phase = phaseOf(this.spec.name);
+    this.timer = setTimeout(() => {
+      this.timer = setInterval(() => this.flushInterval(), this.intervalMs);
+      this.flushInterval();
+    }, Math.max(1, Math.round(phase * this.intervalMs)));
+    this.started = Promise.all(connects).then(() => {
       if (!this.running) return;
-      this.finish().then(() => this.emit('end'));
+      this.schedule = startSchedule({
+        clients: this.clients,
+        nextOp: this.source.nextOp,
+        ratePerSec: this.spec.ratePerSec,
+        count: this.spec.count,
+        durationMs: this.spec.durationMs,
+        policy: this.spec.policy,
+        timeoutMs: d.timeoutMs,
+        recorder: this.recorder,
+        startDelayMs: this.spec.ratePerSec === Infinity ? 0 : phaseOf(this.spec.name) * 1000 / this.spec.ratePerSec,
+        onReply: (reply) => this.values.offer(replyValues(reply)),
+        onError: (err) => this.reportError(err)
+      });
+      this.schedule.done.then(() => {
+        if (!this.running) return;
+        this.finish().then(() => this.emit('end'));
+      });
     });
   }
 
@@ -135,7 +153,8 @@ class Job extends EventEmitter {
 
   async finish () {
     this.running = false;
-    if (this.timer) { clearInterval(this.timer); this.timer = null; }
+    if (this.timer) { clearTimeout(this.timer); clearInterval(this.timer); this.timer = null; }
+    if (this.started) await this.started;
     if (this.schedule) { this.schedule.stop(); await this.schedule.done; }
     this.values.close();
     this.flushInterval();
@@ -150,4 +169,18 @@ class Job extends EventEmitter {
   }
 }
 
-module.exports = { Job };
+/**
+ * A fixed phase in [0, 1) from a name (FNV-1a), the same on every start of the same job.
+ * @param {string} name
+ * @returns {number}
+ */
+function phaseOf (name) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h / 0x100000000;
+}
+
+module.exports = { Job, phaseOf };

@@ -2,7 +2,7 @@
 
 const { setTimeout: sleep } = require('node:timers/promises');
 const { NinesError } = require('../errors');
-const { waitUntil, inflight } = require('./wait');
+const { waitUntil, inflight, releaseDue } = require('./wait');
 
 /**
  * The scheduler: runs an operation against a device on N connections, at a fixed rate or closed loop,
@@ -136,6 +136,7 @@ function startSchedule (opts) {
         error = err;
       }
       inflight.count--;
+      releaseDue();
       const sentNs = reply ? reply.sentNs : (error && error.sentNs);
       const doneNs = (reply && reply.doneNs) || process.hrtime.bigint();
       if (sentNs !== undefined) { sent++; lastSendNs = sentNs; }

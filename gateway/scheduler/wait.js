@@ -12,12 +12,13 @@ const { setTimeout: sleep } = require('node:timers/promises');
  * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer. Blocking that loop is not
  *   ours to do, and busy-spinning would burn a core on an edge PC;
  * - in a worker thread: one driver per thread serves every waiting connection of every job in that
- *   thread, so the thread blocks at most once per event-loop turn:
+ *   thread:
  *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline (sub-millisecond
- *     precision: about 0.1 ms late, never early);
- *   - replies pending on other connections: `Atomics.wait` in slices of SLICE_NS, yielding to the
- *     event loop between slices, so a pending reply's arrival is read at most one slice late
- *     (a 1 ms timer would make the send up to 2 ms late).
+ *     precision: about 0.1 ms late, never early). Nothing else of this thread can be delayed by it;
+ *   - replies pending: never block (a blocked thread reads its replies late, which at thousands of
+ *     requests per second caps the thread's throughput). Due deadlines are released each time a
+ *     reply completes (`releaseDue`, called by the scheduler), which at high rates happens every few
+ *     tens of microseconds, with a 1 ms timer as the fallback when replies are slow.
  * The lateness that remains is measured and published as dispatch lag.
  */
 
@@ -25,8 +26,6 @@ const SAB = new Int32Array(new SharedArrayBuffer(4));
 const NS_PER_MS = 1000000n;
 /** Below this, a deadline is waited for precisely (not with a timer) */
 const PRECISE_NS = 2n * NS_PER_MS;
-/** Longest a worker blocks while replies of its other connections are pending */
-const SLICE_NS = 100000n;
 
 /** Requests of this thread currently on the wire (kept by the scheduler). */
 const inflight = { count: 0 };
@@ -82,12 +81,13 @@ const driver = {
     const now = this.release();
     if (this.waiters.length === 0 || this.precise) return;
     const rem = this.waiters[0].at - now;
-    if (rem >= PRECISE_NS) {
-      const at = this.waiters[0].at - NS_PER_MS;
+    if (rem >= PRECISE_NS || inflight.count > 0) {
+      // a timer: long waits, or short ones while replies (which also release deadlines) are pending
+      const at = rem >= PRECISE_NS ? this.waiters[0].at - NS_PER_MS : now + NS_PER_MS;
       if (this.timer && this.timerAt <= at) return;
       if (this.timer) clearTimeout(this.timer);
       this.timerAt = at;
-      this.timer = setTimeout(() => { this.timer = null; this.schedule(); }, Number(rem / NS_PER_MS) - 1);
+      this.timer = setTimeout(() => { this.timer = null; this.schedule(); }, rem >= PRECISE_NS ? Number(rem / NS_PER_MS) - 1 : 1);
       return;
     }
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }
@@ -100,13 +100,18 @@ const driver = {
     const now = this.release();
     if (this.waiters.length === 0) return;
     const rem = this.waiters[0].at - now;
-    if (rem < PRECISE_NS) {
-      const block = inflight.count === 0 ? rem : (rem < SLICE_NS ? rem : SLICE_NS);
-      Atomics.wait(SAB, 0, 0, Number(block) / 1e6);
-    }
+    if (rem < PRECISE_NS && inflight.count === 0) Atomics.wait(SAB, 0, 0, Number(rem) / 1e6);
     // schedule() releases what came due while blocked, then picks the next way to wait
     this.schedule();
   }
 };
 
-module.exports = { waitUntil, inflight };
+/**
+ * Releases the deadlines that have come (worker threads). The scheduler calls it whenever a reply
+ * completes, so busy threads serve deadlines without blocking or waiting for a timer.
+ */
+function releaseDue () {
+  if (driver.waiters.length) driver.schedule();
+}
+
+module.exports = { waitUntil, inflight, releaseDue };
