@@ -1,0 +1,177 @@
+'use strict';
+
+/**
+ * `npm run bench` — runs every question file (bench/NN-name.bench.js) in its own fresh node process,
+ * as pino's runbench does, reads the JSON each prints on its last stdout line, and writes
+ * bench/results/<YYYY-MM-DD>-<host>.md and .json plus one percentile SVG per latency question.
+ *
+ *   npm run bench                      full run (≥ 3 interleaved rounds per measurement, ≤ 15 minutes)
+ *   npm run bench -- --quick           smoke pass (≤ 2 minutes): every bench runs and reports; results
+ *                                      go to the OS temp dir unless --out is given; exit code 1 if one fails
+ *   npm run bench -- --only 1,floor    only questions matching a number or a name part
+ *   npm run bench -- --out <dir>       where to write the results
+ *   npm run bench -- --render <file>   rewrite the .md and plots of a saved results .json (targets re-judged)
+ * The peers (bench/package.json) are installed on first run with `npm install --prefix bench`.
+ */
+
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { build } = require('./c/build');
+const { machine, loadAverage, versions } = require('./lib/machine');
+const { toMarkdown, writePlots, headlineMarkdown } = require('./lib/report');
+const { evaluateTargets } = require('./lib/targets');
+const { printQuestion } = require('./lib/console');
+
+const BENCH = __dirname;
+
+/** @returns {{quick: boolean, only: string[], out: string|null, install: boolean}} */
+function parseArgs (argv) {
+  const a = { quick: false, only: [], out: null, install: true };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--quick') a.quick = true;
+    else if (argv[i] === '--only') a.only.push(...String(argv[++i] || '').split(',').filter(Boolean));
+    else if (argv[i] === '--out') a.out = argv[++i];
+    else if (argv[i] === '--no-install') a.install = false;
+    else if (argv[i] === '--render') a.render = argv[++i];
+    else throw new Error(`unknown argument ${argv[i]} (--quick, --only <n|name>, --out <dir>, --no-install, --render <results.json>)`);
+  }
+  return a;
+}
+
+/** Installs the peers when bench/node_modules is missing; failures only mean skipped rows. */
+function ensurePeers (install) {
+  if (fs.existsSync(path.join(BENCH, 'node_modules', 'node-red-contrib-modbus'))) return;
+  if (!install) { console.error('peers not installed: run `npm install --prefix bench` (their rows are skipped)'); return; }
+  console.error('installing the peers: npm install --prefix bench …');
+  const r = spawnSync('npm', ['install', '--prefix', BENCH, '--no-audit', '--no-fund'], { stdio: 'inherit' });
+  if (r.status !== 0) console.error('npm install --prefix bench failed: the peers\' rows are skipped');
+}
+
+/** @returns {string[]} the question files, in order, filtered by --only */
+function questionFiles (only) {
+  const files = fs.readdirSync(BENCH).filter((f) => /^\d\d-.+\.bench\.js$/.test(f)).sort();
+  if (only.length === 0) return files;
+  return files.filter((f) => only.some((o) => (/^\d+$/.test(o) ? Number(f.slice(0, 2)) === Number(o) : f.includes(o))));
+}
+
+/**
+ * Runs one question file in a fresh process.
+ * @returns {Promise<object>} its result, or {error} when it failed or printed no JSON
+ */
+function runFile (file, quick) {
+  const args = [path.join(BENCH, file), ...(quick ? ['--quick'] : [])];
+  const limitMs = quick ? 75000 : 480000;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: BENCH });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; if (process.env.NINES_BENCH_DEBUG) process.stderr.write(d); });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const last = out.trim().split('\n').pop();
+      try {
+        const r = JSON.parse(last);
+        r.cmdlines = [`node ${path.relative(process.cwd(), args[0])}${quick ? ' --quick' : ''}`, ...(r.cmdlines || [])];
+        if (code !== 0) r.warning = `exited ${code}`;
+        resolve(r);
+      } catch {
+        const why = signal === 'SIGKILL' ? `killed after ${limitMs / 1000} s` : `exited ${code ?? signal} without a JSON result`;
+        resolve({ file, name: file.replace(/^\d\d-|\.bench\.js$/g, ''), question: Number(file.slice(0, 2)), title: file, error: `${why}: ${err.trim().split('\n').slice(-3).join(' / ')}` });
+      }
+    });
+  });
+}
+
+/**
+ * Writes the .json, .md and plots of a run.
+ * @param {object} run
+ * @param {string} dir
+ * @returns {{stem: string, plots: object}}
+ */
+function writeRun (run, dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const stem = `${run.date}-${run.machine.host}`;
+  const plots = writePlots(run.results, dir, stem);
+  fs.writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(run, null, 1) + '\n');
+  fs.writeFileSync(path.join(dir, `${stem}.md`), toMarkdown(run, plots));
+  return { stem, plots };
+}
+
+/**
+ * Replaces the headline block of bench/README.md (between the headline markers) with this run's.
+ * @param {object} run a full run of every question
+ * @param {string} stem results file stem
+ */
+function updateReadme (run, stem) {
+  const file = path.join(BENCH, 'README.md');
+  const text = fs.readFileSync(file, 'utf8');
+  const re = /<!-- headline -->[\s\S]*?<!-- \/headline -->/;
+  if (!re.test(text)) return;
+  fs.writeFileSync(file, text.replace(re, `<!-- headline -->\n${headlineMarkdown(run, `${stem}.md`)}\n<!-- /headline -->`));
+}
+
+async function main () {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.render) {
+    const file = path.resolve(args.render);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8'));
+    run.targets = evaluateTargets(run.results);
+    const { stem } = writeRun(run, path.dirname(file));
+    if (path.dirname(file) === path.join(BENCH, 'results') && run.mode === 'full') updateReadme(run, stem);
+    console.log(`rewrote ${path.join(path.dirname(file), stem)}.md`);
+    return;
+  }
+  const started = Date.now();
+  ensurePeers(args.install);
+  const cBuild = build();
+  for (const [name, p] of Object.entries(cBuild.programs)) if (p.skipped) console.error(`C peer ${name} skipped: ${p.skipped}`);
+  const loadBefore = loadAverage();
+  const results = [];
+  for (const file of questionFiles(args.only)) {
+    const t0 = Date.now();
+    process.stderr.write(`▶ ${file}${args.quick ? ' --quick' : ''} … `);
+    const r = await runFile(file, args.quick);
+    process.stderr.write(`${r.error ? 'FAILED' : 'done'} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    results.push(r);
+    printQuestion(r, results);
+  }
+  const date = new Date().toISOString().slice(0, 10);
+  const m = machine();
+  const run = {
+    date,
+    mode: args.quick ? 'quick' : 'full',
+    machine: m,
+    versions: versions(cBuild),
+    cBuild,
+    loadBefore,
+    loadAfter: loadAverage(),
+    elapsedMs: Date.now() - started,
+    argv: `node bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
+    results
+  };
+  run.targets = evaluateTargets(results);
+  const dir = args.out ? path.resolve(args.out) : args.quick ? path.join(os.tmpdir(), 'nines-bench-quick') : path.join(BENCH, 'results');
+  const { stem, plots } = writeRun(run, dir);
+  // the README shows the latest full run of every question, written in the default place
+  if (!args.quick && !args.out && args.only.length === 0) updateReadme(run, stem);
+  console.log('\nTargets:');
+  for (const t of run.targets) {
+    console.log(`  ${t.met === null ? '·' : t.met ? '✓' : '✗'} ${t.text}: ${t.measured || '–'} (limit ${t.limit || '–'})${t.met === false && t.by ? ', missed by ' + t.by : ''}${t.met === null && t.why ? ' — ' + t.why : ''}`);
+    if (t.limits) console.log(`      limits: ${t.limits}`);
+  }
+  console.log(`\nwrote ${path.join(dir, stem)}.md, .json and ${Object.keys(plots).length} plot(s) in ${Math.round(run.elapsedMs / 1000)} s`);
+  const failed = results.filter((r) => r.error);
+  if (failed.length) {
+    console.error(`${failed.length} question(s) failed: ${failed.map((r) => r.file || r.name).join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
