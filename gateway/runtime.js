@@ -34,6 +34,7 @@ class Gateway extends EventEmitter {
     this.pool = null;
     this.startedAt = null;
     this.ended = new Set();
+    this.hlogs = new Map(); // job → {stream, writer, file}
   }
 
   /** @returns {object[]} the job specs the pool runs, built from the config */
@@ -111,8 +112,44 @@ class Gateway extends EventEmitter {
       return;
     }
     this.latest.set(job, payload);
+    if (this.config.gateway.hlog) this.writeHlog(job, snap, meta);
     this.publisher.publishLatency(job, payload);
     this.emit('summary', job, payload);
+  }
+
+  /**
+   * Appends a job's interval to its HdrHistogram interval log (`<dir>/<job>-<start>.hlog`, format 1.3,
+   * tags response, service and lag, values in ns), readable by HistogramLogProcessor and
+   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped.
+   */
+  writeHlog (job, snap, meta) {
+    let h = this.hlogs.get(job);
+    if (h === undefined) {
+      const fs = require('node:fs');
+      const path = require('node:path');
+      const { HlogWriter } = require('./latency');
+      const dir = this.config.gateway.hlog;
+      const file = path.join(dir, `${job}-${this.startedAt.replace(/[:.]/g, '-')}.hlog`);
+      try {
+        fs.mkdirSync(dir, { recursive: true });
+        const stream = fs.createWriteStream(file, { flags: 'wx' });
+        h = { file, stream, writer: null };
+        stream.on('error', (err) => {
+          this.emit('job-error', job, new NinesError('NINES_ERR_INVALID_ARG', `cannot write the interval log ${file}: ${err.message}`, { file }));
+          h.writer = null;
+        });
+        h.writer = new HlogWriter({
+          comment: `${this.version} gateway=${this.config.gateway.id} job=${job} target=${meta.target}`,
+          startTimeMs: Date.parse(this.startedAt),
+          write: (text) => stream.write(text)
+        });
+      } catch (err) {
+        this.emit('job-error', job, new NinesError('NINES_ERR_INVALID_ARG', `cannot write the interval log ${file}: ${err.message}`, { file }));
+        h = { file, stream: null, writer: null };
+      }
+      this.hlogs.set(job, h);
+    }
+    if (h.writer) h.writer.writeSnapshot(snap);
   }
 
   /** @returns {boolean} true when every job was bounded (count or duration) and has ended */
@@ -126,6 +163,7 @@ class Gateway extends EventEmitter {
    */
   async stop () {
     if (this.pool) await this.pool.stop();
+    await Promise.all([...this.hlogs.values()].filter((h) => h.stream).map((h) => new Promise((resolve) => h.stream.end(resolve))));
     if (this.publisher) await this.publisher.stop();
     if (this.broker) await this.broker.close();
   }

@@ -19,6 +19,7 @@ Options:
   --interval <d>     summary interval (overrides gateway.interval)
   --inline           poll on the main thread instead of worker threads (for comparison)
   --workers <n>      worker threads (default: cores - 1)
+  --hlog <dir>       write each job's intervals as an HdrHistogram log (.hlog) in this directory
   --quiet            no live table (errors are still reported)
   --check            validate the config and exit
 `;
@@ -31,6 +32,7 @@ async function main (argv) {
     interval: { type: 'string' },
     inline: { type: 'boolean', default: false },
     workers: { type: 'string' },
+    hlog: { type: 'string' },
     quiet: { type: 'boolean', default: false },
     check: { type: 'boolean', default: false }
   }, USAGE);
@@ -54,6 +56,7 @@ async function main (argv) {
   }
   if (values.mqtt) config.mqtt = { ...config.mqtt, url: values.mqtt, embedded: null };
   if (values.interval) config.gateway.intervalMs = parseDuration(values.interval, '--interval');
+  if (values.hlog) config.gateway.hlog = require('node:path').resolve(values.hlog);
   if (values.workers) {
     const n = Number(values.workers);
     if (!Number.isInteger(n) || n < 1) throw new NinesError('NINES_ERR_INVALID_ARG', `--workers must be a whole number ≥ 1; got "${values.workers}"`);

@@ -153,7 +153,8 @@ const gateway = {
       then: { const: 'auto', rule: `must be "auto" or an integer from 1 to ${D.GATEWAY_MAX_WORKERS}` },
       else: { type: 'integer', minimum: 1, maximum: D.GATEWAY_MAX_WORKERS, rule: `must be "auto" or an integer from 1 to ${D.GATEWAY_MAX_WORKERS}` }
     },
-    mode: { enum: ['worker', 'inline'], rule: 'must be worker (poll in worker threads) or inline (on the main thread)' }
+    mode: { enum: ['worker', 'inline'], rule: 'must be worker (poll in worker threads) or inline (on the main thread)' },
+    hlog: { type: 'string', minLength: 1, rule: 'must be a directory path for HdrHistogram interval logs (.hlog), one file per job and run' }
   }
 };
 

@@ -1,6 +1,7 @@
 'use strict';
 
 const os = require('node:os');
+const path = require('node:path');
 const { parseTarget } = require('../target');
 const D = require('./defaults');
 const { Problems } = require('./problems');
@@ -16,6 +17,7 @@ const { NAME_RULE } = require('./schema');
  * @property {number} intervalMs latency summary interval, >= 100
  * @property {'auto'|number} workers worker threads ("auto": the runtime decides)
  * @property {'worker'|'inline'} mode poll in worker threads or on the main thread
+ * @property {string|null} hlog absolute directory for .hlog interval logs, or null for none
  */
 
 /**
@@ -44,7 +46,7 @@ function defaultGatewayId () {
   return id || 'gateway';
 }
 
-function checkGateway (problems, raw) {
+function checkGateway (problems, raw, baseDir) {
   const g = isMap(raw) ? raw : {};
   return {
     id: typeof g.id === 'string' && NAME_RE.test(g.id) ? g.id : defaultGatewayId(),
@@ -52,7 +54,8 @@ function checkGateway (problems, raw) {
       def: D.GATEWAY_INTERVAL_MS, minMs: D.GATEWAY_MIN_INTERVAL_MS, maxMs: D.GATEWAY_MAX_INTERVAL_MS
     }),
     workers: Number.isInteger(g.workers) ? g.workers : 'auto',
-    mode: g.mode === 'inline' ? 'inline' : 'worker'
+    mode: g.mode === 'inline' ? 'inline' : 'worker',
+    hlog: typeof g.hlog === 'string' && g.hlog !== '' ? path.resolve(baseDir, g.hlog) : null
   };
 }
 
@@ -96,7 +99,7 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   const problems = new Problems();
   checkSchema(obj, problems);
   if (!isMap(obj)) return { config: null, problems };
-  const gateway = checkGateway(problems, obj.gateway);
+  const gateway = checkGateway(problems, obj.gateway, baseDir);
   const mqtt = checkMqtt(problems, obj.mqtt, { env, baseDir, gatewayId: gateway.id });
   const devices = checkDevices(problems, obj.devices);
   const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];

@@ -9,16 +9,19 @@ const assert = require('node:assert/strict');
 const mqtt = require('mqtt');
 const { Gateway } = require('../../gateway/runtime');
 const { validateConfig } = require('../../gateway/config');
-const { parseLatencyPayload, summarize } = require('../../gateway/latency');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { parseLatencyPayload, summarize, readHlog } = require('../../gateway/latency');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { startMosquitto } = require('../helpers/mosquitto');
 
 const PREFIX = 'nines-test';
 
-function configFor ({ brokerUrl, ascii, modbus, id = 'gw-test', interval = '300ms', bufferMax, timeout = '200ms' }) {
+function configFor ({ brokerUrl, ascii, modbus, id = 'gw-test', interval = '300ms', bufferMax, timeout = '200ms', hlog }) {
   return validateConfig({
-    gateway: { id, interval, workers: 1 },
+    gateway: { id, interval, workers: 1, ...(hlog ? { hlog } : {}) },
     mqtt: { url: brokerUrl, prefix: PREFIX, ...(bufferMax ? { buffer: bufferMax } : {}) },
     devices: {
       ed588: { target: ascii.url, timeout },
@@ -168,6 +171,32 @@ describe('gateway runtime with a real Mosquitto', function () {
     await until(() => seen.slice(mark).some((p) => p.ok > 0 && p.errors + p.timeouts === 0), 15000);
     const bad = seen.find((p) => p.errors + p.timeouts > 0);
     assert.equal(bad.count, bad.ok + bad.errors + bad.timeouts + bad.skipped, 'failures are samples in the count');
+  });
+
+  it('writes each job\'s intervals as an HdrHistogram log that reads back to the published counts', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-hlog-'));
+    try {
+      gw = new Gateway(configFor({ brokerUrl: broker.url, ascii, modbus, interval: '200ms', hlog: dir }));
+      const published = [];
+      gw.on('summary', (job, p) => { if (job === 'inputs') published.push(p); });
+      await gw.start();
+      await until(() => published.length >= 3);
+      await gw.stop();
+      gw = null;
+      const files = fs.readdirSync(dir).sort();
+      assert.equal(files.length, 2);
+      assert.match(files[1], /^inputs-.*\.hlog$/);
+      const text = fs.readFileSync(path.join(dir, files[1]), 'utf8');
+      assert.match(text, /^#\[Histogram log format version 1\.3\]$/m);
+      assert.match(text, /^#\[StartTime: \d+\.\d{3} \(seconds since epoch\)/m);
+      const intervals = readHlog(text);
+      const responses = intervals.filter((i) => i.tag === 'response');
+      assert.equal(responses.length, published.length);
+      assert.deepEqual(intervals.filter((i) => i.tag === 'service').length, published.length);
+      responses.forEach((r, i) => assert.equal(r.histogram.totalCount, published[i].count));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('restarts a worker that dies and reports the death', async () => {
