@@ -5,7 +5,7 @@ const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const { NinesError, fromJSON } = require('./errors');
 const { parseTarget } = require('./target');
-const { createClient } = require('./drivers');
+const { createClient, openClients, closeClients } = require('./drivers');
 const { ReconnectEachClient } = require('./drivers/reconnect-each');
 const { createOpSource } = require('./job/op-source');
 const { startSchedule } = require('./scheduler');
@@ -120,13 +120,9 @@ async function probeInline (o, ee, control) {
   const runs = [];
   for (const n of o.connections) {
     if (control.stopped) break;
-    const clients = [];
+    const copts = { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 };
+    const clients = await openClients(n, () => (o.reconnectEach ? new ReconnectEachClient(o.target, copts, createClient) : createClient(o.target, copts)));
     try {
-      for (let i = 0; i < n; i++) {
-        const copts = { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 };
-        clients.push(o.reconnectEach ? new ReconnectEachClient(o.target, copts, createClient) : createClient(o.target, copts));
-      }
-      await Promise.all(clients.map((c) => c.connect()));
       if (o.warmup > 0) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, recorder: new latency.Recorder() });
         control.schedule = warm;
@@ -180,7 +176,7 @@ async function probeInline (o, ee, control) {
       runs.push(run);
       ee.emit('run', run);
     } finally {
-      await Promise.allSettled(clients.map((c) => c.close()));
+      await closeClients(clients);
     }
   }
   return { runs };

@@ -3,7 +3,7 @@
 const { EventEmitter } = require('node:events');
 const { NinesError } = require('./errors');
 const { parseTarget } = require('./target');
-const { createClient } = require('./drivers');
+const { createClient, openClients, closeClients } = require('./drivers');
 const { createOpSource } = require('./job/op-source');
 const { startSchedule } = require('./scheduler');
 
@@ -51,11 +51,9 @@ function runSweep (opts) {
 
 async function sweep (o, source, ee, control) {
   const latency = require('./latency');
-  const clients = [];
   const steps = [];
+  const clients = await openClients(o.workers, () => createClient(o.target, { timeoutMs: o.timeoutMs, queueMax: 4 }));
   try {
-    for (let i = 0; i < o.workers; i++) clients.push(createClient(o.target, { timeoutMs: o.timeoutMs, queueMax: 4 }));
-    await Promise.all(clients.map((c) => c.connect()));
     for (const rate of o.rates) {
       if (control.stopped) break;
       const recorder = new latency.Recorder({ policy: o.policy });
@@ -105,7 +103,7 @@ async function sweep (o, source, ee, control) {
       if (o.settleMs > 0) await new Promise((resolve) => setTimeout(resolve, o.settleMs));
     }
   } finally {
-    await Promise.allSettled(clients.map((c) => c.close()));
+    await closeClients(clients);
   }
   const idx = saturationIndex(steps);
   return {

@@ -32,8 +32,8 @@ class FleetView {
       this.rejected++;
       return { ok: false, error };
     }
-    const p = parsed.payload || parsed;
-    const histogram = parsed.histogram || parsed.hist;
+    const p = parsed;
+    const histogram = parsed.histogram;
     const key = `${p.gateway}/${p.job}`;
     const prev = this.lastSeq.get(key);
     if (prev !== undefined && p.seq > prev + 1) this.gaps += p.seq - prev - 1;

@@ -49,4 +49,12 @@ function posInt (text, field, max = Number.MAX_SAFE_INTEGER) {
   return n;
 }
 
-module.exports = { parse, intList, posInt };
+/** The options that say what to ask a device, shared by probe and sweep */
+const OP_OPTIONS = Object.freeze({
+  command: { type: 'string' },
+  generator: { type: 'string' },
+  read: { type: 'string' },
+  write: { type: 'string' }
+});
+
+module.exports = { parse, intList, posInt, OP_OPTIONS };

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { parse, intList, posInt } = require('./args');
+const { parse, intList, posInt, OP_OPTIONS } = require('./args');
 const { parseDuration, parseRate } = require('../units');
 const { NinesError } = require('../errors');
 
@@ -36,10 +36,7 @@ Options:
 /** @param {string[]} argv @returns {Promise<number>} */
 async function main (argv) {
   const { values, positionals } = parse(argv, {
-    command: { type: 'string' },
-    generator: { type: 'string' },
-    read: { type: 'string' },
-    write: { type: 'string' },
+    ...OP_OPTIONS,
     connections: { type: 'string', default: '1' },
     count: { type: 'string' },
     duration: { type: 'string' },

@@ -1,6 +1,6 @@
 'use strict';
 
-const { parse, intList, posInt } = require('./args');
+const { parse, intList, posInt, OP_OPTIONS } = require('./args');
 const { parseDuration } = require('../units');
 const { NinesError } = require('../errors');
 
@@ -22,10 +22,7 @@ Options:
 /** @param {string[]} argv @returns {Promise<number>} */
 async function main (argv) {
   const { values, positionals } = parse(argv, {
-    command: { type: 'string' },
-    generator: { type: 'string' },
-    read: { type: 'string' },
-    write: { type: 'string' },
+    ...OP_OPTIONS,
     rates: { type: 'string', default: '100,500,1000,2000' },
     step: { type: 'string', default: '5s' },
     workers: { type: 'string', default: '20' },

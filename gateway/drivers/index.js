@@ -18,4 +18,32 @@ function createClient (target, opts = {}) {
   return require('./modbus').createClient(t, opts);
 }
 
-module.exports = { createClient };
+/**
+ * Opens `n` connections to one target and waits until all are connected. If one fails, the ones
+ * already made are closed and the first failure is thrown.
+ * @param {number} n
+ * @param {() => {connect: Function, close: Function}} make builds one client (createClient, or a wrapper)
+ * @returns {Promise<Array<object>>}
+ */
+async function openClients (n, make) {
+  const clients = [];
+  try {
+    for (let i = 0; i < n; i++) clients.push(make());
+    await Promise.all(clients.map((c) => c.connect()));
+    return clients;
+  } catch (err) {
+    await closeClients(clients);
+    throw err;
+  }
+}
+
+/**
+ * Closes clients, waiting for all of them whatever each one does.
+ * @param {Array<{close: Function}>} clients
+ * @returns {Promise<void>}
+ */
+async function closeClients (clients) {
+  await Promise.allSettled(clients.map((c) => c.close()));
+}
+
+module.exports = { createClient, openClients, closeClients };
