@@ -100,4 +100,22 @@ function expectError (node, msg, limitMs = 5000) {
   });
 }
 
-module.exports = { helper, waitFor, waitStatus, lastStatus, roundTrip, expectError };
+/**
+ * The mocha hooks of a node test against a Modbus TCP simulator: the helper's server for the file,
+ * a fresh simulator on port 0 per test, and after each test the flow unloaded and the current
+ * simulator closed (a test may replace it, e.g. to restart the device on the same port).
+ * @param {() => {close: Function}} get returns the current simulator
+ * @param {(sim: object) => void} set receives each new one
+ */
+function withModbusSim (get, set) {
+  const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+  before(() => helper.startServer());
+  after(() => helper.stopServer());
+  beforeEach(async () => set(await createModbusTcpSimulator({ port: 0 })));
+  afterEach(async () => {
+    await helper.unload();
+    await get().close();
+  });
+}
+
+module.exports = { helper, waitFor, waitStatus, lastStatus, roundTrip, expectError, withModbusSim };

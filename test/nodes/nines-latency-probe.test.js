@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, expectError, waitStatus, waitFor } = require('./harness');
+const { helper, expectError, waitStatus, waitFor, withModbusSim } = require('./harness');
 const latency = require('../../gateway/latency');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const modbusDevice = require('../../nodes/nines-modbus-device');
@@ -35,14 +35,7 @@ function collect (ids) {
 
 describe('nines-latency-probe', function () {
   let sim;
-
-  before(() => helper.startServer());
-  after(() => helper.stopServer());
-  beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
-  afterEach(async () => {
-    await helper.unload();
-    await sim.close();
-  });
+  withModbusSim(() => sim, (s) => { sim = s; });
 
   it('runs once per connection count in a worker and sends summary, .hgrm and histogram per run', async () => {
     await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port));

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitStatus, waitFor } = require('./harness');
+const { helper, roundTrip, expectError, waitStatus, waitFor, withModbusSim } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const readNode = require('../../nodes/nines-modbus-read');
@@ -15,14 +15,7 @@ function reader (id, extra = {}) {
 
 describe('nines-modbus-device', function () {
   let sim;
-
-  before(() => helper.startServer());
-  after(() => helper.stopServer());
-  beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
-  afterEach(async () => {
-    await helper.unload();
-    await sim.close();
-  });
+  withModbusSim(() => sim, (s) => { sim = s; });
 
   it('shares one connection between the nodes that use it', async () => {
     await helper.load([deviceNode, readNode], [device(sim.port), reader('a'), reader('b', { address: 1 }), { id: 'out', type: 'helper' }]);

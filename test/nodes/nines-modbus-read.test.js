@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitStatus } = require('./harness');
+const { helper, roundTrip, expectError, waitStatus, withModbusSim } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const readNode = require('../../nodes/nines-modbus-read');
@@ -16,14 +16,7 @@ function flow (port, read = {}, device = {}) {
 
 describe('nines-modbus-read', function () {
   let sim;
-
-  before(() => helper.startServer());
-  after(() => helper.stopServer());
-  beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
-  afterEach(async () => {
-    await helper.unload();
-    await sim.close();
-  });
+  withModbusSim(() => sim, (s) => { sim = s; });
 
   it('reads holding registers and decodes float32 in word-swapped (CDAB) order', async () => {
     const hr = sim.model.banks.holdingRegisters;

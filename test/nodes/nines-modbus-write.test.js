@@ -1,8 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitStatus } = require('./harness');
-const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { helper, roundTrip, expectError, waitStatus, withModbusSim } = require('./harness');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const writeNode = require('../../nodes/nines-modbus-write');
 
@@ -16,14 +15,7 @@ function flow (port, write = {}, device = {}) {
 
 describe('nines-modbus-write', function () {
   let sim;
-
-  before(() => helper.startServer());
-  after(() => helper.stopServer());
-  beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
-  afterEach(async () => {
-    await helper.unload();
-    await sim.close();
-  });
+  withModbusSim(() => sim, (s) => { sim = s; });
 
   it('encodes float32 values in CDAB order and writes them with FC 16', async () => {
     await helper.load([deviceNode, writeNode], flow(sim.port, { address: 100, dataType: 'float32', wordOrder: 'little' }));
