@@ -112,7 +112,8 @@ function encodeSnapshot (snap) {
  * the checked decoder.
  * @param {unknown} obj what encodeSnapshot produced (possibly from another thread or process)
  * @param {{maxChars?: number}} [options] passed to decodeHistogram
- * @returns {Snapshot} a new snapshot owned by the caller (no recorder recycles it)
+ * @returns {Snapshot} a new snapshot owned by the caller (no recorder recycles it); `encoded` holds the
+ *   base64 strings it was decoded from
  * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad field, NINES_ERR_BAD_HISTOGRAM for a bad histogram
  */
 function decodeSnapshot (obj, options = {}) {
@@ -128,6 +129,9 @@ function decodeSnapshot (obj, options = {}) {
     }
     snap[name] = h;
   }
+  // keep the wire form: whoever publishes this snapshot (latencyPayload's `hist`) need not encode
+  // again what the worker already encoded
+  snap.encoded = { response: obj.response, service: obj.service, lag: obj.lag };
   return /** @type {Snapshot} */ (snap);
 }
 

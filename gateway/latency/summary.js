@@ -117,7 +117,7 @@ function latencyPayload (snapshot, meta) {
   for (const name of STAT_FIELDS.slice(1)) payload[name] = response[name];
   payload.service = summarize(snap.service);
   payload.lag = summarize(snap.lag);
-  payload.hist = encodeHistogram(snap.response);
+  payload.hist = snapshot.encoded && typeof snapshot.encoded.response === 'string' ? snapshot.encoded.response : encodeHistogram(snap.response);
   return payload;
 }
 
