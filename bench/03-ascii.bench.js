@@ -17,7 +17,7 @@ const CONNECTIONS = [1, 2, 4, 8];
 
 run(async () => {
   const o = options();
-  const { runProbe } = require(path.join(__dirname, '..', 'gateway', 'probe'));
+  const { runProbe } = require(path.join(__dirname, '..', 'gateway', 'measure', 'probe'));
   const sim = await startSimProcess('ascii');
   const c = cPath('ascii-responder') ? await startCServer('ascii-responder') : null;
   const servers = [{ key: 'sim', name: 'nines simulator', srv: sim }, { key: 'c', name: 'C responder', srv: c }];

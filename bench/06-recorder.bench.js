@@ -52,8 +52,8 @@ function interval (values, n, offset = 0) {
  * @returns {Promise<{buildMs: number, publishMs: number, bytesPerMsg: number}>}
  */
 async function publish1000 (values, jobs) {
-  const { startEmbeddedBroker } = require(path.join(__dirname, '..', 'gateway', 'mqtt', 'broker'));
-  const { Publisher } = require(path.join(__dirname, '..', 'gateway', 'mqtt', 'publisher'));
+  const { startEmbeddedBroker } = require(path.join(__dirname, '..', 'gateway', 'runtime', 'mqtt', 'broker'));
+  const { Publisher } = require(path.join(__dirname, '..', 'gateway', 'runtime', 'mqtt', 'publisher'));
   const mqtt = require('mqtt');
   const broker = await startEmbeddedBroker({ port: 0 });
   const sub = await mqtt.connectAsync(broker.url, { clientId: 'bench-sub' });

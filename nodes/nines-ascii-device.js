@@ -8,7 +8,7 @@
 
 const { DeviceHub } = require('./lib/device-hub');
 const { asciiDevice } = require('./lib/device-config');
-const { formatTarget } = require('../gateway/target');
+const { formatTarget } = require('../gateway/drivers/target');
 
 module.exports = function (RED) {
   function NinesAsciiDeviceNode (config) {

@@ -2,7 +2,7 @@
 
 /**
  * nines-latency-probe: the Brainboxes latency test as a node. On msg (topic start, or any topic
- * but stop/reset) it runs gateway/probe.js in a worker thread, so the flow neither disturbs the
+ * but stop/reset) it runs gateway/measure/probe.js in a worker thread, so the flow neither disturbs the
  * measurement nor is disturbed by it; progress shows in the status; per run (one per connection
  * count) it sends the summary, the .hgrm text and the encoded histogram.
  */
@@ -45,7 +45,7 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
         return;
       }
-      const { runProbe } = require('../gateway/probe');
+      const { runProbe } = require('../gateway/measure/probe');
       let probe;
       try {
         probe = runProbe(opts);

@@ -2,10 +2,10 @@
 
 /**
  * nines-modbus-read: one read (FC 1-4) per msg; registers decoded to typed values (int16 … float64,
- * word and byte order, scale) by gateway/decode.js.
+ * word and byte order, scale) by gateway/values/registers.js.
  */
 
-const { decodeRegisters } = require('../gateway/decode');
+const { decodeRegisters } = require('../gateway/values/registers');
 const { validateOp } = require('../gateway/drivers/modbus');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
 const { errorStatus } = require('./lib/status');

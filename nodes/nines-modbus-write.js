@@ -2,7 +2,7 @@
 
 /**
  * nines-modbus-write: one write (FC 5, 6, 15, 16) per msg, values from msg.payload, encoded by
- * gateway/decode.js. Refused unless the device config allows writes.
+ * gateway/values/registers.js. Refused unless the device config allows writes.
  */
 
 const { validateOp } = require('../gateway/drivers/modbus');

@@ -1,14 +1,14 @@
 'use strict';
 
 /**
- * nines-poll: a poll loop in a worker thread (gateway/poll), values on output 1 (on change beyond a
+ * nines-poll: a poll loop in a worker thread (gateway/jobs/poll-job), values on output 1 (on change beyond a
  * deadband, or every N polls, rate-capped), a latency summary per interval on output 2.
  * msg.topic start / stop / reset control the loop.
  */
 
-const { decodeRegisters } = require('../gateway/decode');
-const { changed } = require('../gateway/job/values');
-const { createPollJob } = require('../gateway/poll');
+const { decodeRegisters } = require('../gateway/values/registers');
+const { changed } = require('../gateway/values/gate');
+const { createPollJob } = require('../gateway/jobs/poll-job');
 const { nodeError, invalidArg } = require('./lib/errors');
 const { errorStatus } = require('./lib/status');
 const { pollSettings } = require('./lib/poll-spec');

@@ -17,7 +17,7 @@ const [port, devices, hzList, warmupMs, measureMs] = process.argv.slice(2);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main () {
-  const { WorkerPool } = require(path.join(ROOT, 'gateway/worker/pool'));
+  const { WorkerPool } = require(path.join(ROOT, 'gateway/workers/pool'));
   const { encodeHistogram } = require(path.join(ROOT, 'gateway/latency'));
   const hz = hzList.split(',').map(Number);
   const n = Number(devices);

@@ -23,7 +23,7 @@ const ROOT = path.join(__dirname, '..', '..');
  * @returns {Promise<{hist: object, lag: object, count: number, errors: number, timeouts: number, reqPerSec: number}>}
  */
 async function runPoolJob ({ mode, target, job, durationMs, intervalMs, onStarted }) {
-  const { WorkerPool } = require(path.join(ROOT, 'gateway/worker/pool'));
+  const { WorkerPool } = require(path.join(ROOT, 'gateway/workers/pool'));
   const { encodeHistogram } = require(path.join(ROOT, 'gateway/latency'));
   const pool = new WorkerPool({ mode, workers: 1, intervalMs });
   const snaps = [];

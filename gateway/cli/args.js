@@ -1,7 +1,7 @@
 'use strict';
 
 const { parseArgs } = require('node:util');
-const { NinesError } = require('../errors');
+const { NinesError } = require('../base/errors');
 
 /**
  * Parses a subcommand's arguments with node:util parseArgs (strict: unknown options are errors).

@@ -1,7 +1,7 @@
 'use strict';
 
 const net = require('node:net');
-const C = require('../constants');
+const C = require('../base/constants');
 
 /**
  * The demo `nines run` starts with no config: simulated devices, the embedded broker, and jobs that

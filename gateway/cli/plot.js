@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parse } = require('./args');
-const { NinesError } = require('../errors');
+const { NinesError } = require('../base/errors');
 
 const USAGE = `Usage: nines plot a.hgrm [b.hgrm …] -o plot.svg [--title TEXT]
 

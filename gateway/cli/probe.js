@@ -3,8 +3,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parse, intList, posInt, OP_OPTIONS } = require('./args');
-const { parseDuration, parseRate } = require('../units');
-const { NinesError } = require('../errors');
+const { parseDuration, parseRate } = require('../base/units');
+const { NinesError } = require('../base/errors');
 
 const USAGE = `Usage: nines probe <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY | --write OP) [options]
 
@@ -73,7 +73,7 @@ async function main (argv) {
   }
   if (values.hgrm) fs.mkdirSync(values.hgrm, { recursive: true });
 
-  const { runProbe } = require('../probe');
+  const { runProbe } = require('../measure/probe');
   const run = runProbe(opts);
   const tty = process.stderr.isTTY && !values.json;
   if (tty) {

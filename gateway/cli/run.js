@@ -1,8 +1,8 @@
 'use strict';
 
 const { parse } = require('./args');
-const { parseDuration } = require('../units');
-const { NinesError } = require('../errors');
+const { parseDuration } = require('../base/units');
+const { NinesError } = require('../base/errors');
 const { renderTable, summaryLine } = require('./table');
 
 const USAGE = `Usage: nines run [config.yaml|config.json] [options]
@@ -40,7 +40,7 @@ async function main (argv) {
   if (positionals.length > 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines run takes at most one config file\n\n${USAGE}`);
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
   const say = (line) => process.stderr.write(line + '\n');
-  const { loadConfig, validateConfig } = require('../config');
+  const { loadConfig, validateConfig } = require('../runtime/config');
 
   let raw;
   let sims = [];
@@ -63,7 +63,7 @@ async function main (argv) {
     config.gateway.workers = n;
   }
 
-  const { Gateway } = require('../runtime');
+  const { Gateway } = require('../runtime/gateway');
   const gw = new Gateway(config, { mode: values.inline ? 'inline' : undefined });
   const tty = process.stdout.isTTY && !values.quiet;
   const errors = [];

@@ -1,9 +1,9 @@
 'use strict';
 
 const { parse, posInt } = require('./args');
-const { parseDuration } = require('../units');
-const { NinesError } = require('../errors');
-const C = require('../constants');
+const { parseDuration } = require('../base/units');
+const { NinesError } = require('../base/errors');
+const C = require('../base/constants');
 
 const USAGE = `Usage: nines sim ascii|modbus|rtu|all [options]
 

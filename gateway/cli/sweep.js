@@ -1,8 +1,8 @@
 'use strict';
 
 const { parse, intList, posInt, OP_OPTIONS } = require('./args');
-const { parseDuration } = require('../units');
-const { NinesError } = require('../errors');
+const { parseDuration } = require('../base/units');
+const { NinesError } = require('../base/errors');
 
 const USAGE = `Usage: nines sweep <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY) [options]
 
@@ -35,7 +35,7 @@ async function main (argv) {
   const rates = values.rates.split(',').map((s) => Number(s.trim()));
   if (rates.some((r) => !(r > 0 && r <= 1e6))) throw new NinesError('NINES_ERR_INVALID_ARG', `--rates must list rates 1-1000000 per second; got "${values.rates}"`);
   intList(values.workers, 'workers');
-  const { runSweep } = require('../sweep');
+  const { runSweep } = require('../measure/sweep');
   const run = runSweep({
     target: positionals[0],
     command: values.command,

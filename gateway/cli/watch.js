@@ -1,8 +1,8 @@
 'use strict';
 
 const { parse } = require('./args');
-const { NinesError } = require('../errors');
-const { parseDuration } = require('../units');
+const { NinesError } = require('../base/errors');
+const { parseDuration } = require('../base/units');
 const { renderTable } = require('./table');
 
 const USAGE = `Usage: nines watch [mqtt-url] [options]
@@ -31,7 +31,7 @@ async function main (argv) {
   const refreshMs = parseDuration(values.refresh, '--refresh');
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
   const mqtt = require('mqtt');
-  const { FleetView } = require('../watch');
+  const { FleetView } = require('../measure/watch');
   const view = new FleetView();
   const client = mqtt.connect(url, { reconnectPeriod: 2000, connectTimeout: 5000 });
   const topic = `${values.prefix}/+/+/latency`;

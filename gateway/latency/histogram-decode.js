@@ -13,8 +13,8 @@
  */
 
 const zlib = require('node:zlib');
-const C = require('../constants');
-const { NinesError } = require('../errors');
+const C = require('../base/constants');
+const { NinesError } = require('../base/errors');
 const { PagedHistogram } = require('./paged-histogram');
 const { show, invalid } = require('./validate');
 

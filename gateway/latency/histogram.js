@@ -7,8 +7,8 @@
  */
 
 const { JsHistogram, encodeIntoCompressedBase64 } = require('hdr-histogram-js');
-const C = require('../constants');
-const { NinesError } = require('../errors');
+const C = require('../base/constants');
+const { NinesError } = require('../base/errors');
 const { PagedHistogram } = require('./paged-histogram');
 const { decodeHistogram } = require('./histogram-decode');
 const { invalid } = require('./validate');

@@ -12,7 +12,7 @@
 
 const { checkHistogram, encodeHistogram, decodeHistogram } = require('./histogram');
 const { checkSnapshot, HIST_FIELDS } = require('./snapshot');
-const { NinesError } = require('../errors');
+const { NinesError } = require('../base/errors');
 const { invalid, finite, plainObject } = require('./validate');
 
 const LEGEND = '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"';

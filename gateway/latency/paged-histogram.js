@@ -37,8 +37,8 @@
  */
 
 const { JsHistogram } = require('hdr-histogram-js');
-const { NinesError } = require('../errors');
-const C = require('../constants');
+const { NinesError } = require('../base/errors');
+const C = require('../base/constants');
 
 const PAGE_BITS = 7;
 const PAGE_SIZE = 1 << PAGE_BITS;

@@ -5,7 +5,7 @@
  * design.md. Every published number can be recomputed by a subscriber from the payload's `hist`.
  */
 
-const C = require('../constants');
+const C = require('../base/constants');
 const { checkHistogram, encodeHistogram, decodeHistogram } = require('./histogram');
 const { checkSnapshot, checkPolicy } = require('./snapshot');
 const { invalid, nonNegInt, positive, finite, nonEmptyString, plainObject } = require('./validate');

@@ -5,7 +5,7 @@
  * the field, the value and the rule ("seq must be an integer >= 0; got -1").
  */
 
-const { NinesError } = require('../errors');
+const { NinesError } = require('../base/errors');
 
 /**
  * Shows a value in an error message without dumping a whole object or a 256 KB string.

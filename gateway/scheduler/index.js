@@ -1,7 +1,7 @@
 'use strict';
 
 const { setTimeout: sleep } = require('node:timers/promises');
-const { NinesError } = require('../errors');
+const { NinesError } = require('../base/errors');
 const { waitUntil, inflight, releaseDue } = require('./wait');
 
 /**

@@ -10,8 +10,8 @@
  *     stalls: [{ms, atMs, everyMs}], seed: number|null }
  */
 
-const { NinesError } = require('../errors');
-const { parseDuration } = require('../units');
+const { NinesError } = require('../base/errors');
+const { parseDuration } = require('../base/units');
 const { SEED_MAX } = require('./prng');
 
 const OBJECT_KEYS = ['latency', 'spikes', 'drop', 'garbage', 'close', 'refuse', 'stalls', 'seed'];

@@ -27,9 +27,9 @@
  * so a stall that starts while a reply is waiting holds that reply too.
  */
 
-const { NinesError } = require('../errors');
-const { parseDuration } = require('../units');
-const { ASCII_MAX_LINE_BYTES } = require('../constants');
+const { NinesError } = require('../base/errors');
+const { parseDuration } = require('../base/units');
+const { ASCII_MAX_LINE_BYTES } = require('../base/constants');
 const { mulberry32 } = require('./prng');
 const { parseFaultSpec, formatFaultSpec, faultSpecToObject, emptyConfig } = require('./fault-spec');
 

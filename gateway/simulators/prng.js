@@ -1,6 +1,6 @@
 'use strict';
 
-const { NinesError } = require('../errors');
+const { NinesError } = require('../base/errors');
 
 /** Largest seed mulberry32 distinguishes: seeds are unsigned 32-bit integers. */
 const SEED_MAX = 0xFFFFFFFF;

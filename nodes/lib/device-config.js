@@ -6,9 +6,9 @@
  * Every failure is a NinesError (NINES_ERR_INVALID_ARG or NINES_ERR_INVALID_TARGET) naming the field.
  */
 
-const { NinesError } = require('../../gateway/errors');
-const { parseTarget } = require('../../gateway/target');
-const C = require('../../gateway/constants');
+const { NinesError } = require('../../gateway/base/errors');
+const { parseTarget } = require('../../gateway/drivers/target');
+const C = require('../../gateway/base/constants');
 
 /** Node-RED stores numbers typed into the editor as strings; empty means "use the default". */
 function num (config, field, def, lo, hi, integer = true) {

@@ -7,7 +7,7 @@
  * sidebar read "NINES_ERR_REPLY_TIMEOUT: no reply to @01 within 1000 ms".
  */
 
-const { NinesError, CODES, toNinesError } = require('../../gateway/errors');
+const { NinesError, CODES, toNinesError } = require('../../gateway/base/errors');
 
 /**
  * Wraps anything thrown into a NinesError fit for `done(err)`.

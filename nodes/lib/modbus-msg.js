@@ -7,7 +7,7 @@
  * the driver's validateOp checks the op again (NINES_ERR_INVALID_OP).
  */
 
-const { normalizeOptions, encodeValues } = require('../../gateway/decode');
+const { normalizeOptions, encodeValues } = require('../../gateway/values/registers');
 const { invalidArg } = require('./errors');
 
 /** An integer from the msg or the config; Node-RED fields and inject nodes often give strings. */

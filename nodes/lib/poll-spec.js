@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * nines-poll's settings → a poll job for gateway/poll (createPollJob) and the decoding the node
+ * nines-poll's settings → a poll job for gateway/jobs/poll-job (createPollJob) and the decoding the node
  * applies to the values on the main thread. Checked here; every failure is NINES_ERR_INVALID_ARG.
  */
 
@@ -9,7 +9,7 @@ const { invalidArg } = require('./errors');
 const { pickDevice, operation } = require('./job-spec');
 const { typeOptions } = require('./modbus-msg');
 const { num } = require('./device-config');
-const { parseRate } = require('../../gateway/units');
+const { parseRate } = require('../../gateway/base/units');
 
 /**
  * @param {object} RED
@@ -36,7 +36,7 @@ function pollSettings (RED, config, nodeId) {
   const decode = op.read && op.read.fc >= 3 ? typeOptions(config) : null;
   const identity = !decode || (decode.type === 'uint16' && decode.scale === 1 && decode.offset === 0);
   if (decode) {
-    const { registersFor } = require('../../gateway/decode');
+    const { registersFor } = require('../../gateway/values/registers');
     const per = registersFor(decode.type, 1);
     if (!['bool', 'string'].includes(decode.type) && op.read.quantity % per !== 0) {
       throw invalidArg('quantity', `${op.read.quantity} registers do not hold a whole number of ${decode.type} values (${per} registers each)`);

@@ -7,7 +7,7 @@
 const { invalidArg } = require('./errors');
 const { pickDevice, operation, connectionList } = require('./job-spec');
 const { num } = require('./device-config');
-const { parseRate } = require('../../gateway/units');
+const { parseRate } = require('../../gateway/base/units');
 
 /**
  * Settings → runProbe options; throws NINES_ERR_INVALID_ARG naming the field.

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const { once } = require('node:events');
 const { AsciiClient } = require('../../gateway/drivers/ascii/client');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 const { startScriptedServer, ED588 } = require('./scripted-server');
 const { rejectsWith } = require('./helpers');
 

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 const cmd = require('../../gateway/drivers/ascii/command');
 
 /** Each rule's error names the problem in its message. */

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 const { createGenerator, GENERATORS, formatPlus00000, formatPlus000hh } = require('../../gateway/drivers/ascii/generators');
 const { validateCommand, classifyCommand } = require('../../gateway/drivers/ascii/command');
 

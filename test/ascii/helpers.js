@@ -3,7 +3,7 @@
 /** Shared bits of the AsciiClient tests. */
 
 const assert = require('node:assert/strict');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 
 /**
  * Polls until predicate() is true; bounded in time.

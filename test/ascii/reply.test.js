@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 const { parseReply } = require('../../gateway/drivers/ascii/reply');
 const { appendChecksum } = require('../../gateway/drivers/ascii/checksum');
 

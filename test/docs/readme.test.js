@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { CODES } = require('../../gateway/errors');
+const { CODES } = require('../../gateway/base/errors');
 
 const ROOT = path.join(__dirname, '..', '..');
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');

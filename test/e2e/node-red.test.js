@@ -15,7 +15,7 @@ const { startNodeRed, debugTap, exampleFlow, PKG } = require('./launch');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
-const { startEmbeddedBroker } = require('../../gateway/mqtt/broker');
+const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const latency = require('../../gateway/latency');
 
 /** A latency payload of one gateway interval (design.md), its histogram holding valuesMs */

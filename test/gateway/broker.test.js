@@ -4,9 +4,9 @@ const assert = require('node:assert/strict');
 const net = require('node:net');
 const { once } = require('node:events');
 const mqtt = require('mqtt');
-const { startEmbeddedBroker } = require('../../gateway/mqtt/broker');
+const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 
-describe('gateway/mqtt/broker: the embedded broker', () => {
+describe('gateway/runtime/mqtt/broker: the embedded broker', () => {
   let broker;
   afterEach(async () => {
     if (broker) await broker.close();

@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { validateConfig } = require('../../gateway/config');
+const { validateConfig } = require('../../gateway/runtime/config');
 
 /** A valid config with one device and one job of each kind; each case breaks one thing. */
 function base () {

@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { loadConfig, validateConfig, redactConfig } = require('../../gateway/config');
+const { loadConfig, validateConfig, redactConfig } = require('../../gateway/runtime/config');
 
 const EXAMPLE = path.join(__dirname, '..', '..', 'examples', 'gateway.yaml');
 

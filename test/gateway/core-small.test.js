@@ -1,10 +1,10 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { NinesError, CODES, fromJSON, toNinesError, isCode } = require('../../gateway/errors');
-const { parseDuration, parseRate, formatNs } = require('../../gateway/units');
-const { Backoff } = require('../../gateway/backoff');
-const { ValueGate, replyValues, changed } = require('../../gateway/job/values');
+const { NinesError, CODES, fromJSON, toNinesError, isCode } = require('../../gateway/base/errors');
+const { parseDuration, parseRate, formatNs } = require('../../gateway/base/units');
+const { Backoff } = require('../../gateway/base/backoff');
+const { ValueGate, replyValues, changed } = require('../../gateway/values/gate');
 
 describe('errors', () => {
   it('round-trips through JSON keeping code and details, as errors do across worker threads', () => {

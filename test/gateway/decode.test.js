@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { decodeRegisters, encodeValues, registersFor, ORDERS } = require('../../gateway/decode');
+const { decodeRegisters, encodeValues, registersFor, ORDERS } = require('../../gateway/values/registers');
 
 /** Asserts a NinesError with code NINES_ERR_INVALID_ARG */
 function invalid (fn, re) {

@@ -8,7 +8,7 @@
  */
 
 const assert = require('node:assert/strict');
-const { WorkerPool } = require('../../gateway/worker/pool');
+const { WorkerPool } = require('../../gateway/workers/pool');
 const { summarize } = require('../../gateway/latency');
 const { startChildSim } = require('../helpers/child-sim');
 

@@ -1,20 +1,20 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { BoundedQueue } = require('../../gateway/mqtt/bounded-queue');
-const { WindowLimiter } = require('../../gateway/mqtt/window-limiter');
-const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('../../gateway/mqtt/payloads');
-const { topicsFor } = require('../../gateway/mqtt/topics');
-const { parseBrokerUrl } = require('../../gateway/mqtt/broker-url');
-const { NinesError } = require('../../gateway/errors');
-const { publisherOptions, publisherJobs } = require('../../gateway/mqtt/publisher-options');
-const { Publisher } = require('../../gateway/mqtt/publisher');
-const { validateConfig } = require('../../gateway/config');
+const { BoundedQueue } = require('../../gateway/runtime/mqtt/bounded-queue');
+const { WindowLimiter } = require('../../gateway/runtime/mqtt/window-limiter');
+const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('../../gateway/runtime/mqtt/payloads');
+const { topicsFor } = require('../../gateway/runtime/mqtt/topics');
+const { parseBrokerUrl } = require('../../gateway/runtime/mqtt/broker-url');
+const { NinesError } = require('../../gateway/base/errors');
+const { publisherOptions, publisherJobs } = require('../../gateway/runtime/mqtt/publisher-options');
+const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
+const { validateConfig } = require('../../gateway/runtime/config');
 const { findMosquitto } = require('../helpers/mosquitto');
 
 const item = (n, bytes = 10) => ({ n, bytes });
 
-describe('gateway/mqtt/bounded-queue', () => {
+describe('gateway/runtime/mqtt/bounded-queue', () => {
   it('keeps items in order and drops the oldest past maxItems, returning them to be counted', () => {
     const q = new BoundedQueue({ maxItems: 3 });
     const dropped = [];
@@ -64,7 +64,7 @@ describe('gateway/mqtt/bounded-queue', () => {
   });
 });
 
-describe('gateway/mqtt/window-limiter', () => {
+describe('gateway/runtime/mqtt/window-limiter', () => {
   /** A limiter on a hand-driven clock; its timers are real but short */
   function setup (opts = {}) {
     let t = 0;
@@ -129,7 +129,7 @@ describe('gateway/mqtt/window-limiter', () => {
   });
 });
 
-describe('gateway/mqtt/payloads', () => {
+describe('gateway/runtime/mqtt/payloads', () => {
   it('status carries state, version, start time, jobs, reconnects and dropped counts', () => {
     const info = { gateway: 'gw', version: '1.2.3', started: '2026-01-01T00:00:00.000Z', jobs: ['a'], reconnects: 2, dropped: { total: 3, jobs: { a: 3 } } };
     assert.deepEqual(JSON.parse(statusPayload('online', info, { connected: 'x' })), {
@@ -162,7 +162,7 @@ describe('gateway/mqtt/payloads', () => {
   });
 });
 
-describe('gateway/mqtt/topics', () => {
+describe('gateway/runtime/mqtt/topics', () => {
   it('builds <prefix>/<gateway>/status and <prefix>/<gateway>/<job>/<kind>', () => {
     const t = topicsFor('site/nines', 'edge-1');
     assert.equal(t.status, 'site/nines/edge-1/status');
@@ -178,7 +178,7 @@ describe('gateway/mqtt/topics', () => {
   });
 });
 
-describe('gateway/mqtt/broker-url', () => {
+describe('gateway/runtime/mqtt/broker-url', () => {
   it('knows the default port and TLS of each scheme', () => {
     const cases = {
       'mqtt://h': [1883, false], 'tcp://h': [1883, false], 'mqtts://h': [8883, true], 'ssl://h': [8883, true],
@@ -198,7 +198,7 @@ describe('gateway/mqtt/broker-url', () => {
   });
 });
 
-describe('gateway/mqtt/publisher-options', () => {
+describe('gateway/runtime/mqtt/publisher-options', () => {
   const config = (mqtt) => validateConfig({
     gateway: { id: 'edge-1' },
     mqtt,

@@ -8,8 +8,8 @@ const path = require('node:path');
 const tls = require('node:tls');
 const { execFileSync } = require('node:child_process');
 const mqtt = require('mqtt');
-const { Publisher } = require('../../gateway/mqtt/publisher');
-const { startEmbeddedBroker } = require('../../gateway/mqtt/broker');
+const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
+const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { freePort } = require('../helpers/mosquitto');
 
 /** Polls a condition; rejects with `what` after timeoutMs (a wait bound, not a timing assertion). */
@@ -52,7 +52,7 @@ async function customBroker (aedesOpts, tlsOpts) {
   };
 }
 
-describe('gateway/mqtt/publisher: options, credentials, TLS, backoff, lifecycle', () => {
+describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, lifecycle', () => {
   let cleanups;
   beforeEach(() => { cleanups = []; });
   afterEach(async () => {

@@ -6,8 +6,8 @@ const path = require('node:path');
 const { once } = require('node:events');
 const { spawn } = require('node:child_process');
 const mqtt = require('mqtt');
-const { Publisher } = require('../../gateway/mqtt/publisher');
-const { startEmbeddedBroker } = require('../../gateway/mqtt/broker');
+const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
+const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { startMosquitto, freePort } = require('../helpers/mosquitto');
 
 /**
@@ -197,7 +197,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
 
     it('the broker publishes the last will (offline, retained) when the publisher process is killed', async () => {
       const code = `
-        const { Publisher } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'gateway', 'mqtt', 'publisher.js'))});
+        const { Publisher } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'gateway', 'runtime', 'mqtt', 'publisher.js'))});
         const p = new Publisher({ url: process.env.BROKER_URL, gatewayId: 'gw', version: 'child' });
         p.on('connect', () => process.stdout.write('connected\\n'));
         p.start();

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { createOpSource, templateOf } = require('../../gateway/job/op-source');
+const { createOpSource, templateOf } = require('../../gateway/jobs/op-source');
 
 describe('op source', () => {
   it('validates an ASCII command once and hands out the same command', () => {

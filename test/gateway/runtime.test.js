@@ -7,8 +7,8 @@
 
 const assert = require('node:assert/strict');
 const mqtt = require('mqtt');
-const { Gateway } = require('../../gateway/runtime');
-const { validateConfig } = require('../../gateway/config');
+const { Gateway } = require('../../gateway/runtime/gateway');
+const { validateConfig } = require('../../gateway/runtime/config');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');

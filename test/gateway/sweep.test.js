@@ -6,7 +6,7 @@
  */
 
 const assert = require('node:assert/strict');
-const { runSweep, saturationIndex } = require('../../gateway/sweep');
+const { runSweep, saturationIndex } = require('../../gateway/measure/sweep');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 
 describe('offered-load sweep', function () {

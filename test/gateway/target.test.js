@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { parseTarget, formatTarget } = require('../../gateway/target');
+const { parseTarget, formatTarget } = require('../../gateway/drivers/target');
 
 describe('target URLs', () => {
   it('parses the three schemes with their defaults', () => {

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { FleetView } = require('../../gateway/watch');
+const { FleetView } = require('../../gateway/measure/watch');
 const { Recorder, latencyPayload, summarize, createHistogram, recordNs } = require('../../gateway/latency');
 
 /** a latency payload from a gateway whose responses all take `ms` (n of them, plus `slow` at slowMs) */

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const zlib = require('node:zlib');
 const hdr = require('hdr-histogram-js');
-const C = require('../../gateway/constants');
+const C = require('../../gateway/base/constants');
 const { createHistogram, recordNs, encodeHistogram, decodeHistogram } = require('../../gateway/latency/histogram');
 const { MAX_HIGHEST_TRACKABLE_NS, MAX_INFLATED_BYTES } = require('../../gateway/latency/histogram-decode');
 const { latencies, throwsCode, innerForm, compressed, inflateEncoding } = require('./support/helpers');

@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const hdr = require('hdr-histogram-js');
-const C = require('../../gateway/constants');
+const C = require('../../gateway/base/constants');
 const {
   createHistogram, createAccumulator, recordNs, mergeInto, encodeHistogram, decodeHistogram,
   RECORD_OK, RECORD_CLAMPED, RECORD_INVALID

@@ -223,7 +223,7 @@ describe('modbus client: options and factory', () => {
   });
 
   it('createClient takes modbus+tcp and modbus+rtu targets, as URLs or parsed', () => {
-    const { parseTarget } = require('../../gateway/target');
+    const { parseTarget } = require('../../gateway/drivers/target');
     assert.ok(createClient('modbus+tcp://127.0.0.1:1502?unitId=3') instanceof ModbusClient);
     assert.ok(createClient(parseTarget('modbus+rtu:///dev/ttyUSB0?baudRate=19200')) instanceof ModbusClient);
   });

@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { validateOp, parseOpString, toOp, describeOp, formatOp } = require('../../gateway/drivers/modbus/op');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 
 /** Asserts fn throws NINES_ERR_INVALID_OP naming `field`, and returns the error. */
 function rejects (fn, field) {

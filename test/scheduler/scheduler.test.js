@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 
 /**
  * A device stand-in for the scheduler's own bookkeeping: answers after `serviceMs` on a timer and

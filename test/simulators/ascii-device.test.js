@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { createDevice, MODELS } = require('../../gateway/simulators/ascii');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 
 /** A clock the test moves by hand (ms). */
 function manualClock (start = 1000) {

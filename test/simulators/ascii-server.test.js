@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const net = require('node:net');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { FaultPlan } = require('../../gateway/simulators/faults');
-const { NinesError } = require('../../gateway/errors');
+const { NinesError } = require('../../gateway/base/errors');
 
 /** How long a test waits for a line it expects (generous: the machine is shared). */
 const WAIT_MS = 5000;

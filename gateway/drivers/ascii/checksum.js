@@ -7,7 +7,7 @@
  * `$012` → `$012B7`, `@01` → `@01A1`, `>00FF` → `>00FF2A`, `>` → `>3E`.
  */
 
-const { NinesError } = require('../../errors');
+const { NinesError } = require('../../base/errors');
 
 const HEX_DIGITS = '0123456789ABCDEF';
 /** Length of the checksum suffix in characters */

@@ -5,9 +5,9 @@
  * naming the field, the value and the rule.
  */
 
-const { NinesError } = require('../../errors');
-const C = require('../../constants');
-const { parseDuration } = require('../../units');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
+const { parseDuration } = require('../../base/units');
 
 /** setTimeout's ceiling: longer delays fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -43,9 +43,9 @@
 
 const net = require('node:net');
 const { EventEmitter } = require('node:events');
-const { NinesError } = require('../../errors');
-const { parseTarget } = require('../../target');
-const { Backoff } = require('../../backoff');
+const { NinesError } = require('../../base/errors');
+const { parseTarget } = require('../target');
+const { Backoff } = require('../../base/backoff');
 const { AsciiFramer } = require('./framer');
 const { encodeCommand, classifyCommand } = require('./command');
 const { parseReply } = require('./reply');
@@ -70,7 +70,7 @@ class Pending {
 
 class AsciiClient extends EventEmitter {
   /**
-   * @param {string|import('../../target').Target} target e.g. 'ascii://127.0.0.1:9500?address=01&checksum=on'
+   * @param {string|import('../target').Target} target e.g. 'ascii://127.0.0.1:9500?address=01&checksum=on'
    * @param {object} [opts] timeoutMs=1000, connectTimeoutMs=5000, queueMax=64, reconnect=true,
    *   backoff={initialMs:100, maxMs:10000}, random=Math.random, afterTimeout='reconnect'|'drain',
    *   drainMs=constants.ASCII_DRAIN_MS (all durations in ms or strings like "1s")

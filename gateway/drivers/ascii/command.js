@@ -9,8 +9,8 @@
  * and the CR [DOC]. Callers pass commands WITHOUT checksum and WITHOUT CR.
  */
 
-const { NinesError } = require('../../errors');
-const C = require('../../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 const { appendChecksum, CHECKSUM_CHARS } = require('./checksum');
 
 /** @param {string} text latin1 @returns {string} text with bytes outside 0x20-0x7E escaped */

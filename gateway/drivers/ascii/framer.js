@@ -17,7 +17,7 @@
  */
 
 const { EventEmitter } = require('node:events');
-const C = require('../../constants');
+const C = require('../../base/constants');
 
 const CR = 0x0d;
 

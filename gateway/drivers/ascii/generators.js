@@ -8,8 +8,8 @@
  * without a value).
  */
 
-const { NinesError } = require('../../errors');
-const C = require('../../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 const { normalizeAddress } = require('./command');
 const { HEX2 } = require('./checksum');
 

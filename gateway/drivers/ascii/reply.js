@@ -12,7 +12,7 @@
  * would otherwise pass for the answer to another command.
  */
 
-const { NinesError } = require('../../errors');
+const { NinesError } = require('../../base/errors');
 const { verifyAndStrip } = require('./checksum');
 const { classifyCommand } = require('./command');
 

@@ -6,8 +6,8 @@
  * must not silently run with the default.
  */
 
-const { NinesError } = require('../../errors');
-const C = require('../../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 
 /** Longest delay setTimeout honours (2^31-1 ms); longer ones fire at once */
 const MAX_TIMER_MS = 2147483647;

@@ -12,9 +12,9 @@
  */
 
 const { EventEmitter } = require('node:events');
-const { NinesError } = require('../../errors');
-const { parseTarget } = require('../../target');
-const { Backoff } = require('../../backoff');
+const { NinesError } = require('../../base/errors');
+const { parseTarget } = require('../target');
+const { Backoff } = require('../../base/backoff');
 const { toOp, describeOp, kValid } = require('./op');
 const { decodeInto } = require('./pdu');
 const { Pending, Reply } = require('./reply');
@@ -34,7 +34,7 @@ const EMPTY = Buffer.alloc(0);
  */
 class ModbusClient extends EventEmitter {
   /**
-   * @param {string|object} target a modbus+tcp:// or modbus+rtu:// URL, or a Target from gateway/target.js
+   * @param {string|object} target a modbus+tcp:// or modbus+rtu:// URL, or a Target from gateway/drivers/target.js
    * @param {import('./client-options').ClientOptions} [opts]
    * @throws {NinesError} NINES_ERR_INVALID_TARGET, NINES_ERR_INVALID_ARG
    */

@@ -5,8 +5,8 @@
  * the Node-RED nodes use; the rest is re-exported for callers that validate ops up front or decode PDUs.
  */
 
-const { NinesError } = require('../../errors');
-const { parseTarget } = require('../../target');
+const { NinesError } = require('../../base/errors');
+const { parseTarget } = require('../target');
 const { ModbusClient, Reply } = require('./client');
 const { validateOp, parseOpString, toOp, describeOp, formatOp, FC_NAMES } = require('./op');
 const { encodeRequestPdu, decodeResponsePdu, responsePduLength } = require('./pdu');
@@ -15,7 +15,7 @@ const frame = require('./frame');
 /**
  * Creates a client for a modbus+tcp:// or modbus+rtu:// target (not connected yet: call connect(),
  * or just request(), which connects).
- * @param {string|object} target URL or parsed Target (gateway/target.js)
+ * @param {string|object} target URL or parsed Target (gateway/drivers/target.js)
  * @param {import('./client-options').ClientOptions} [opts]
  * @returns {ModbusClient}
  * @throws {NinesError} NINES_ERR_INVALID_TARGET for another scheme; NINES_ERR_INVALID_ARG for a bad option

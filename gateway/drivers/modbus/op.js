@@ -22,8 +22,8 @@
  * A normalized op is frozen and branded, so a client skips re-validation and reuses its encoded PDU.
  */
 
-const { NinesError } = require('../../errors');
-const C = require('../../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 const { FC } = require('./frame');
 
 /** Brand on ops that came out of validateOp (non-enumerable, so deepEqual ignores it) */

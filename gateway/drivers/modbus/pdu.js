@@ -6,7 +6,7 @@
  * Reference: Modbus Application Protocol v1.1b3, §6.1-6.12.
  */
 
-const { NinesError } = require('../../errors');
+const { NinesError } = require('../../base/errors');
 const { exceptionName } = require('./frame');
 const { validateOp, describeOp, kPdu } = require('./op');
 

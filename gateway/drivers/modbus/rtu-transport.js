@@ -25,7 +25,7 @@
  * A loader that throws makes every connect fail with NINES_ERR_SERIAL_UNAVAILABLE.
  */
 
-const { NinesError } = require('../../errors');
+const { NinesError } = require('../../base/errors');
 const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs, rtuResponseLength } = require('./frame');
 const { responsePduLength } = require('./pdu');
 

@@ -21,8 +21,8 @@
  */
 
 const net = require('node:net');
-const { NinesError } = require('../../errors');
-const C = require('../../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 const { MBAP_LENGTH } = require('./frame');
 
 /** Largest MBAP length field: unit id + a 253-byte PDU */

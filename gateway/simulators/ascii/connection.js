@@ -13,7 +13,7 @@
  * when a command is served, not when it arrives.
  */
 
-const { ASCII_MAX_LINE_BYTES } = require('../../constants');
+const { ASCII_MAX_LINE_BYTES } = require('../../base/constants');
 
 const CR = 0x0D;
 /** Commands waiting behind a delayed one, per connection; a strict request/response client has 1. */

@@ -36,8 +36,8 @@
  * output writes answer a bare `!` until `~AA1` clears the status [DCON].
  */
 
-const { NinesError } = require('../../errors');
-const { ASCII_ADDRESS_DEFAULT } = require('../../constants');
+const { NinesError } = require('../../base/errors');
+const { ASCII_ADDRESS_DEFAULT } = require('../../base/constants');
 const {
   HEX2, MODELS, BAUD_DEFAULT, FF_CHECKSUM, FF_COUNTER_RISING, FF_COUNTER_32, WATCHDOG_TICK_MS,
   ANALOG_RANGE_DEFAULT, ANIMATE_STEP_MS, checksumOf

@@ -8,10 +8,10 @@
  */
 
 const net = require('node:net');
-const { NinesError, toNinesError } = require('../../errors');
-const { SIM_ASCII_PORT } = require('../../constants');
-const { parseDuration } = require('../../units');
-const { formatTarget } = require('../../target');
+const { NinesError, toNinesError } = require('../../base/errors');
+const { SIM_ASCII_PORT } = require('../../base/constants');
+const { parseDuration } = require('../../base/units');
+const { formatTarget } = require('../../drivers/target');
 const { FaultPlan } = require('../faults');
 const { createDevice } = require('./device');
 const { SimConnection } = require('./connection');

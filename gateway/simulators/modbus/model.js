@@ -11,7 +11,7 @@
  * synchronously inside its 'data' handler at full speed.
  */
 
-const C = require('../../constants');
+const C = require('../../base/constants');
 const { FC } = require('../../drivers/modbus/frame');
 const { invalid, intOption, objectOption, noUnknownKeys } = require('./validate');
 const { applyPreset } = require('./preset');

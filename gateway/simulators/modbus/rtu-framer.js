@@ -17,7 +17,7 @@
  * Bounded: at most MODBUS_RTU_MAX_ADU bytes wait; a longer run without a frame is discarded and reported.
  */
 
-const C = require('../../constants');
+const C = require('../../base/constants');
 const { rtuRequestLength, rtuCrcOk } = require('../../drivers/modbus/frame');
 
 /** Smallest RTU ADU: address, function code, CRC */

@@ -16,10 +16,10 @@
  * end socat); 'refuse' → the device is powered off: nothing is answered (counted as `refused`).
  */
 
-const C = require('../../constants');
-const { NinesError } = require('../../errors');
+const C = require('../../base/constants');
+const { NinesError } = require('../../base/errors');
 const { FaultPlan } = require('../faults');
-const { BAUD_RATES, PARITIES, formatTarget } = require('../../target');
+const { BAUD_RATES, PARITIES, formatTarget } = require('../../drivers/target');
 const { FC, rtuFrame, rtuSilenceUs } = require('../../drivers/modbus/frame');
 const { resolveModel } = require('./model');
 const { ReplyQueue } = require('./reply-queue');

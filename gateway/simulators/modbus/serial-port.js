@@ -4,7 +4,7 @@
  * Lazy loading of the optional `serialport` package, so TCP-only installs never load a native module.
  */
 
-const { NinesError } = require('../../errors');
+const { NinesError } = require('../../base/errors');
 
 /**
  * Returns the SerialPort class, loading serialport on first use.

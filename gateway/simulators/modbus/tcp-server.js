@@ -23,12 +23,12 @@
  */
 
 const net = require('node:net');
-const C = require('../../constants');
-const { NinesError } = require('../../errors');
+const C = require('../../base/constants');
+const { NinesError } = require('../../base/errors');
 const { FaultPlan } = require('../faults');
 const { MBAP_LENGTH, MAX_PDU_LENGTH, mbapFrame, readMbap } = require('../../drivers/modbus/frame');
 const { resolveModel } = require('./model');
-const { formatTarget } = require('../../target');
+const { formatTarget } = require('../../drivers/target');
 const { ReplyQueue } = require('./reply-queue');
 const { invalid, intOption, stringOption, objectOption, noUnknownKeys } = require('./validate');
 

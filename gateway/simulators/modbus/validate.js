@@ -5,7 +5,7 @@
  * the field, the value and the rule, so a bad `nines sim` flag or config never crashes later inside a socket handler.
  */
 
-const { NinesError } = require('../../errors');
+const { NinesError } = require('../../base/errors');
 
 /**
  * @param {string} field

@@ -13,7 +13,7 @@
 const { execFileSync } = require('node:child_process');
 const os = require('node:os');
 const hdr = require('hdr-histogram-js');
-const C = require('../../../gateway/constants');
+const C = require('../../../gateway/base/constants');
 const L = require('../../../gateway/latency');
 const { latencies, prng } = require('./helpers');
 

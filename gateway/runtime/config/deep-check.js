@@ -1,6 +1,6 @@
 'use strict';
 
-const { NinesError } = require('../errors');
+const { NinesError } = require('../../base/errors');
 
 /**
  * Deep checks of a job's operation by the drivers' own validators, so the config accepts exactly
@@ -8,35 +8,21 @@ const { NinesError } = require('../errors');
  * validator. They are required on first use (not every config needs both protocols), and their
  * coded errors become config problems at the job's field path.
  *
- * While a validator module is absent from the install (the drivers are built in parallel), its
- * deep check is skipped and the schema-level checks stand alone; any other failure to load it
- * propagates.
  */
 
+/** Loaded on first use: a config that polls only Modbus never loads the ASCII validators */
 const MODULES = {
-  command: '../drivers/ascii/command',
-  generators: '../drivers/ascii/generators',
-  op: '../drivers/modbus/op'
+  command: () => require('../../drivers/ascii/command'),
+  generators: () => require('../../drivers/ascii/generators'),
+  op: () => require('../../drivers/modbus/op')
 };
-
-/** @type {Map<string, object|null>} */
-const cache = new Map();
 
 /**
  * @param {keyof MODULES} which
- * @returns {object|null} the module, or null while it does not exist
+ * @returns {object} the validator module
  */
-function optional (which) {
-  if (cache.has(which)) return cache.get(which);
-  let mod = null;
-  try {
-    require.resolve(MODULES[which]);
-    mod = require(MODULES[which]);
-  } catch (err) {
-    if (!(err.code === 'MODULE_NOT_FOUND' && String(err.message).includes(MODULES[which]))) throw err;
-  }
-  cache.set(which, mod);
-  return mod;
+function validator (which) {
+  return MODULES[which]();
 }
 
 /** The validator's rule when it states one apart (op.js does), else its whole message */
@@ -53,8 +39,7 @@ function ruleFrom (err) {
  * @returns {string} the command as the driver will send it
  */
 function checkCommand (problems, segs, command, checksum) {
-  const mod = optional('command');
-  if (!mod || typeof mod.validateCommand !== 'function') return command;
+  const mod = validator('command');
   try {
     return mod.validateCommand(command, { checksum });
   } catch (err) {
@@ -92,8 +77,7 @@ function generatorNames (table) {
  * @param {string} name
  */
 function checkGenerator (problems, segs, name) {
-  const mod = optional('generators');
-  if (!mod || !mod.GENERATORS) return;
+  const mod = validator('generators');
   const names = generatorNames(mod.GENERATORS);
   if (!names.includes(name)) problems.add(segs, name, `is not a known generator; known: ${names.join(', ')}`);
 }
@@ -105,8 +89,7 @@ function checkGenerator (problems, segs, name) {
  * @returns {object} the normalized op
  */
 function checkOp (problems, segs, op) {
-  const mod = optional('op');
-  if (!mod || typeof mod.validateOp !== 'function') return op;
+  const mod = validator('op');
   try {
     return mod.validateOp(op);
   } catch (err) {

@@ -1,7 +1,7 @@
 'use strict';
 
-const { NinesError } = require('../errors');
-const C = require('../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 const D = require('../config/defaults');
 const { parseBrokerUrl } = require('./broker-url');
 const { checkName, checkPrefix } = require('./topics');
@@ -90,7 +90,7 @@ function checkPublisherOptions (opts) {
     reconnectInitialMs: checkMs(o.reconnectInitialMs, D.MQTT_RECONNECT_INITIAL_MS, 'reconnectInitialMs'),
     reconnectMaxMs: checkMs(o.reconnectMaxMs, D.MQTT_RECONNECT_MAX_MS, 'reconnectMaxMs'),
     stopTimeoutMs: checkMs(o.stopTimeoutMs, 2000, 'stopTimeoutMs'),
-    version: o.version === undefined ? require('../../package.json').version : String(o.version),
+    version: o.version === undefined ? require('../../../package.json').version : String(o.version),
     random: pick(o.random, Math.random, 'random', (v) => typeof v === 'function', 'must be a function returning a number in [0, 1)')
   };
 }

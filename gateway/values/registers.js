@@ -19,7 +19,7 @@
  * types round the latter and reject what does not fit, never wrap silently.
  */
 
-const { NinesError } = require('./errors');
+const { NinesError } = require('../base/errors');
 
 /** Type → registers per value; `bool` packs 16 values per register, `string` 2 characters */
 const TYPES = Object.freeze({

@@ -1,6 +1,6 @@
 'use strict';
 
-const { NinesError } = require('../errors');
+const { NinesError } = require('../../base/errors');
 const D = require('../config/defaults');
 
 /**

@@ -23,7 +23,7 @@ class FleetView {
    * @returns {{ok: boolean, error?: Error}}
    */
   add (message, nowMs = Date.now()) {
-    const { parseLatencyPayload } = require('./latency');
+    const { parseLatencyPayload } = require('../latency');
     let parsed;
     try {
       const obj = Buffer.isBuffer(message) ? JSON.parse(message.toString('utf8')) : (typeof message === 'string' ? JSON.parse(message) : message);
@@ -49,7 +49,7 @@ class FleetView {
    * @returns {object[]} payload-shaped rows ({job, gateway: 'N gateways', count, ok, …, p50…max, rate})
    */
   rows (nowMs = Date.now()) {
-    const latency = require('./latency');
+    const latency = require('../latency');
     const out = [];
     for (const [job, byGateway] of [...this.latest].sort((a, b) => a[0].localeCompare(b[0]))) {
       const fresh = [...byGateway.values()].filter((e) => nowMs - e.at <= this.staleMs);

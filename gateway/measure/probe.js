@@ -3,12 +3,12 @@
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
-const { NinesError, fromJSON } = require('./errors');
-const { parseTarget } = require('./target');
-const { createClient, openClients, closeClients } = require('./drivers');
-const { ReconnectEachClient } = require('./drivers/reconnect-each');
-const { createOpSource } = require('./job/op-source');
-const { startSchedule } = require('./scheduler');
+const { NinesError, fromJSON } = require('../base/errors');
+const { parseTarget } = require('../drivers/target');
+const { createClient, openClients, closeClients } = require('../drivers');
+const { ReconnectEachClient } = require('../drivers/reconnect-each');
+const { createOpSource } = require('../jobs/op-source');
+const { startSchedule } = require('../scheduler');
 
 /**
  * The Brainboxes latency test as a function: for each connection count (1, 2, 4, 8…) open that many
@@ -73,7 +73,7 @@ function runProbe (opts) {
   const o = checkProbeOptions(opts);
   const ee = new EventEmitter();
   if (o.inWorker) {
-    const worker = new Worker(path.join(__dirname, 'probe-worker.js'), { workerData: { ...o, inWorker: false } });
+    const worker = new Worker(path.join(__dirname, '..', 'workers', 'probe-worker.js'), { workerData: { ...o, inWorker: false } });
     ee.promise = new Promise((resolve, reject) => {
       let settled = false;
       worker.on('message', (m) => {
@@ -114,7 +114,7 @@ function checkProbeOptions (opts) {
 }
 
 async function probeInline (o, ee, control) {
-  const latency = require('./latency');
+  const latency = require('../latency');
   const source = createOpSource(o, o.target);
   const model = await deviceModel(o);
   const runs = [];

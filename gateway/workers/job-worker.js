@@ -9,8 +9,8 @@
 
 const { parentPort, workerData } = require('node:worker_threads');
 const { monitorEventLoopDelay } = require('node:perf_hooks');
-const { Job } = require('../job/job');
-const { toNinesError } = require('../errors');
+const { Job } = require('../jobs/job');
+const { toNinesError } = require('../base/errors');
 const { encodeSnapshot } = require('../latency');
 
 const jobs = new Map();

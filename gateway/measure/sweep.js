@@ -1,11 +1,11 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const { NinesError } = require('./errors');
-const { parseTarget } = require('./target');
-const { createClient, openClients, closeClients } = require('./drivers');
-const { createOpSource } = require('./job/op-source');
-const { startSchedule } = require('./scheduler');
+const { NinesError } = require('../base/errors');
+const { parseTarget } = require('../drivers/target');
+const { createClient, openClients, closeClients } = require('../drivers');
+const { createOpSource } = require('../jobs/op-source');
+const { startSchedule } = require('../scheduler');
 
 /**
  * Offered-load sweep (latency-method.md, "Methods from the field"): steps of offered rate, each held
@@ -50,7 +50,7 @@ function runSweep (opts) {
 }
 
 async function sweep (o, source, ee, control) {
-  const latency = require('./latency');
+  const latency = require('../latency');
   const steps = [];
   const clients = await openClients(o.workers, () => createClient(o.target, { timeoutMs: o.timeoutMs, queueMax: 4 }));
   try {

@@ -1,6 +1,6 @@
 'use strict';
 
-const { NinesError } = require('../errors');
+const { NinesError } = require('../../base/errors');
 
 /**
  * Collects config problems as `{path, value, rule}` and turns them into one NinesError

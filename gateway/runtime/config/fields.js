@@ -1,6 +1,6 @@
 'use strict';
 
-const { parseDuration, parseRate } = require('../units');
+const { parseDuration, parseRate } = require('../../base/units');
 const { DURATION_HINT, RATE_HINT } = require('./schema');
 
 /**

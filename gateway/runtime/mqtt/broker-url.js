@@ -1,7 +1,7 @@
 'use strict';
 
-const { NinesError } = require('../errors');
-const C = require('../constants');
+const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 
 /**
  * Broker URLs: the schemes we accept, their default ports, and which ones use TLS. MQTT.js falls

@@ -1,7 +1,7 @@
 'use strict';
 
-const { NinesError } = require('../errors');
-const { parseTarget } = require('../target');
+const { NinesError } = require('../base/errors');
+const { parseTarget } = require('../drivers/target');
 
 /**
  * What a job or probe asks the device, validated once, as a function the scheduler calls per request.
@@ -14,7 +14,7 @@ const { parseTarget } = require('../target');
  *   form (`3:0:10`, `16:0=1,2,3`); the unit id defaults to the target's.
  *
  * @param {{command?: string, generator?: string, read?: object|string, write?: object|string, random?: () => number}} spec
- * @param {string|import('../target').Target} target
+ * @param {string|import('../drivers/target').Target} target
  * @returns {{nextOp: (seq: number) => any, label: string, kind: 'ascii'|'modbus'}}
  *   label is a short name for file names and tables (`@AA`, `@AA(Data)`, `fc3-0x10`)
  */

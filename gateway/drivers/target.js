@@ -8,8 +8,8 @@
  * An unknown scheme or option is an error, never a silent fallback.
  */
 
-const { NinesError } = require('./errors');
-const C = require('./constants');
+const { NinesError } = require('../base/errors');
+const C = require('../base/constants');
 
 const PARITIES = ['none', 'even', 'odd', 'mark', 'space'];
 const BAUD_RATES = [300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 38400, 57600, 115200, 230400, 460800, 921600];

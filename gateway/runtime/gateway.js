@@ -1,8 +1,8 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const { WorkerPool } = require('./worker/pool');
-const { NinesError, toNinesError } = require('./errors');
+const { WorkerPool } = require('../workers/pool');
+const { NinesError, toNinesError } = require('../base/errors');
 
 /**
  * The gateway: config → jobs → workers → publisher.
@@ -26,7 +26,7 @@ class Gateway extends EventEmitter {
     super();
     this.config = config;
     this.mode = opts.mode || config.gateway.mode;
-    this.version = opts.version || require('../package.json').version;
+    this.version = opts.version || require('../../package.json').version;
     this.seq = new Map();
     this.latest = new Map(); // job → last summary, for tables and status
     this.broker = null;
@@ -101,7 +101,7 @@ class Gateway extends EventEmitter {
   }
 
   onSnapshot (job, snap, meta) {
-    const { summaryPayload } = require('./job/payload');
+    const { summaryPayload } = require('../jobs/payload');
     const seq = this.seq.get(job) || 0;
     this.seq.set(job, seq + 1);
     let payload;
@@ -127,7 +127,7 @@ class Gateway extends EventEmitter {
     if (h === undefined) {
       const fs = require('node:fs');
       const path = require('node:path');
-      const { HlogWriter } = require('./latency');
+      const { HlogWriter } = require('../latency');
       const dir = this.config.gateway.hlog;
       const file = path.join(dir, `${job}-${this.startedAt.replace(/[:.]/g, '-')}.hlog`);
       try {

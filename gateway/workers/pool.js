@@ -4,8 +4,8 @@ const { EventEmitter } = require('node:events');
 const os = require('node:os');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
-const { NinesError, fromJSON, toNinesError } = require('../errors');
-const { Backoff } = require('../backoff');
+const { NinesError, fromJSON, toNinesError } = require('../base/errors');
+const { Backoff } = require('../base/backoff');
 
 /**
  * Runs jobs in worker threads (default: cores − 1 workers, at least 1), or inline on this thread
@@ -46,7 +46,7 @@ class WorkerPool extends EventEmitter {
    */
   async start (specs) {
     if (this.mode === 'inline') {
-      const { Job } = require('../job/job');
+      const { Job } = require('../jobs/job');
       for (const spec of specs) {
         const job = new Job(spec, { intervalMs: this.intervalMs });
         this.inline.set(spec.name, job);

@@ -1,8 +1,8 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const { NinesError } = require('../errors');
-const { Backoff } = require('../backoff');
+const { NinesError } = require('../../base/errors');
+const { Backoff } = require('../../base/backoff');
 const { topicsFor, checkName } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
 const { BoundedQueue } = require('./bounded-queue');

@@ -1,8 +1,8 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const { WorkerPool } = require('./worker/pool');
-const { NinesError, toNinesError } = require('./errors');
+const { WorkerPool } = require('../workers/pool');
+const { NinesError, toNinesError } = require('../base/errors');
 
 /**
  * One polling job with its own worker thread, for callers that live on a shared event loop (the
@@ -15,7 +15,7 @@ const { NinesError, toNinesError } = require('./errors');
  */
 class PollJob extends EventEmitter {
   /**
-   * @param {object} spec job spec (gateway/job/job.js): {name, target, command|generator|read|write,
+   * @param {object} spec job spec (gateway/jobs/job.js): {name, target, command|generator|read|write,
    *   ratePerSec, connections, policy, count, durationMs, values, device}
    * @param {object} [opts]
    * @param {'worker'|'inline'} [opts.mode='worker']
@@ -45,7 +45,7 @@ class PollJob extends EventEmitter {
     this.pool = pool;
     pool.on('values', (job, v) => this.emit('values', v));
     pool.on('snapshot', (job, snap, meta) => {
-      const { summaryPayload } = require('./job/payload');
+      const { summaryPayload } = require('./payload');
       let payload;
       try {
         payload = summaryPayload(snap, this.seq++, meta, { gateway: this.gateway, job: this.spec.name });

@@ -1,6 +1,6 @@
 'use strict';
 
-const C = require('../constants');
+const C = require('../../base/constants');
 
 /**
  * Defaults of the gateway config, each with one home. Units are in the names. The loader fills

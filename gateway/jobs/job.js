@@ -2,11 +2,11 @@
 
 const { EventEmitter } = require('node:events');
 const { createClient } = require('../drivers');
-const { parseTarget } = require('../target');
+const { parseTarget } = require('../drivers/target');
 const { startSchedule } = require('../scheduler');
 const { createOpSource } = require('./op-source');
-const { ValueGate, replyValues } = require('./values');
-const { toNinesError } = require('../errors');
+const { ValueGate, replyValues } = require('../values/gate');
+const { toNinesError } = require('../base/errors');
 
 /**
  * One polling job: an operation against a device at a rate on N connections, its latency recorded

@@ -1,7 +1,7 @@
 'use strict';
 
 const net = require('node:net');
-const { NinesError } = require('../errors');
+const { NinesError } = require('../../base/errors');
 const D = require('../config/defaults');
 
 /**

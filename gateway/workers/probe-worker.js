@@ -3,8 +3,8 @@
 // Runs one probe in a worker thread and reports to the parent (see probe.js). Errors cross as
 // {code, message, details}: structured clone would keep only message and stack.
 const { parentPort, workerData } = require('node:worker_threads');
-const { runProbe } = require('./probe');
-const { toNinesError } = require('./errors');
+const { runProbe } = require('../measure/probe');
+const { toNinesError } = require('../base/errors');
 
 const run = runProbe(workerData);
 run.on('progress', (progress) => parentPort.postMessage({ type: 'progress', progress }));

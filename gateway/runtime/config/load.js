@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { NinesError } = require('../errors');
+const { NinesError } = require('../../base/errors');
 const { checkConfig } = require('./validate');
 const { Problems } = require('./problems');
 

@@ -2,7 +2,7 @@
 
 const os = require('node:os');
 const path = require('node:path');
-const { parseTarget } = require('../target');
+const { parseTarget } = require('../../drivers/target');
 const D = require('./defaults');
 const { Problems } = require('./problems');
 const { checkSchema } = require('./schema-check');
@@ -23,7 +23,7 @@ const { NAME_RULE } = require('./schema');
 /**
  * @typedef {object} DeviceConfig
  * @property {string} name
- * @property {import('../target').Target} target
+ * @property {import('../../drivers/target').Target} target
  * @property {number} timeoutMs per request
  * @property {number} connectTimeoutMs
  * @property {number} queueMax requests waiting per connection
@@ -116,7 +116,7 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
  * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD
  * @param {string} [opts.baseDir=process.cwd()] directory relative TLS paths start from
  * @returns {Config}
- * @throws {import('../errors').NinesError} NINES_ERR_CONFIG; details.errors lists {path, value, rule}
+ * @throws {import('../../base/errors').NinesError} NINES_ERR_CONFIG; details.errors lists {path, value, rule}
  */
 function validateConfig (obj, opts) {
   const { config, problems } = checkConfig(obj, opts);

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const C = require('../constants');
+const C = require('../../base/constants');
 const D = require('./defaults');
 const { isMap, durationField } = require('./fields');
 const { parseBrokerUrl } = require('../mqtt/broker-url');
