@@ -195,6 +195,23 @@ describe('gateway/config: every rule names the field path, the value and the rul
     it('queue is 1-100000', () => {
       expectOne((o) => { o.devices.ed588.queue = 0; }, 'devices.ed588.queue', /from 1 to 100000/);
     });
+    it('maxConnections is 1-64: a device with no connection could serve nothing', () => {
+      expectOne((o) => { o.devices.ed588.maxConnections = 0; }, 'devices.ed588.maxConnections', /from 1 to 64/);
+      expectOne((o) => { o.devices.ed588.maxConnections = 2.5; }, 'devices.ed588.maxConnections', /from 1 to 64/);
+    });
+    it('backoff delays are positive, and max is at least min', () => {
+      expectOne((o) => { o.devices.ed588.backoff = { min: -5 }; }, 'devices.ed588.backoff.min', /is not a duration/);
+      expectOne((o) => { o.devices.ed588.backoff = { min: 0 }; }, 'devices.ed588.backoff.min', /from 1ms to 1h/);
+      expectOne((o) => { o.devices.ed588.backoff = { min: '2s', max: '1s' }; }, 'devices.ed588.backoff.max', /at least backoff.min \(2000 ms\)/);
+      expectOne((o) => { o.devices.ed588.backoff = { initial: '1s' }; }, 'devices.ed588.backoff.initial', /known keys: min, max/);
+    });
+    it('a job cannot use more connections than its device has', () => {
+      expectOne((o) => { o.jobs[0].connections = 2; }, 'jobs[0].connections', /at most devices.ed588.maxConnections \(1\)/);
+      assert.equal(validateConfig((() => { const o = base(); o.devices.ed588.maxConnections = 2; o.jobs[0].connections = 2; return o; })(), { env: {} }).jobs[0].connections, 2);
+    });
+    it('a job naming no defined device is a problem at jobs[i].device', () => {
+      expectOne((o) => { o.jobs[0].device = 'ed58'; }, 'jobs[0].device', /is not a device \(did you mean "ed588"\?\)/);
+    });
     it('there is at least one device and one job', () => {
       const { errors } = problemsOf((o) => { o.devices = {}; o.jobs = []; });
       assert.deepEqual(errors.map((e) => [e.path, e.rule]), [

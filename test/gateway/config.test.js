@@ -56,6 +56,8 @@ describe('gateway/config: loading', () => {
     assert.equal(c.devices.ed588.timeoutMs, 1000);
     assert.equal(c.devices.ed588.connectTimeoutMs, 5000);
     assert.equal(c.devices.ed588.queueMax, 64);
+    assert.equal(c.devices.ed588.maxConnections, 1, 'one connection unless the config says more');
+    assert.deepEqual(c.devices.ed588.backoff, { initialMs: 100, maxMs: 10000 });
     assert.equal(c.devices.plc1.timeoutMs, 500);
     assert.equal(c.devices.plc1.target.unitId, 1);
     const [a, b] = c.jobs;
@@ -63,7 +65,7 @@ describe('gateway/config: loading', () => {
     assert.equal(a.command, '@01');
     assert.equal(a.ratePerSec, 1000);
     assert.equal(a.connections, 1);
-    assert.equal(a.catchUp, 'capped');
+    assert.equal(a.catchUp, 'skip', 'poll jobs skip missed slots by default');
     assert.equal(a.count, null);
     assert.equal(a.durationMs, null);
     assert.equal(a.values.mode, 'off');

@@ -134,6 +134,10 @@ function checkJobs (problems, raw, devices, deviceNames) {
     }
     const durationMs = durationField(problems, at('duration'), j.duration, { def: null, minMs: 1 });
 
+    if (device && Number.isInteger(j.connections) && j.connections > device.maxConnections) {
+      problems.add(at('connections'), j.connections, `must be at most devices.${j.device}.maxConnections (${device.maxConnections}): a job cannot use more connections than its device has`);
+    }
+
     /** @type {JobConfig} */
     const job = {
       name: j.name,

@@ -37,10 +37,16 @@ module.exports = Object.freeze({
   DEVICE_CONNECT_TIMEOUT_MS: C.DEFAULT_CONNECT_TIMEOUT_MS,
   DEVICE_QUEUE_MAX: C.DEFAULT_QUEUE_MAX,
   DEVICE_QUEUE_LIMIT: 100000,
+  /** Most PLCs and I/O modules accept 1-8 TCP connections: one unless the user says otherwise */
+  DEVICE_MAX_CONNECTIONS: 1,
+  DEVICE_MAX_CONNECTIONS_LIMIT: 64,
+  DEVICE_BACKOFF_MIN_MS: C.BACKOFF_INITIAL_MS,
+  DEVICE_BACKOFF_MAX_MS: C.BACKOFF_MAX_MS,
 
   JOB_CONNECTIONS: 1,
   JOB_MAX_CONNECTIONS: 64,
-  JOB_CATCH_UP: 'capped',
+  /** Poll jobs monitor: after a stall, missed slots are skipped and counted, never sent late (design.md) */
+  JOB_CATCH_UP: 'skip',
   CATCH_UP_POLICIES: Object.freeze(['burst', 'capped', 'skip']),
 
   VALUES_MODES: Object.freeze(['off', 'on-change', 'every']),

@@ -95,7 +95,19 @@ const device = {
     target: { type: 'string', minLength: 1, rule: 'must be a target URL such as "ascii://127.0.0.1:9500" or "modbus+tcp://127.0.0.1:5020?unitId=1"', hint: 'e.g. "ascii://127.0.0.1:9500"' },
     timeout: duration,
     connectTimeout: duration,
-    queue: { type: 'integer', minimum: 1, maximum: D.DEVICE_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.DEVICE_QUEUE_LIMIT} (requests waiting per connection)` }
+    queue: { type: 'integer', minimum: 1, maximum: D.DEVICE_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.DEVICE_QUEUE_LIMIT} (requests waiting per job)` },
+    maxConnections: {
+      type: 'integer',
+      minimum: 1,
+      maximum: D.DEVICE_MAX_CONNECTIONS_LIMIT,
+      rule: `must be an integer from 1 to ${D.DEVICE_MAX_CONNECTIONS_LIMIT} (the TCP connections the device accepts; every job on it shares them)`
+    },
+    backoff: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { min: duration, max: duration },
+      rule: 'must be a mapping { min, max } of reconnect delays, e.g. { min: 100ms, max: 10s }'
+    }
   }
 };
 

@@ -26,7 +26,9 @@ const { NAME_RULE } = require('./schema');
  * @property {import('../../drivers/target').Target} target
  * @property {number} timeoutMs per request
  * @property {number} connectTimeoutMs
- * @property {number} queueMax requests waiting per connection
+ * @property {number} queueMax requests waiting per job (each job has its own queue)
+ * @property {number} maxConnections connections the device gets, shared by all its jobs
+ * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
  */
 
 /**
@@ -59,6 +61,15 @@ function checkGateway (problems, raw, baseDir) {
   };
 }
 
+/** Reconnect delays: min ≥ 1 ms, max ≥ min. */
+function checkBackoff (problems, segs, raw) {
+  const b = isMap(raw) ? raw : {};
+  const initialMs = durationField(problems, segs.concat('min'), b.min, { def: D.DEVICE_BACKOFF_MIN_MS, minMs: 1, maxMs: 3600000 });
+  const maxMs = durationField(problems, segs.concat('max'), b.max, { def: Math.max(initialMs, D.DEVICE_BACKOFF_MAX_MS), minMs: 1, maxMs: 3600000 });
+  if (maxMs < initialMs) problems.add(segs.concat('max'), b.max, `must be at least backoff.min (${initialMs} ms)`);
+  return { initialMs, maxMs: Math.max(initialMs, maxMs) };
+}
+
 function checkDevices (problems, raw) {
   /** @type {Record<string, DeviceConfig>} */
   const devices = {};
@@ -80,7 +91,9 @@ function checkDevices (problems, raw) {
       target,
       timeoutMs: durationField(problems, at('timeout'), d.timeout, { def: D.DEVICE_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
       connectTimeoutMs: durationField(problems, at('connectTimeout'), d.connectTimeout, { def: D.DEVICE_CONNECT_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
-      queueMax: Number.isInteger(d.queue) ? d.queue : D.DEVICE_QUEUE_MAX
+      queueMax: Number.isInteger(d.queue) ? d.queue : D.DEVICE_QUEUE_MAX,
+      maxConnections: Number.isInteger(d.maxConnections) ? d.maxConnections : D.DEVICE_MAX_CONNECTIONS,
+      backoff: checkBackoff(problems, at('backoff'), d.backoff)
     };
     if (target) devices[name] = device;
   }
