@@ -1,0 +1,337 @@
+'use strict';
+
+/**
+ * Device: owns the connections to one device (at most spec.maxConnections clients, so a PLC that
+ * accepts 1-8 connections is never asked for more) and shares them among its users, fairly.
+ *
+ * - Each connection carries one request at a time (the device discipline). The device hands a
+ *   request to a client only when that client is connected and free, so the client's own queue is
+ *   never used: queueing, fairness and timeouts live here, where every user is visible.
+ * - Each user has a bounded FIFO; a free connection takes the next request from the next user in
+ *   round-robin order among users with waiting requests (see queue.js).
+ * - Queued deadlines share one lazily armed timer per device; a request handed over gets the rest
+ *   of its time. Nothing is shared between devices: one dead device costs the others nothing.
+ * - Health: 'connecting' → 'up' | 'down', 'closed'. A down device rejects at once and keeps no
+ *   backlog: when it comes back it serves what is asked then, never a replay of the outage.
+ */
+
+const { EventEmitter } = require('node:events');
+const E = require('./errors');
+const { buildDeviceSpec, MAX_QUEUE, MAX_TIMER_MS } = require('./spec');
+const { DeviceUser } = require('./user');
+const queue = require('./queue');
+
+const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
+const OK = 0;
+const ERROR = 1;
+const TIMED_OUT = 2;
+const now = () => performance.now();
+const noop = () => {};
+
+/** One connection: a client and what the device knows of it. */
+class Connection {
+  constructor (device, client) {
+    this.client = client;
+    this.up = false; // 'connect' seen, no 'close' since
+    this.busy = false; // carries one of our requests
+    this.idle = false; // in the device's idle list
+    /** @type {DeviceUser|null} whose request it carries */
+    this.user = null;
+    /** Reused for every request: the clients read it synchronously */
+    this.opts = { timeoutMs: 0 };
+    this.onOk = (reply) => { device._done(this, OK); return reply; };
+    this.onErr = (err) => { device._done(this, err !== null && typeof err === 'object' && err.code === TIMEOUT ? TIMED_OUT : ERROR); throw err; };
+  }
+}
+
+class Device extends EventEmitter {
+  /**
+   * @param {import('./spec').DeviceSpec|object} spec from buildDeviceSpec (built again if it is raw input)
+   * @param {{createClient?: Function, now?: () => number}} [deps] createClient(target, opts) builds one
+   *   connection's client; now() is the wall clock (epoch ms) of health.since
+   */
+  constructor (spec, { createClient = require('../drivers').createClient, now: wallClock = Date.now } = {}) {
+    super();
+    this.spec = buildDeviceSpec(spec);
+    this.name = this.spec.name;
+    this._createClient = createClient;
+    this._now = wallClock;
+    /** @type {Connection[]|null} null until open() */
+    this._conns = null;
+    this._idle = [];
+    this._openCount = 0;
+    this._opening = null;
+    this._closing = null;
+    this._state = 'connecting';
+    this._since = wallClock();
+    this._lastError = null;
+    /** @type {Map<string, DeviceUser>} */
+    this._users = new Map();
+    this._default = null;
+    queue.init(this);
+    this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0 };
+    this._inFlight = 0;
+  }
+
+  /**
+   * Creates the clients and connects them. Resolves once every first attempt has settled, connected
+   * or failed: a device down at start is fine, its clients keep retrying with the spec's backoff.
+   * Idempotent.
+   * @returns {Promise<void>} rejects with NINES_ERR_CLOSED after close()
+   */
+  open () {
+    if (this._closing) return Promise.reject(E.closedError(this, 'open', null, undefined));
+    if (this._opening) return this._opening;
+    const s = this.spec;
+    const opts = { timeoutMs: s.timeoutMs, connectTimeoutMs: s.connectTimeoutMs, backoff: s.backoff, reconnect: true, queueMax: 1 };
+    this._conns = [];
+    try {
+      for (let i = 0; i < s.maxConnections; i++) {
+        const conn = new Connection(this, this._createClient(s.target, opts));
+        this._conns.push(conn);
+        this._listen(conn);
+      }
+    } catch (err) {
+      // A driver that cannot even be built (a bug, or a missing optional package): down, not half open
+      this._noteError(err);
+      this._opening = Promise.allSettled(this._conns.map((c) => c.client.close())).then(() => {
+        this._conns = [];
+        if (!this._closing) this._goDown();
+        throw err;
+      });
+      return this._opening;
+    }
+    this._opening = Promise.all(this._conns.map((c) => c.client.connect().then(noop, (err) => {
+      if (this._lastError === null && !this._closing) this._noteError(err);
+    }))).then(() => {
+      // Every first attempt failed: say so now rather than after the first request's timeout
+      if (this._state === 'connecting') this._goDown();
+    });
+    return this._opening;
+  }
+
+  /**
+   * The user called `name` (one per job or Node-RED node); the same name returns the same user.
+   * @param {string} name
+   * @param {{queueMax?: number}} [opts] requests that may wait for this user (default spec.queueMax);
+   *   ignored when the user exists
+   * @returns {DeviceUser}
+   */
+  user (name, { queueMax } = {}) {
+    const known = this._users.get(name);
+    if (known !== undefined) return known;
+    if (typeof name !== 'string' || name === '') throw E.invalidArg('user name', name, 'must be a non-empty string');
+    if (queueMax !== undefined && (!Number.isInteger(queueMax) || queueMax < 1 || queueMax > MAX_QUEUE)) {
+      throw E.invalidArg('queueMax', queueMax, `must be an integer from 1 to ${MAX_QUEUE}`);
+    }
+    const u = new DeviceUser(this, name, queueMax === undefined ? this.spec.queueMax : queueMax);
+    this._users.set(name, u);
+    return u;
+  }
+
+  /**
+   * Shortcut for user('default').request(op, opts).
+   * @param {any} op
+   * @param {{timeoutMs?: number}} [opts]
+   * @returns {Promise<object>}
+   */
+  request (op, opts) {
+    let u = this._default;
+    if (u === null || u._closed) u = this._default = this.user('default');
+    return this._request(u, op, opts);
+  }
+
+  /**
+   * @returns {{device: string, state: 'connecting'|'up'|'down'|'closed', since: number,
+   *   lastError: {code: string, message: string}|null, connections: {open: number, max: number}}}
+   *   lastError is the last connection error seen, kept after recovery
+   */
+  get health () {
+    const e = this._lastError;
+    return {
+      device: this.name,
+      state: this._state,
+      since: this._since,
+      lastError: e === null ? null : { code: e.code, message: e.message },
+      connections: { open: this._openCount, max: this.spec.maxConnections }
+    };
+  }
+
+  /**
+   * Counters (a copy): requests = ok + errors + timeouts + dropped + queued + inFlight, in total and per user.
+   * @returns {{requests: number, ok: number, errors: number, timeouts: number, dropped: number,
+   *   queued: number, inFlight: number, users: Object<string, object>}}
+   */
+  get stats () {
+    const users = {};
+    for (const [name, u] of this._users) users[name] = u.stats;
+    return { ...this._stats, queued: this._queued, inFlight: this._inFlight, users };
+  }
+
+  /**
+   * Closes every client; queued requests reject with NINES_ERR_CLOSED, requests in flight with the
+   * client's NINES_ERR_CLOSED. Idempotent.
+   * @returns {Promise<void>} resolves when every connection is closed
+   */
+  close () {
+    if (this._closing) return this._closing;
+    const conns = this._conns || [];
+    this._setState('closed', false);
+    this._idle = [];
+    // Set before anything settles or is emitted: a listener that calls request() now gets NINES_ERR_CLOSED
+    this._closing = Promise.allSettled(conns.map((c) => c.client.close())).then(noop);
+    queue.rejectAll(this, () => E.closedError(this, 'request', null, true));
+    this._emitHealth();
+    return this._closing;
+  }
+
+  // --- requests ---------------------------------------------------------------------------------
+
+  /** DeviceUser#request. @param {DeviceUser} user @returns {Promise<object>} */
+  _request (user, op, opts) {
+    let timeoutMs = this.spec.timeoutMs;
+    if (opts !== undefined && opts !== null && opts.timeoutMs !== undefined) {
+      timeoutMs = opts.timeoutMs;
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
+        return this._reject(user, ERROR, E.invalidArg('timeoutMs', timeoutMs, `must be an integer from 1 to ${MAX_TIMER_MS} (ms)`));
+      }
+    }
+    if (user._closed || this._closing) return this._reject(user, ERROR, E.closedError(this, 'request', user._closed ? user : null, undefined));
+    if (this._state === 'down') return this._reject(user, ERROR, E.downError(this, this._since, this._lastError, undefined));
+    if (this._conns === null) this.open().catch(noop);
+    // Hot path: a free connection and nobody waiting; straight to the client
+    if (this._queued === 0) {
+      const conn = this._takeIdle();
+      if (conn !== null) {
+        this._count(user, -1);
+        queue.markServed(this, user);
+        conn.opts.timeoutMs = timeoutMs;
+        return this._call(conn, user, op);
+      }
+    }
+    if (user._q.length >= user.queueMax) {
+      this._count(user, -1);
+      user._stats.dropped++;
+      this._stats.dropped++;
+      return Promise.reject(E.queueFull(this, user));
+    }
+    this._count(user, -1);
+    return queue.enqueue(this, user, op, timeoutMs, now() + timeoutMs);
+  }
+
+  /** Counts a request (outcome -1) or an outcome for the user and the device. */
+  _count (user, outcome) {
+    const u = user._stats;
+    const d = this._stats;
+    if (outcome === -1) { u.requests++; d.requests++; } else if (outcome === OK) { u.ok++; d.ok++; } else if (outcome === TIMED_OUT) { u.timeouts++; d.timeouts++; } else { u.errors++; d.errors++; }
+  }
+
+  /** @returns {Promise<never>} a request rejected before it was queued */
+  _reject (user, outcome, err) {
+    this._count(user, -1);
+    this._count(user, outcome);
+    return Promise.reject(err);
+  }
+
+  /** Hands a request to a free connection. @returns {Promise<object>} the client's reply or error, unchanged */
+  _call (conn, user, op) {
+    conn.busy = true;
+    conn.user = user;
+    user._inFlight++;
+    this._inFlight++;
+    let p;
+    try {
+      p = conn.client.request(op, conn.opts);
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    return p.then(conn.onOk, conn.onErr);
+  }
+
+  /** A connection's request has settled: count it, free the connection, serve who waits. */
+  _done (conn, outcome) {
+    const user = conn.user;
+    conn.user = null;
+    conn.busy = false;
+    user._inFlight--;
+    this._inFlight--;
+    this._count(user, outcome);
+    if (this._closing || !conn.up || conn.client.state !== 'connected') return;
+    conn.idle = true;
+    this._idle.push(conn);
+    if (this._queued !== 0) queue.pump(this);
+  }
+
+  /** @returns {Connection|null} a connected, free connection, taken out of the idle list */
+  _takeIdle () {
+    const idle = this._idle;
+    while (idle.length !== 0) {
+      const conn = idle.pop();
+      conn.idle = false;
+      // A client between a peer's FIN and its 'close' is no longer 'connected': skip it, 'connect' brings it back
+      if (conn.up && conn.client.state === 'connected') return conn;
+    }
+    return null;
+  }
+
+  // --- connections and health -------------------------------------------------------------------
+
+  /** @param {Connection} conn */
+  _listen (conn) {
+    const client = conn.client;
+    client.on('connect', () => {
+      if (this._closing) return;
+      if (!conn.up) { conn.up = true; this._openCount++; }
+      if (!conn.busy && !conn.idle) { conn.idle = true; this._idle.push(conn); }
+      if (this._queued !== 0) queue.pump(this);
+      this._setState('up', true);
+    });
+    client.on('close', (err) => {
+      if (this._closing) return;
+      if (conn.up) { conn.up = false; this._openCount--; }
+      if (conn.idle) { conn.idle = false; this._idle.splice(this._idle.indexOf(conn), 1); }
+      // No error: a planned reconnect (ASCII resync after an unanswered timeout, a reboot), not a failure
+      if (err) this._noteError(err);
+    });
+    client.on('error', (err) => {
+      if (!this._closing) this._noteError(err);
+    });
+  }
+
+  /** A connect failure or a dropped connection. @param {Error & {code?: string}} err */
+  _noteError (err) {
+    const code = err && typeof err.code === 'string' ? err.code : 'NINES_ERR_CONNECTION_CLOSED';
+    const changed = this._lastError === null || this._lastError.code !== code;
+    this._lastError = { code, message: err && err.message ? err.message : String(err) };
+    if (this._state === 'up' && this._openCount === 0) this._goDown();
+    else if (this._state === 'down' && changed) this._emitHealth();
+  }
+
+  /** No connection left: fail what waits now, so nothing is replayed when the device comes back. */
+  _goDown () {
+    this._setState('down', false);
+    queue.rejectAll(this, () => E.downError(this, this._since, this._lastError, true));
+    this._emitHealth();
+  }
+
+  /** @returns {boolean} whether the state changed */
+  _setState (state, emit) {
+    if (this._state === state) return false;
+    this._state = state;
+    this._since = this._now();
+    if (emit) this._emitHealth();
+    return true;
+  }
+
+  _emitHealth () {
+    if (this.listenerCount('health') !== 0) this.emit('health', this.health);
+  }
+
+  /** DeviceUser#close. @param {DeviceUser} user */
+  _forget (user) {
+    if (this._users.get(user.name) === user) this._users.delete(user.name);
+    queue.rejectUser(this, user, () => E.closedError(this, 'request', user, true));
+  }
+}
+
+module.exports = { Device, DeviceUser };

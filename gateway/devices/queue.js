@@ -1,0 +1,179 @@
+'use strict';
+
+/**
+ * The waiting side of a Device: per-user FIFOs, the round-robin that picks whose request a free
+ * connection takes, and the one timer that expires queued deadlines. Plain functions over the
+ * device's own fields: every piece of this state belongs to one device, none is module-wide, so
+ * one device's backlog or timer never touches another's.
+ *
+ * Round-robin: `ring` lists users with waiting requests, in turn order. The user served last is not
+ * put back in the ring at once but at the next turn (`lastServed`), so a user that joins meanwhile
+ * goes before it: a user flooding the device delays another user's request by at most the requests
+ * already on the wire (one per connection). A request that goes straight to a free connection (the
+ * hot path) counts as that user's turn too.
+ *
+ * Deadlines: one timer per device, armed for the earliest queued deadline and re-armed only when a
+ * request with an earlier one arrives. With one timeout per user (the usual case) a user's deadlines
+ * only grow, so the expired requests are a prefix of its FIFO and each firing costs what expired.
+ */
+
+const { queuedTimeout } = require('./errors');
+
+const now = () => performance.now();
+
+/** A request waiting in a user's FIFO; a class so every instance has the same shape. */
+class Pending {
+  constructor (user, op, timeoutMs, deadline) {
+    this.user = user;
+    this.op = op;
+    this.timeoutMs = timeoutMs;
+    this.deadline = deadline; // performance.now() ms
+    this.resolve = null;
+    this.reject = null;
+  }
+}
+
+/** @param {object} d the device */
+function init (d) {
+  d._ring = [];
+  d._lastServed = null;
+  d._queued = 0;
+  d._timer = null;
+  d._timerAt = 0;
+  d._onTimer = () => expire(d);
+}
+
+/**
+ * Queues a request for its user's turn.
+ * @returns {Promise<object>}
+ */
+function enqueue (d, user, op, timeoutMs, deadline) {
+  const p = new Pending(user, op, timeoutMs, deadline);
+  const promise = new Promise((resolve, reject) => { p.resolve = resolve; p.reject = reject; });
+  if (deadline < user._lastDeadline) user._sorted = false;
+  user._lastDeadline = deadline;
+  user._q.push(p);
+  d._queued++;
+  if (user._ring === 0) { user._ring = 1; d._ring.push(user); }
+  if (d._timer === null || deadline < d._timerAt) arm(d, deadline);
+  return promise;
+}
+
+/** Records that `user` just had its turn (a request sent straight to a free connection). */
+function markServed (d, user) {
+  if (d._lastServed === user) return;
+  if (d._lastServed !== null) requeueLast(d);
+  if (user._ring === 0) { user._ring = 2; d._lastServed = user; }
+}
+
+/** The user served last re-enters the ring behind those that joined since. */
+function requeueLast (d) {
+  const last = d._lastServed;
+  d._lastServed = null;
+  if (last._ring !== 2) return;
+  if (last._q.length !== 0 && !last._closed) { last._ring = 1; d._ring.push(last); } else last._ring = 0;
+}
+
+/** @returns {Pending|null} the next request in round-robin order, taken out of its FIFO */
+function next (d) {
+  if (d._lastServed !== null) requeueLast(d);
+  const ring = d._ring;
+  while (ring.length !== 0) {
+    const user = ring.shift();
+    user._ring = 0;
+    const p = user._q.shift();
+    if (p === undefined) continue; // its requests expired meanwhile
+    d._queued--;
+    if (user._q.length === 0) resetOrder(user);
+    user._ring = 2;
+    d._lastServed = user;
+    return p;
+  }
+  return null;
+}
+
+/** Hands waiting requests to free connections, in turn. */
+function pump (d) {
+  while (d._queued !== 0) {
+    const conn = d._takeIdle();
+    if (conn === null) return;
+    let p = next(d);
+    const t = now();
+    // Expired before its turn came (the timer has not fired yet): it must not take the device's time
+    while (p !== null && p.deadline <= t) {
+      fail(d, p, null);
+      p = next(d);
+    }
+    if (p === null) {
+      conn.idle = true;
+      d._idle.push(conn);
+      return;
+    }
+    const left = p.deadline - t;
+    conn.opts.timeoutMs = left < 1.5 ? 1 : Math.round(left);
+    d._call(conn, p.user, p.op).then(p.resolve, p.reject);
+  }
+}
+
+/** The timer: fails queued requests whose deadline has passed, and re-arms for the earliest left. */
+function expire (d) {
+  d._timer = null;
+  const t = now();
+  let earliest = Infinity;
+  for (const user of d._users.values()) {
+    const q = user._q;
+    if (q.length === 0) continue;
+    if (user._sorted) {
+      while (q.length !== 0 && q.peek().deadline <= t) { d._queued--; fail(d, q.shift(), null); }
+      if (q.length !== 0 && q.peek().deadline < earliest) earliest = q.peek().deadline;
+    } else {
+      const gone = q.removeWhere((p) => {
+        if (p.deadline <= t) return true;
+        if (p.deadline < earliest) earliest = p.deadline;
+        return false;
+      });
+      d._queued -= gone.length;
+      for (const p of gone) fail(d, p, null);
+    }
+    if (q.length === 0) resetOrder(user);
+  }
+  if (earliest !== Infinity) arm(d, earliest);
+}
+
+/** Rejects every waiting request (the device went down or closed) and stops the timer. */
+function rejectAll (d, makeError) {
+  if (d._timer !== null) { clearTimeout(d._timer); d._timer = null; }
+  for (const user of d._users.values()) rejectUser(d, user, makeError);
+  for (const user of d._ring) user._ring = 0;
+  d._ring = [];
+  if (d._lastServed !== null) { d._lastServed._ring = 0; d._lastServed = null; }
+}
+
+/** Rejects the requests one user has waiting. */
+function rejectUser (d, user, makeError) {
+  const gone = user._q.clear();
+  d._queued -= gone.length;
+  resetOrder(user);
+  for (const p of gone) fail(d, p, makeError(p));
+}
+
+/** @param {Pending} p @param {Error|null} err null: its deadline passed while it waited */
+function fail (d, p, err) {
+  if (err === null) err = queuedTimeout(d, p.user, p.timeoutMs);
+  d._count(p.user, err.code === 'NINES_ERR_REPLY_TIMEOUT' ? 2 : 1);
+  p.reject(err);
+}
+
+function resetOrder (user) {
+  user._sorted = true;
+  user._lastDeadline = 0;
+}
+
+function arm (d, deadline) {
+  if (d._timer !== null) clearTimeout(d._timer);
+  d._timerAt = deadline;
+  const ms = Math.ceil(deadline - now());
+  d._timer = setTimeout(d._onTimer, ms < 1 ? 1 : ms);
+}
+
+module.exports = { init, enqueue, markServed, pump, rejectAll, rejectUser, Pending };

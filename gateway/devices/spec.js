@@ -1,0 +1,112 @@
+'use strict';
+
+/**
+ * The one place a device spec is checked: config (YAML devices:), Node-RED device config nodes and
+ * the CLI all build it here, once, at the edge. The result is plain data (it crosses to worker
+ * threads with postMessage) that Device trusts as it is.
+ */
+
+const { NinesError } = require('../base/errors');
+const { parseDuration } = require('../base/units');
+const { parseTarget } = require('../drivers/target');
+const C = require('../base/constants');
+
+/** setTimeout's ceiling: longer delays fire at once */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_CONNECTIONS = 64;
+const MAX_QUEUE = 100000;
+const MAX_NAME_LENGTH = 256;
+const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax']);
+const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
+
+/**
+ * @typedef {object} DeviceSpec
+ * @property {string} name
+ * @property {import('../drivers/target').Target} target parsed, never parsed again
+ * @property {number} maxConnections connections (sockets) the device accepts from us, 1-64
+ * @property {number} timeoutMs per request, counted from the request() call
+ * @property {number} connectTimeoutMs per connection attempt
+ * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential with jitter)
+ * @property {number} queueMax requests that may wait per user
+ */
+
+/**
+ * Validates and defaults a device spec. A spec that is already built (every field present and
+ * valid, the target parsed) is returned as is, so building twice costs nothing and changes nothing.
+ * @param {object} input {name, target, maxConnections?, timeoutMs?, connectTimeoutMs?, backoff?, queueMax?};
+ *   durations are ms or strings such as "500ms", "1s"
+ * @returns {DeviceSpec}
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field, or NINES_ERR_INVALID_TARGET from parseTarget
+ */
+function buildDeviceSpec (input) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalid('device', input, 'must be an object {name, target, ...}');
+  for (const key of Object.keys(input)) {
+    // A typo such as `timeout: 500` must not silently run with the default
+    if (!KEYS.includes(key) && input[key] !== undefined) throw invalid(key, input[key], `is not a device option (known: ${KEYS.join(', ')})`);
+  }
+  const name = input.name;
+  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH) {
+    throw invalid('name', name, `must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
+  }
+  if (input.target === undefined) throw invalid('target', input.target, 'is required (ascii://host:port, modbus+tcp://host:port?unitId=1, modbus+rtu:///dev/tty...)');
+  const target = parseTarget(input.target);
+  const maxConnections = intIn(input.maxConnections, 'maxConnections', 1, MAX_CONNECTIONS, 1);
+  // A serial port opens once: a second client on the same line could only fail or interleave frames
+  if (target.protocol === 'modbus+rtu' && maxConnections !== 1) throw invalid('maxConnections', maxConnections, 'must be 1 for a modbus+rtu target (one serial line)');
+  const timeoutMs = ms(input.timeoutMs, 'timeoutMs', C.DEFAULT_TIMEOUT_MS);
+  const connectTimeoutMs = ms(input.connectTimeoutMs, 'connectTimeoutMs', C.DEFAULT_CONNECT_TIMEOUT_MS);
+  const backoff = buildBackoff(input.backoff);
+  const queueMax = intIn(input.queueMax, 'queueMax', 1, MAX_QUEUE, C.DEFAULT_QUEUE_MAX);
+
+  // Already built: hand back the same object (a worker receiving a spec must not pay twice)
+  const b = input.backoff;
+  if (target === input.target && input.maxConnections === maxConnections && input.timeoutMs === timeoutMs &&
+      input.connectTimeoutMs === connectTimeoutMs && input.queueMax === queueMax &&
+      b && b.initialMs === backoff.initialMs && b.maxMs === backoff.maxMs) return input;
+  return { name, target, maxConnections, timeoutMs, connectTimeoutMs, backoff, queueMax };
+}
+
+/** @returns {{initialMs: number, maxMs: number}} */
+function buildBackoff (raw) {
+  if (raw === undefined) return { initialMs: C.BACKOFF_INITIAL_MS, maxMs: C.BACKOFF_MAX_MS };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalid('backoff', raw, 'must be an object {initialMs, maxMs}');
+  for (const key of Object.keys(raw)) {
+    if (!BACKOFF_KEYS.includes(key) && raw[key] !== undefined) throw invalid(`backoff.${key}`, raw[key], 'is not a backoff option (known: initialMs, maxMs)');
+  }
+  const initialMs = ms(raw.initialMs, 'backoff.initialMs', C.BACKOFF_INITIAL_MS);
+  // Only initialMs given and above the default cap: the cap follows it rather than failing
+  const maxMs = ms(raw.maxMs, 'backoff.maxMs', Math.max(initialMs, C.BACKOFF_MAX_MS));
+  if (maxMs < initialMs) throw invalid('backoff.maxMs', raw.maxMs, `must be at least backoff.initialMs (${initialMs})`);
+  return { initialMs, maxMs };
+}
+
+/** A duration field: integer ms from 1 to the timer ceiling; a string is read by parseDuration. */
+function ms (v, field, dflt) {
+  if (v === undefined) return dflt;
+  let n = v;
+  if (typeof v === 'string') {
+    try { n = parseDuration(v, field); } catch (err) { throw invalid(field, v, 'must be a whole number of ms or a duration such as "500ms", "1s"'); }
+  }
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_TIMER_MS) {
+    throw invalid(field, v, `must be a whole number of ms from 1 to ${MAX_TIMER_MS} (or a duration such as "500ms", "1s")`);
+  }
+  return n;
+}
+
+function intIn (v, field, lo, hi, dflt) {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw invalid(field, v, `must be an integer from ${lo} to ${hi}`);
+  return v;
+}
+
+function invalid (field, value, rule) {
+  return new NinesError('NINES_ERR_INVALID_ARG', `device ${field} ${rule}; got ${show(value)}`, { field, value, rule });
+}
+
+/** @returns {string} the value as the message shows it (never throws: BigInt and cycles are possible input) */
+function show (value) {
+  if (value === undefined) return 'nothing';
+  try { return JSON.stringify(value) ?? String(value); } catch (err) { return String(value); }
+}
+
+module.exports = { buildDeviceSpec, MAX_CONNECTIONS, MAX_QUEUE, MAX_TIMER_MS };

@@ -1,0 +1,71 @@
+'use strict';
+
+const { Fifo } = require('./fifo');
+
+/**
+ * One user of a device: a job, a Node-RED node. It has its own bounded FIFO on the device, so a
+ * user that floods the device fills its own queue and nobody else's; the device serves users
+ * round-robin. Create with Device#user(name).
+ */
+class DeviceUser {
+  /**
+   * @param {import('./device').Device} device
+   * @param {string} name
+   * @param {number} queueMax requests that may wait in this user's FIFO
+   */
+  constructor (device, name, queueMax) {
+    /** @type {string} */
+    this.name = name;
+    /** @type {number} */
+    this.queueMax = queueMax;
+    this._device = device;
+    this._q = new Fifo();
+    /** Place in the device's round-robin: 0 out, 1 in the ring, 2 served last (re-enters at the next turn) */
+    this._ring = 0;
+    /** While deadlines in _q only grow (one timeout per user, the usual case) the expired ones are a prefix */
+    this._sorted = true;
+    this._lastDeadline = 0;
+    this._closed = false;
+    this._inFlight = 0;
+    this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0 };
+  }
+
+  /**
+   * Sends one operation through the device's connections, when this user's turn comes.
+   * @param {any} op an ASCII command or a Modbus op, as the device's driver takes it
+   * @param {{timeoutMs?: number}} [opts] overrides the device's timeoutMs; counts from this call
+   * @returns {Promise<object>} the driver's reply (sentNs, doneNs), or its error unchanged; the device's
+   *   own rejections: NINES_ERR_QUEUE_FULL, NINES_ERR_REPLY_TIMEOUT (details.queued), NINES_ERR_NOT_CONNECTED
+   *   (the device is down), NINES_ERR_CLOSED, NINES_ERR_INVALID_ARG
+   */
+  request (op, opts) {
+    return this._device._request(this, op, opts);
+  }
+
+  /**
+   * Leaves the device: the requests this user has waiting reject with NINES_ERR_CLOSED (those in
+   * flight complete), and the device forgets the user. Idempotent.
+   */
+  close () {
+    if (this._closed) return;
+    this._closed = true;
+    this._device._forget(this);
+  }
+
+  /** @returns {boolean} */
+  get closed () {
+    return this._closed;
+  }
+
+  /**
+   * Counters (a copy): requests = ok + errors + timeouts + dropped + queued + inFlight; dropped counts
+   * NINES_ERR_QUEUE_FULL, errors every other rejection but timeouts.
+   * @returns {{requests: number, ok: number, errors: number, timeouts: number, dropped: number, queued: number, inFlight: number}}
+   */
+  get stats () {
+    const s = this._stats;
+    return { requests: s.requests, ok: s.ok, errors: s.errors, timeouts: s.timeouts, dropped: s.dropped, queued: this._q.length, inFlight: this._inFlight };
+  }
+}
+
+module.exports = { DeviceUser };

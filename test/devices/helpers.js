@@ -1,0 +1,108 @@
+'use strict';
+
+/**
+ * Shared pieces of the device tests: real simulators on 127.0.0.1 port 0, a createClient that
+ * records what the device does with its clients, and waits that fail instead of hanging.
+ */
+
+const net = require('node:net');
+const { once } = require('node:events');
+const { createClient } = require('../../gateway/drivers');
+const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
+
+/** A holding-register read the Modbus simulator answers. */
+const READ = Object.freeze({ fc: 3, address: 0, quantity: 2 });
+
+/** @param {object} [opts] createModbusTcpSimulator options @returns {Promise<any>} */
+function startModbus (opts = {}) {
+  return createModbusTcpSimulator({ port: 0, ...opts });
+}
+
+/** @param {object} [opts] createAsciiSimulator options @returns {Promise<any>} */
+function startAscii (opts = {}) {
+  return createAsciiSimulator({ port: 0, ...opts });
+}
+
+/** @returns {Promise<number>} a port nobody listens on (for a device that is down at start) */
+async function freePort () {
+  const s = net.createServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const { port } = s.address();
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+/**
+ * A createClient for Device that builds real clients and records, per client, every hand-over:
+ * the timeoutMs it got, and whether the client already had a request (its own queue in use).
+ * @returns {{createClient: Function, clients: object[], calls: Array<{timeoutMs: number}>, busyHandOvers: number, opts: object[]}}
+ */
+function recordingFactory () {
+  const rec = { clients: [], calls: [], busyHandOvers: 0, opts: [] };
+  rec.createClient = (target, opts) => {
+    const client = createClient(target, opts);
+    rec.clients.push(client);
+    rec.opts.push(opts);
+    const request = client.request.bind(client);
+    client.request = (op, o) => {
+      const s = client.stats;
+      if (s.inFlight !== 0 || s.queued !== 0) rec.busyHandOvers++;
+      rec.calls.push({ timeoutMs: o ? o.timeoutMs : undefined });
+      return request(op, o);
+    };
+    return client;
+  };
+  return rec;
+}
+
+/**
+ * Resolves with the rejection of a promise that must reject.
+ * @param {Promise<unknown>} promise
+ * @returns {Promise<any>}
+ */
+async function rejectionOf (promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection, got a resolution');
+}
+
+/**
+ * Waits until pred() holds, checking every 5 ms; fails after ms rather than hang.
+ * @param {() => boolean} pred
+ * @param {string} what said in the failure
+ * @param {number} [ms=10000]
+ */
+async function waitFor (pred, what, ms = 10000) {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * Collects a device's 'health' events.
+ * @param {import('node:events').EventEmitter} device
+ * @returns {object[]} filled as events come
+ */
+function healthLog (device) {
+  const log = [];
+  device.on('health', (h) => log.push(h));
+  return log;
+}
+
+/**
+ * Orders settled requests by the time they went on the wire (sentNs).
+ * @param {Array<{user: string, sentNs: bigint}>} done
+ * @returns {string[]} user names in send order
+ */
+function sendOrder (done) {
+  return [...done].sort((a, b) => (a.sentNs < b.sentNs ? -1 : a.sentNs > b.sentNs ? 1 : 0)).map((x) => x.user);
+}
+
+module.exports = { READ, startModbus, startAscii, freePort, recordingFactory, rejectionOf, waitFor, healthLog, sendOrder };

@@ -1,0 +1,113 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { buildDeviceSpec, Device } = require('../../gateway/devices');
+const { parseTarget } = require('../../gateway/drivers/target');
+const { NinesError } = require('../../gateway/base/errors');
+const C = require('../../gateway/base/constants');
+
+const TARGET = 'modbus+tcp://127.0.0.1:5020?unitId=1';
+
+/** Asserts fn throws a NinesError with `code` whose details name `field`. */
+function assertRejected (fn, field, code = 'NINES_ERR_INVALID_ARG') {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof NinesError, `expected a NinesError, got ${err && err.name}`);
+    assert.equal(err.code, code);
+    if (field !== undefined) {
+      assert.equal(err.details.field, field);
+      assert.ok(err.message.includes(field), `message names ${field}: ${err.message}`);
+    }
+    return true;
+  });
+}
+
+describe('buildDeviceSpec', function () {
+  it('fills every default from the constants', function () {
+    const spec = buildDeviceSpec({ name: 'plc1', target: TARGET });
+    assert.deepEqual(spec, {
+      name: 'plc1',
+      target: parseTarget(TARGET),
+      maxConnections: 1,
+      timeoutMs: C.DEFAULT_TIMEOUT_MS,
+      connectTimeoutMs: C.DEFAULT_CONNECT_TIMEOUT_MS,
+      backoff: { initialMs: C.BACKOFF_INITIAL_MS, maxMs: C.BACKOFF_MAX_MS },
+      queueMax: C.DEFAULT_QUEUE_MAX
+    });
+  });
+
+  it('accepts a parsed target and keeps that very object', function () {
+    const target = parseTarget('ascii://127.0.0.1:9500?address=02');
+    const spec = buildDeviceSpec({ name: 'ed588', target, maxConnections: 8 });
+    assert.equal(spec.target, target);
+    assert.equal(spec.maxConnections, 8);
+  });
+
+  it('reads durations given as strings such as "500ms" and "2s"', function () {
+    const spec = buildDeviceSpec({ name: 'd', target: TARGET, timeoutMs: '500ms', connectTimeoutMs: '2s', backoff: { initialMs: '50ms', maxMs: '1s' } });
+    assert.equal(spec.timeoutMs, 500);
+    assert.equal(spec.connectTimeoutMs, 2000);
+    assert.deepEqual(spec.backoff, { initialMs: 50, maxMs: 1000 });
+  });
+
+  it('raises the default backoff cap to an initial delay above it', function () {
+    assert.deepEqual(buildDeviceSpec({ name: 'd', target: TARGET, backoff: { initialMs: 20000 } }).backoff, { initialMs: 20000, maxMs: 20000 });
+  });
+
+  it('returns a spec that is already built as is, also after it crossed a thread boundary', function () {
+    const spec = buildDeviceSpec({ name: 'd', target: TARGET, maxConnections: 4, backoff: { initialMs: 10, maxMs: 100 } });
+    assert.equal(buildDeviceSpec(spec), spec);
+    // postMessage uses the structured clone: the copy is plain data and passes the checks as it is
+    const copy = structuredClone(spec);
+    assert.deepEqual(copy, spec);
+    assert.equal(buildDeviceSpec(copy), copy);
+  });
+
+  it('rejects maxConnections outside 1-64 or not an integer, naming the field', function () {
+    for (const v of [0, -1, 65, 1.5, '2', null]) assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxConnections: v }), 'maxConnections');
+  });
+
+  it('rejects more than one connection to a serial line', function () {
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: 'modbus+rtu:///dev/ttyUSB0', maxConnections: 2 }), 'maxConnections');
+    assert.equal(buildDeviceSpec({ name: 'd', target: 'modbus+rtu:///dev/ttyUSB0' }).maxConnections, 1);
+  });
+
+  it('rejects a negative, zero or inverted backoff, naming the field', function () {
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, backoff: { initialMs: -5 } }), 'backoff.initialMs');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, backoff: { initialMs: 0 } }), 'backoff.initialMs');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, backoff: { initialMs: 500, maxMs: 100 } }), 'backoff.maxMs');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, backoff: { initial: 5 } }), 'backoff.initial');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, backoff: 100 }), 'backoff');
+  });
+
+  it('rejects unknown keys, so a typo never runs with the default', function () {
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, timeout: 500 }), 'timeout');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxconnections: 2 }), 'maxconnections');
+  });
+
+  it('rejects a missing or empty name, and a missing target', function () {
+    assertRejected(() => buildDeviceSpec({ target: TARGET }), 'name');
+    assertRejected(() => buildDeviceSpec({ name: '  ', target: TARGET }), 'name');
+    assertRejected(() => buildDeviceSpec({ name: 'd' }), 'target');
+    assertRejected(() => buildDeviceSpec(null), 'device');
+    assertRejected(() => buildDeviceSpec('plc1'), 'device');
+  });
+
+  it('rejects a bad target with NINES_ERR_INVALID_TARGET', function () {
+    for (const t of ['http://127.0.0.1', 'modbus+tcp://127.0.0.1:502?unit=1', 'ascii://', 42]) {
+      assertRejected(() => buildDeviceSpec({ name: 'd', target: t }), undefined, 'NINES_ERR_INVALID_TARGET');
+    }
+  });
+
+  it('rejects bad timeouts and queue bounds, naming the field', function () {
+    for (const v of [0, -1, 1.5, 'soon', 2 ** 31]) assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, timeoutMs: v }), 'timeoutMs');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, connectTimeoutMs: 0 }), 'connectTimeoutMs');
+    for (const v of [0, 100001, 2.5]) assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, queueMax: v }), 'queueMax');
+  });
+
+  it('lets a Device with a bad spec fail before any client is made, so nothing is sent', function () {
+    let made = 0;
+    const createClient = () => { made++; throw new Error('must not be called'); };
+    assertRejected(() => new Device({ name: 'd', target: TARGET, maxConnections: 0 }, { createClient }), 'maxConnections');
+    assert.equal(made, 0);
+  });
+});
