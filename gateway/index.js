@@ -36,6 +36,9 @@ const EXPORTS = {
   ModbusClient: () => require('./drivers/modbus').ModbusClient,
   ascii: () => require('./drivers/ascii'),
   modbus: () => require('./drivers/modbus'),
+  // devices
+  Device: () => require('./devices').Device,
+  buildDeviceSpec: () => require('./devices').buildDeviceSpec,
   // scheduler and latency
   startSchedule: () => require('./scheduler').startSchedule,
   Recorder: () => require('./latency').Recorder,
@@ -44,10 +47,12 @@ const EXPORTS = {
   decodeRegisters: () => require('./values/registers').decodeRegisters,
   encodeValues: () => require('./values/registers').encodeValues,
   // jobs and the pool
+  buildJobSpec: () => require('./jobs/spec').buildJobSpec,
   Job: () => require('./jobs/job').Job,
   createPollJob: () => require('./jobs/poll-job').createPollJob,
   PollJob: () => require('./jobs/poll-job').PollJob,
   WorkerPool: () => require('./workers/pool').WorkerPool,
+  sharedPool: () => require('./workers/shared').sharedPool,
   // measurement tools
   runProbe: () => require('./measure/probe').runProbe,
   runSweep: () => require('./measure/sweep').runSweep,

@@ -23,44 +23,45 @@ const ROOT = path.join(__dirname, '..', '..');
  * @returns {Promise<{hist: object, lag: object, count: number, errors: number, timeouts: number, reqPerSec: number}>}
  */
 async function runPoolJob ({ mode, target, job, durationMs, intervalMs, onStarted }) {
-  const { WorkerPool } = require(path.join(ROOT, 'gateway/workers/pool'));
-  const { encodeHistogram } = require(path.join(ROOT, 'gateway/latency'));
-  const pool = new WorkerPool({ mode, workers: 1, intervalMs });
-  const snaps = [];
+  const { WorkerPool, buildDeviceSpec, buildJobSpec } = require(ROOT);
+  // hlog: the summaries carry the encoded service and lag histograms too, encoded in the worker
+  const pool = new WorkerPool({ mode, workers: 1, hlog: true });
+  const summaries = [];
   const errors = [];
-  const spec = {
+  const device = buildDeviceSpec({ name: 'bench-device', target, timeoutMs: 1000, maxConnections: job.connections || 1 });
+  const spec = buildJobSpec({
     name: 'bench',
-    target,
     connections: 1,
     policy: 'capped',
-    values: { mode: 'off' },
-    device: { timeoutMs: 1000 },
     ...job,
+    intervalMs,
     durationMs: durationMs + intervalMs
-  };
+  }, { device, purpose: 'measure' });
   const ended = new Promise((resolve) => pool.on('end', resolve));
-  pool.on('snapshot', (job, snap) => snaps.push(snap));
-  pool.on('error', (job, err) => errors.push(err));
+  pool.on('summary', (name, payload, hlog) => summaries.push({ payload, hlog }));
+  pool.on('job-error', (name, err) => errors.push(err));
   // bounded in time: a job that cannot keep its rate plans past its duration; stop it after a grace period
   let hardStop;
   const limit = new Promise((resolve) => { hardStop = setTimeout(resolve, durationMs + intervalMs + 15000); });
-  await pool.start([spec]);
+  pool.addDevice(device);
+  pool.startJob(spec);
   if (onStarted) onStarted();
   await Promise.race([ended, limit, new Promise((resolve) => pool.once('worker-exit', resolve))]);
   clearTimeout(hardStop);
   await pool.stop(5000);
-  const measured = snaps.slice(1).filter((s) => s.count > 0);
+  const measured = summaries.slice(1).filter((s) => s.payload.count > 0);
   if (measured.length === 0) {
     throw new Error(`the ${mode} job recorded nothing after its warm-up interval${errors.length ? ': ' + errors[0].message : ''}`);
   }
-  const hist = decode(encodeHistogram(measured[0].response));
-  const lag = measured[0].lag ? decode(encodeHistogram(measured[0].lag)) : null;
+  const tagged = (s, tag) => decode(s.hlog.find((i) => i.tag === tag).encoded);
+  const hist = decode(measured[0].payload.hist);
+  const lag = tagged(measured[0], 'lag');
   for (const s of measured.slice(1)) {
-    hist.add(decode(encodeHistogram(s.response)));
-    if (lag && s.lag) lag.add(decode(encodeHistogram(s.lag)));
+    hist.add(decode(s.payload.hist));
+    lag.add(tagged(s, 'lag'));
   }
-  const sum = (k) => measured.reduce((a, s) => a + (s[k] || 0), 0);
-  const spanMs = measured[measured.length - 1].endMs - measured[0].startMs;
+  const sum = (k) => measured.reduce((a, s) => a + (s.payload[k] || 0), 0);
+  const spanMs = measured[measured.length - 1].payload.end - measured[0].payload.start;
   return { hist, lag, count: sum('count'), errors: sum('errors') + sum('timeouts'), timeouts: sum('timeouts'), reqPerSec: sum('count') / (spanMs / 1000) };
 }
 

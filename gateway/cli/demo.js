@@ -50,7 +50,7 @@ async function startDemo ({ say }) {
         ed588: { target: ed588.url, timeout: '500ms' },
         ed560: { target: ed560.url, timeout: '500ms' },
         tail: { target: tail.url, timeout: '500ms' },
-        plc1: { target: plc.url, timeout: '500ms' }
+        plc1: { target: plc.url, timeout: '500ms', maxConnections: 4 }
       },
       jobs: [
         { name: 'ed588-inputs', device: 'ed588', command: '@01', rate: '500/s', values: { mode: 'on-change', maxRate: '2/s' } },

@@ -1,96 +1,83 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const { createClient } = require('../drivers');
-const { parseTarget } = require('../drivers/target');
 const { startSchedule } = require('../scheduler');
 const { createOpSource } = require('./op-source');
 const { ValueGate, replyValues } = require('../values/gate');
 const { toNinesError } = require('../base/errors');
 
 /**
- * One polling job: an operation against a device at a rate on N connections, its latency recorded
- * per interval, its values filtered. The same code runs inline on the caller's thread and inside a
- * worker thread (worker/job-worker.js): it knows nothing of threads.
+ * One polling job: an operation against a device at a rate, its latency recorded per interval, its
+ * values decoded and gated. The job opens no connection: it is a user of a Device, whose shared
+ * connections serve all its users in turn (devices/device.js). The same code runs inline on the
+ * caller's thread and in a worker thread (workers/host.js): it knows nothing of threads.
  *
  * Events:
  * - 'snapshot' (snapshot, meta): every interval; `snapshot` as Recorder.snapshot() returns it;
- * - 'values' ({values, ts, polls}): values that passed the value gate;
+ * - 'values' ({values, ts, polls}): values that passed the value gate (decoded first when the spec says how);
  * - 'job-error' (NinesError): failures, coalesced: the first of a code at once, then at most one per
  *   interval with a count (a dead device at 1 kHz must not flood anyone);
- * - 'state' ({connection, state}): a connection's state changed;
  * - 'end' (): a bounded job (count or duration) finished and flushed its last interval.
  */
 class Job extends EventEmitter {
   /**
-   * @param {object} spec normalized job: {name, target, command|generator|read|write, ratePerSec, connections,
-   *   policy, count, durationMs, values: {mode, deadband, n, minIntervalMs}, device: {timeoutMs, connectTimeoutMs, queueMax}}
-   * @param {object} [opts]
-   * @param {number} [opts.intervalMs=10000] summary interval
-   * @param {Function} [opts.createClient] driver factory (tests)
+   * @param {import('./spec').JobSpec} spec built by jobs/spec.js (trusted as it is)
+   * @param {object} opts
+   * @param {{user: Function, open: Function}} opts.device the Device the job polls (devices/device.js)
    */
-  constructor (spec, { intervalMs = 10000, createClient: factory = createClient } = {}) {
+  constructor (spec, { device }) {
     super();
-    this.spec = { connections: 1, ratePerSec: Infinity, policy: 'capped', values: { mode: 'off' }, device: {}, ...spec };
-    this.target = parseTarget(this.spec.target);
-    this.source = createOpSource(this.spec, this.target);
-    this.intervalMs = intervalMs;
-    this.factory = factory;
-    this.clients = [];
+    this.spec = spec;
+    this.device = device;
+    this.source = createOpSource({ [spec.kind]: spec.operation }, spec.target);
+    this.user = null;
     this.schedule = null;
     this.started = null;
     this.recorder = null;
     this.timer = null;
     this.running = false;
     this.errorCounts = new Map();
-    const v = this.spec.values || { mode: 'off' };
-    this.values = new ValueGate({ ...v, emit: (values, info) => this.emit('values', { values, ...info }) });
+    this.values = new ValueGate({ ...spec.values, emit: (values, info) => this.emit('values', { values, ...info }) });
+    this.decode = spec.decode ? makeDecoder(spec.decode) : null;
   }
 
   /**
-   * Opens the connections and starts polling once they are up (or have failed: a device that is down
-   * at start is polled anyway, and its failures are counted). Measuring from before a connection
-   * exists would charge the handshake of every connection to the first requests.
+   * Starts polling once the device's first connection attempts have settled (connected or failed: a
+   * device that is down at start is polled anyway, and its failures are counted). Measuring from
+   * before a connection exists would charge the handshake to the first requests.
    * Each job runs at a fixed phase within its period, from a hash of its name, so that hundreds of
    * jobs started together do not all send at the same instants.
    */
   start () {
     if (this.running) return;
     const { Recorder } = require('../latency');
+    const s = this.spec;
     this.running = true;
-    this.recorder = new Recorder({ policy: this.spec.ratePerSec === Infinity ? 'closed' : this.spec.policy });
-    const d = this.spec.device || {};
-    const connects = [];
-    for (let i = 0; i < this.spec.connections; i++) {
-      const c = this.factory(this.target, { timeoutMs: d.timeoutMs, connectTimeoutMs: d.connectTimeoutMs, queueMax: d.queueMax || 4 });
-      const connection = i;
-      c.on('connect', () => this.emit('state', { connection, state: 'connected' }));
-      c.on('reconnecting', (info) => this.emit('state', { connection, state: 'reconnecting', ...info }));
-      c.on('close', () => this.emit('state', { connection, state: c.state }));
-      c.on('error', () => {}); // failures are reported per request below
-      connects.push(c.connect().catch((err) => this.reportError(err)));
-      this.clients.push(c);
-    }
+    this.recorder = new Recorder({ policy: s.policy });
+    // at most one request per lane is waiting, so a queue of `connections` is never full
+    this.user = this.device.user(s.name, { queueMax: s.connections });
     // intervals end at the job's own phase too: a thread running a thousand jobs would otherwise
     // encode all their histograms at the same instant and stall its polling for that long
-    const phase = phaseOf(this.spec.name);
+    const phase = phaseOf(s.name);
     this.timer = setTimeout(() => {
-      this.timer = setInterval(() => this.flushInterval(), this.intervalMs);
+      this.timer = setInterval(() => this.flushInterval(), s.intervalMs);
       this.flushInterval();
-    }, Math.max(1, Math.round(phase * this.intervalMs)));
-    this.started = Promise.all(connects).then(() => {
+    }, Math.max(1, Math.round(phase * s.intervalMs)));
+    const opts = s.timeoutMs === undefined ? undefined : { timeoutMs: s.timeoutMs };
+    this.started = Promise.resolve(this.device.open()).then(() => {
       if (!this.running) return;
       this.schedule = startSchedule({
-        clients: this.clients,
+        // one lane per allowed request in flight; the device picks the connection
+        clients: Array.from({ length: s.connections }, () => this.user),
         nextOp: this.source.nextOp,
-        ratePerSec: this.spec.ratePerSec,
-        count: this.spec.count,
-        durationMs: this.spec.durationMs,
-        policy: this.spec.policy,
-        timeoutMs: d.timeoutMs,
+        ratePerSec: s.ratePerSec,
+        count: s.count,
+        durationMs: s.durationMs,
+        policy: s.policy === 'closed' ? 'capped' : s.policy,
+        timeoutMs: opts && opts.timeoutMs,
         recorder: this.recorder,
-        startDelayMs: this.spec.ratePerSec === Infinity ? 0 : phaseOf(this.spec.name) * 1000 / this.spec.ratePerSec,
-        onReply: (reply) => this.values.offer(replyValues(reply)),
+        startDelayMs: s.ratePerSec === Infinity ? 0 : phase * 1000 / s.ratePerSec,
+        onReply: (reply) => this.onReply(reply),
         onError: (err) => this.reportError(err)
       });
       this.schedule.done.then(() => {
@@ -98,6 +85,20 @@ class Job extends EventEmitter {
         this.finish().then(() => this.emit('end'));
       });
     });
+  }
+
+  onReply (reply) {
+    if (this.values.mode === 'off') return;
+    let values = replyValues(reply);
+    if (this.decode !== null) {
+      try {
+        values = this.decode(values);
+      } catch (err) {
+        this.reportError(err);
+        return;
+      }
+    }
+    this.values.offer(values);
   }
 
   /** Emits the current interval's snapshot and starts a new interval. */
@@ -110,20 +111,23 @@ class Job extends EventEmitter {
 
   /** @returns {object} what a summary says about the job besides the numbers */
   meta () {
+    const s = this.spec;
     return {
-      job: this.spec.name,
-      target: this.target.url,
+      job: s.label,
+      device: s.device,
+      target: s.target.url,
       op: this.source.label,
-      policy: this.spec.ratePerSec === Infinity ? 'closed' : this.spec.policy,
-      ratePerSec: this.spec.ratePerSec === Infinity ? null : this.spec.ratePerSec,
-      connections: this.spec.connections
+      policy: s.policy,
+      ratePerSec: s.ratePerSec === Infinity ? null : s.ratePerSec,
+      connections: s.connections
     };
   }
 
-  /** Starts a new interval, discarding what the current one has recorded. */
+  /** Starts a new interval, discarding what the current one has recorded, and a fresh value gate. */
   reset () {
     if (this.recorder) this.recorder.snapshot();
     this.errorCounts.clear();
+    this.values.forget();
   }
 
   reportError (err) {
@@ -158,15 +162,20 @@ class Job extends EventEmitter {
     if (this.schedule) { this.schedule.stop(); await this.schedule.done; }
     this.values.close();
     this.flushInterval();
-    await Promise.allSettled(this.clients.map((c) => c.close()));
-    this.clients = [];
+    if (this.user) this.user.close();
   }
 
-  /** Stops polling, lets in-flight requests complete, emits the last interval, closes the connections. */
+  /** Stops polling, lets in-flight requests complete, emits the last interval, leaves the device. */
   async stop () {
     if (!this.running) return;
     await this.finish();
   }
+}
+
+/** Registers → engineering values, in the worker, so the deadband is applied once, to what users see. */
+function makeDecoder (decode) {
+  const { decodeRegisters } = require('../values/registers');
+  return (words) => decodeRegisters(words, decode);
 }
 
 /**

@@ -81,6 +81,25 @@ class HlogWriter {
   }
 
   /**
+   * Writes an interval that was encoded where its histogram lives (a worker thread), so the
+   * histogram is encoded once for MQTT and the log alike.
+   * @param {{tag: string, encoded: string, maxMs: number, startMs: number, endMs: number}} interval from encodeInterval()
+   */
+  writeEncodedInterval (interval) {
+    plainObject(interval, 'interval');
+    const tag = checkTag(interval.tag);
+    const startMs = finite(interval.startMs, 'interval.startMs');
+    const endMs = finite(interval.endMs, 'interval.endMs');
+    const maxMs = finite(interval.maxMs, 'interval.maxMs');
+    if (typeof interval.encoded !== 'string' || interval.encoded === '') throw invalid('interval.encoded', interval.encoded, 'a base64 histogram');
+    if (startMs < this.startTimeMs) throw invalid('interval.startMs', startMs, `>= the log's startTimeMs (${this.startTimeMs})`);
+    if (endMs < startMs) throw invalid('interval.endMs', endMs, `>= interval.startMs (${startMs})`);
+    const start = ((startMs - this.startTimeMs) / 1000).toFixed(3);
+    const length = ((endMs - startMs) / 1000).toFixed(3);
+    this._write(`Tag=${tag},${start},${length},${maxMs.toFixed(3)},${interval.encoded}\n`);
+  }
+
+  /**
    * Writes a snapshot's three histograms as Tag=response, Tag=service and Tag=lag lines.
    * @param {import('./snapshot').Snapshot} snapshot
    */
@@ -104,6 +123,28 @@ class HlogWriter {
  *   line exists; else StartTime + start when the first timestamp is over a year before StartTime;
  *   else start is absolute
  */
+
+/**
+ * One interval of one histogram as writeEncodedInterval() takes it: plain data, computed where the
+ * histogram lives.
+ * @param {string} tag
+ * @param {import('hdr-histogram-js').Histogram} histogram ns
+ * @param {number} startMs
+ * @param {number} endMs
+ * @param {string} [encoded] the histogram's encoding when it was already made (the MQTT payload's `hist`)
+ * @returns {{tag: string, encoded: string, maxMs: number, startMs: number, endMs: number}}
+ */
+function encodeInterval (tag, histogram, startMs, endMs, encoded) {
+  const h = checkHistogram(histogram, 'histogram');
+  return {
+    tag: checkTag(tag),
+    encoded: typeof encoded === 'string' ? encoded : encodeHistogram(h),
+    // Java prints getMaxValue(), the top bucket's highest equivalent value.
+    maxMs: h.totalCount > 0 ? h.getValueAtPercentile(100) / MAX_RATIO : 0,
+    startMs,
+    endMs
+  };
+}
 
 /**
  * Reads an interval log (ours, Java's, or the library's, blank lines included).
@@ -170,4 +211,4 @@ function headerSeconds (line, n) {
   return value;
 }
 
-module.exports = { HlogWriter, readHlog, checkTag };
+module.exports = { encodeInterval, HlogWriter, readHlog, checkTag };

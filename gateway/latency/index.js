@@ -42,6 +42,7 @@ module.exports = {
   percentileRows: hgrm.percentileRows,
 
   HlogWriter: hlog.HlogWriter,
+  encodeInterval: hlog.encodeInterval,
   readHlog: hlog.readHlog,
 
   percentilePlotSvg: plot.percentilePlotSvg

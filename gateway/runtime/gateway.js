@@ -2,7 +2,7 @@
 
 const { EventEmitter } = require('node:events');
 const { WorkerPool } = require('../workers/pool');
-const { NinesError, toNinesError } = require('../base/errors');
+const { NinesError } = require('../base/errors');
 
 /**
  * The gateway: config → jobs → workers → publisher.
@@ -12,8 +12,11 @@ const { NinesError, toNinesError } = require('../base/errors');
  * contiguous across worker restarts. Values and errors are published rate-limited. The broker may
  * come and go: polling never stops, summaries wait in the publisher's bounded buffer.
  *
+ * Devices live in the pool with their connections (maxConnections each, shared by their jobs); every
+ * change of a device's health is published in the retained status.
+ *
  * Events: 'summary' (job, payload), 'values' (job, {values, ts, polls}), 'job-error' (job|null, NinesError),
- * 'worker-exit' (info), 'broker' ({url, embedded}), 'state' (job, state), 'end' (job).
+ * 'worker-exit' (info), 'broker' ({url, embedded}), 'health' (device, health), 'end' (job).
  */
 class Gateway extends EventEmitter {
   /**
@@ -27,7 +30,6 @@ class Gateway extends EventEmitter {
     this.config = config;
     this.mode = opts.mode || config.gateway.mode;
     this.version = opts.version || require('../../package.json').version;
-    this.seq = new Map();
     this.latest = new Map(); // job → last summary, for tables and status
     this.broker = null;
     this.publisher = null;
@@ -35,34 +37,52 @@ class Gateway extends EventEmitter {
     this.startedAt = null;
     this.ended = new Set();
     this.hlogs = new Map(); // job → {stream, writer, file}
+    this.health = new Map(); // device → health
   }
 
-  /** @returns {object[]} the job specs the pool runs, built from the config */
+  /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
+  deviceSpecs () {
+    const { buildDeviceSpec } = require('../devices');
+    return Object.values(this.config.devices).map((d) => buildDeviceSpec({
+      name: d.name,
+      target: d.target,
+      maxConnections: d.maxConnections,
+      timeoutMs: d.timeoutMs,
+      connectTimeoutMs: d.connectTimeoutMs,
+      backoff: d.backoff,
+      queueMax: d.queueMax
+    }));
+  }
+
+  /** @returns {object[]} the job specs the pool runs, built once from the config (jobs/spec.js) */
   jobSpecs () {
+    const { buildJobSpec } = require('../jobs/spec');
+    const devices = new Map(this.deviceSpecs().map((d) => [d.name, d]));
     return this.config.jobs.map((j) => {
-      const d = this.config.devices[j.device];
-      const spec = {
+      const input = {
         name: j.name,
-        target: d.target,
-        device: { timeoutMs: d.timeoutMs, connectTimeoutMs: d.connectTimeoutMs, queueMax: d.queueMax },
         ratePerSec: j.ratePerSec === null || j.ratePerSec === undefined ? Infinity : j.ratePerSec,
         connections: j.connections,
         policy: j.catchUp,
-        values: j.values
+        intervalMs: this.config.gateway.intervalMs,
+        values: { mode: j.values.mode, deadband: j.values.deadband, n: j.values.n, minIntervalMs: j.values.minIntervalMs }
       };
-      if (j.count !== null && j.count !== undefined) spec.count = j.count;
-      if (j.durationMs !== null && j.durationMs !== undefined) spec.durationMs = j.durationMs;
-      if (j.kind === 'command') spec.command = j.command;
-      else if (j.kind === 'generator') spec.generator = j.generator;
-      else spec[j.kind] = j.op;
-      return spec;
+      if (j.count !== null && j.count !== undefined) input.count = j.count;
+      if (j.durationMs !== null && j.durationMs !== undefined) input.durationMs = j.durationMs;
+      if (j.kind === 'command') input.command = j.command;
+      else if (j.kind === 'generator') input.generator = j.generator;
+      else input[j.kind] = j.op;
+      return buildJobSpec(input, { device: devices.get(j.device), purpose: 'poll' });
     });
   }
 
-  /** Starts the broker (when none is configured), the publisher and the jobs. */
+  /** Starts the broker (when none is configured), the publisher, the devices and the jobs. */
   async start () {
     const { Publisher } = require('./mqtt/publisher');
     const m = this.config.mqtt;
+    // built before anything starts: a spec the config let through but a builder refuses stops here
+    const devices = this.deviceSpecs();
+    const jobs = this.jobSpecs();
     let url = m.url;
     if (!url) {
       const { startEmbeddedBroker } = require('./mqtt/broker');
@@ -79,8 +99,8 @@ class Gateway extends EventEmitter {
     this.publisher.setJobs(publisherJobs(this.config));
     await this.publisher.start();
 
-    this.pool = new WorkerPool({ mode: this.mode, workers: this.config.gateway.workers, intervalMs: this.config.gateway.intervalMs });
-    this.pool.on('snapshot', (job, snap, meta) => this.onSnapshot(job, snap, meta));
+    this.pool = new WorkerPool({ mode: this.mode, workers: this.config.gateway.workers, gateway: this.config.gateway.id, hlog: Boolean(this.config.gateway.hlog) });
+    this.pool.on('summary', (job, payload, hlog) => this.onSummary(job, payload, hlog));
     this.pool.on('values', (job, v) => {
       this.publisher.publishValue(job, { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values });
       this.emit('values', job, v);
@@ -89,7 +109,11 @@ class Gateway extends EventEmitter {
       if (job) this.publisher.publishError(job, err);
       this.emit('job-error', job, err);
     });
-    this.pool.on('state', (job, s) => this.emit('state', job, s));
+    this.pool.on('health', (device, health) => {
+      this.health.set(device, health);
+      this.publisher.setDeviceHealth(device, health);
+      this.emit('health', device, health);
+    });
     this.pool.on('end', (job) => { this.ended.add(job); this.emit('end', job); });
     this.pool.on('worker-exit', (info) => {
       const err = new NinesError('NINES_ERR_WORKER', `worker ${info.worker} exited with code ${info.code}; restarting its jobs (${info.jobs.join(', ')}) in ${info.restartInMs} ms`, info);
@@ -97,22 +121,14 @@ class Gateway extends EventEmitter {
       this.emit('worker-exit', info);
       this.emit('job-error', null, err);
     });
-    await this.pool.start(this.jobSpecs());
+    for (const d of devices) this.pool.addDevice(d);
+    for (const j of jobs) this.pool.startJob(j);
   }
 
-  onSnapshot (job, snap, meta) {
-    const { summaryPayload } = require('../jobs/payload');
-    const seq = this.seq.get(job) || 0;
-    this.seq.set(job, seq + 1);
-    let payload;
-    try {
-      payload = summaryPayload(snap, seq, meta, { gateway: this.config.gateway.id, job });
-    } catch (err) {
-      this.emit('job-error', job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
-      return;
-    }
+  /** A summary from the pool: numbered there, computed and encoded where the histogram lives. */
+  onSummary (job, payload, hlog) {
     this.latest.set(job, payload);
-    if (this.config.gateway.hlog) this.writeHlog(job, snap, meta);
+    if (this.config.gateway.hlog && hlog) this.writeHlog(job, hlog, payload);
     this.publisher.publishLatency(job, payload);
     this.emit('summary', job, payload);
   }
@@ -122,7 +138,7 @@ class Gateway extends EventEmitter {
    * tags response, service and lag, values in ns), readable by HistogramLogProcessor and
    * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped.
    */
-  writeHlog (job, snap, meta) {
+  writeHlog (job, intervals, meta) {
     let h = this.hlogs.get(job);
     if (h === undefined) {
       const fs = require('node:fs');
@@ -149,7 +165,7 @@ class Gateway extends EventEmitter {
       }
       this.hlogs.set(job, h);
     }
-    if (h.writer) h.writer.writeSnapshot(snap);
+    if (h.writer) for (const interval of intervals) h.writer.writeEncodedInterval(interval);
   }
 
   /** @returns {boolean} true when every job was bounded (count or duration) and has ended */

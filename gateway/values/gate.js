@@ -109,6 +109,12 @@ class ValueGate {
     this.emitFn(values, { ts: this.lastEmitMs, polls: this.polls });
   }
 
+  /** Forgets what was emitted, so the next values go out whatever they are (a reset). */
+  forget () {
+    this.last = undefined;
+    this.hasLast = false;
+  }
+
   /** Flushes and stops the timer. */
   close () {
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }

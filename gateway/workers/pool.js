@@ -4,136 +4,164 @@ const { EventEmitter } = require('node:events');
 const os = require('node:os');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
-const { NinesError, fromJSON, toNinesError } = require('../base/errors');
+const { NinesError, fromJSON } = require('../base/errors');
 const { Backoff } = require('../base/backoff');
 
+/** A worker that stayed up this long has earned a quick restart again (a crash loop keeps growing its delay). */
+const HEALTHY_AFTER_MS = 30000;
+
 /**
- * Runs jobs in worker threads (default: cores − 1 workers, at least 1), or inline on this thread
- * with the same Job code (for comparison and tests). Jobs are spread so each worker carries about
- * the same offered load. A worker that dies is reported and restarted with its jobs (with backoff,
- * so a job that kills its worker at once cannot spin).
+ * The worker pool: a few threads (default cores − 1, at least 1) that host the devices and the jobs
+ * polling them, off the caller's event loop. One pool serves a whole process: every gateway job and
+ * every Node-RED poll node shares it (workers/shared.js), never a thread per job.
  *
- * Events, the same in both modes:
- * - 'snapshot' (job, snapshot, meta): decoded interval snapshot (latency Recorder form);
- * - 'values' (job, {values, ts, polls}); 'job-error' (job|null, NinesError) — not 'error', which throws when unheard; 'state' (job, state); 'end' (job);
- * - 'worker-exit' ({worker, code, jobs, restartInMs}): a worker died.
+ * A device lives in one thread, with its connections, and its jobs run beside it, so a device
+ * never has more connections than its maxConnections, whoever polls it. On-demand requests (the
+ * Node-RED read, write and ASCII nodes) go to the device's thread by message and come back.
+ * Devices are spread evenly over the threads; a thread starts when its first device arrives.
+ *
+ * `inline` runs the same host code on the caller's thread (comparisons, tests).
+ *
+ * A worker that dies is reported and restarted with its devices and jobs, with a backoff that grows
+ * until a worker has stayed up for a while. `seq` is numbered here, so it stays contiguous across
+ * restarts.
+ *
+ * Events:
+ * - 'summary' (job, payload, hlog): the design.md latency payload, seq numbered; hlog: encoded
+ *   intervals when the pool was asked for them;
+ * - 'values' (job, {values, ts, polls}); 'job-error' (job|null, NinesError); 'end' (job);
+ * - 'health' (device, health): devices/device.js health, on every change;
+ * - 'worker-exit' ({worker, code, jobs, devices, restartInMs}).
  */
 class WorkerPool extends EventEmitter {
   /**
    * @param {object} [opts]
    * @param {'worker'|'inline'} [opts.mode='worker']
    * @param {number|'auto'} [opts.workers='auto'] cores − 1, at least 1
-   * @param {number} [opts.intervalMs=10000]
+   * @param {string} [opts.gateway='nines'] the `gateway` field of the summaries
+   * @param {boolean} [opts.hlog=false] summaries carry encoded intervals for .hlog files
    */
-  constructor ({ mode = 'worker', workers = 'auto', intervalMs = 10000 } = {}) {
+  constructor ({ mode = 'worker', workers = 'auto', gateway = 'nines', hlog = false } = {}) {
     super();
-    if (mode !== 'worker' && mode !== 'inline') throw new NinesError('NINES_ERR_INVALID_ARG', `mode must be worker or inline; got ${JSON.stringify(mode)}`);
+    this.setMaxListeners(0); // every poll node of a flow listens
+    if (mode !== 'worker' && mode !== 'inline') throw new NinesError('NINES_ERR_INVALID_ARG', `mode must be worker or inline; got ${JSON.stringify(mode)}`, { field: 'mode', value: mode });
     this.mode = mode;
     this.workerCount = workers === 'auto' || workers === undefined ? Math.max(1, os.availableParallelism() - 1) : workers;
     if (!Number.isInteger(this.workerCount) || this.workerCount < 1) {
-      throw new NinesError('NINES_ERR_INVALID_ARG', `workers must be "auto" or a whole number ≥ 1; got ${JSON.stringify(workers)}`);
+      throw new NinesError('NINES_ERR_INVALID_ARG', `workers must be "auto" or a whole number ≥ 1; got ${JSON.stringify(workers)}`, { field: 'workers', value: workers });
     }
-    this.intervalMs = intervalMs;
-    this.slots = []; // {worker, jobs: spec[], backoff, exiting}
-    this.inline = new Map();
+    if (mode === 'inline') this.workerCount = 1;
+    this.gateway = gateway;
+    this.hlog = hlog;
+    /** @type {Array<{index: number, host: object|null, worker: Worker|null, devices: Map, jobs: Map, backoff: Backoff, upSince: number}>} */
+    this.slots = Array.from({ length: this.workerCount }, (_, index) => ({
+      index, host: null, worker: null, devices: new Map(), jobs: new Map(), backoff: new Backoff({ initialMs: 500, maxMs: 30000 }), upSince: 0, restartTimer: null
+    }));
+    this.deviceSlot = new Map();
+    this.deviceUsers = new Map();
+    this.healthOf = new Map();
+    this.seq = new Map();
+    this.pending = new Map(); // request id → {resolve, reject, slot}
+    this.stopWaiters = new Map(); // job → [resolve]
+    this.nextId = 1;
     this.stopping = false;
   }
 
-  /**
-   * Starts the jobs.
-   * @param {object[]} specs normalized job specs (see Job)
-   * @returns {Promise<void>} resolves when every job has started
-   */
-  async start (specs) {
-    if (this.mode === 'inline') {
-      const { Job } = require('../jobs/job');
-      for (const spec of specs) {
-        const job = new Job(spec, { intervalMs: this.intervalMs });
-        this.inline.set(spec.name, job);
-        job.on('snapshot', (snap, meta) => this.emit('snapshot', spec.name, snap, meta));
-        job.on('values', (v) => this.emit('values', spec.name, v));
-        job.on('job-error', (err) => this.emit('job-error', spec.name, err));
-        job.on('state', (s) => this.emit('state', spec.name, s));
-        job.on('end', () => { this.inline.delete(spec.name); this.emit('end', spec.name); });
-        job.start();
-      }
-      return;
-    }
-    const n = Math.min(this.workerCount, Math.max(1, specs.length));
-    const groups = Array.from({ length: n }, () => ({ jobs: [], load: 0 }));
-    // heaviest first onto the least loaded worker; closed-loop jobs count as the heaviest
-    const load = (s) => (s.ratePerSec === Infinity ? 1e9 : s.ratePerSec) * (s.connections || 1);
-    for (const spec of [...specs].sort((a, b) => load(b) - load(a))) {
-      const g = groups.reduce((min, x) => (x.load < min.load ? x : min));
-      g.jobs.push(spec);
-      g.load += load(spec);
-    }
-    await Promise.all(groups.map((g, i) => this.spawn(i, g.jobs)));
-  }
-
-  spawn (index, jobs) {
-    const slot = this.slots[index] || { jobs, backoff: new Backoff({ initialMs: 500, maxMs: 30000 }), worker: null };
-    this.slots[index] = slot;
-    slot.jobs = jobs;
-    const worker = new Worker(path.join(__dirname, 'job-worker.js'), { workerData: { intervalMs: this.intervalMs } });
-    slot.worker = worker;
-    let startedResolve;
-    const started = new Promise((resolve) => { startedResolve = resolve; });
-    worker.on('message', (m) => this.onMessage(slot, m, startedResolve));
-    worker.on('error', (err) => {
-      this.emit('job-error', null, new NinesError('NINES_ERR_WORKER', `worker ${index} failed: ${err.message}`, { worker: index, jobs: jobs.map((j) => j.name) }));
-    });
-    worker.on('exit', (code) => {
-      startedResolve();
-      if (slot.worker !== worker) return;
-      slot.worker = null;
-      if (this.stopping || slot.jobs.length === 0) return;
-      const restartInMs = slot.backoff.next();
-      this.emit('worker-exit', { worker: index, code, jobs: slot.jobs.map((j) => j.name), restartInMs });
-      slot.restartTimer = setTimeout(() => { if (!this.stopping) this.spawn(index, slot.jobs); }, restartInMs);
-    });
-    worker.postMessage({ type: 'start', jobs });
-    return started;
-  }
-
-  onMessage (slot, m, startedResolve) {
-    switch (m.type) {
-      case 'started': startedResolve(); break;
-      case 'snapshot': {
-        let snap;
-        try {
-          snap = require('../latency').decodeSnapshot(m.snapshot);
-        } catch (err) {
-          this.emit('job-error', m.job, toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
-          return;
-        }
-        // a worker that keeps delivering intervals is healthy: the next death restarts quickly again
-        slot.backoff.reset();
-        this.emit('snapshot', m.job, snap, m.meta);
-        break;
-      }
-      case 'values': this.emit('values', m.job, m.values); break;
-      case 'error': this.emit('job-error', m.job, fromJSON(m.error)); break;
-      case 'state': this.emit('state', m.job, m.state); break;
-      case 'end':
-        slot.jobs = slot.jobs.filter((j) => j.name !== m.job);
-        this.emit('end', m.job);
-        if (slot.jobs.length === 0 && slot.worker) slot.worker.postMessage({ type: 'stop' });
-        break;
-      default: break;
-    }
+  /** @returns {number} threads running now */
+  get threads () {
+    return this.slots.filter((s) => s.worker !== null).length;
   }
 
   /**
-   * Starts a new interval for one job (or all), discarding what it recorded so far.
-   * @param {string} [job]
+   * Adds a device (built by devices/spec.js); its thread opens its connections. Devices are counted
+   * by their users: adding one already there adds a user, and removeDevice() closes it when the
+   * last user is gone.
+   * @param {object} spec
    */
+  addDevice (spec) {
+    if (this.stopping) throw this.stoppedError();
+    const users = this.deviceUsers.get(spec.name) || 0;
+    this.deviceUsers.set(spec.name, users + 1);
+    if (users > 0) return;
+    const slot = this.slots.reduce((min, s) => (s.devices.size < min.devices.size ? s : min));
+    slot.devices.set(spec.name, spec);
+    this.deviceSlot.set(spec.name, slot);
+    this.ensureHost(slot);
+    this.post(slot, { type: 'device', spec });
+  }
+
+  /**
+   * Removes a user of a device; the last one out closes its connections. Its jobs must have been
+   * stopped first.
+   * @param {string} name
+   */
+  removeDevice (name) {
+    const slot = this.deviceSlot.get(name);
+    if (!slot) return;
+    const users = (this.deviceUsers.get(name) || 1) - 1;
+    if (users > 0) { this.deviceUsers.set(name, users); return; }
+    this.deviceUsers.delete(name);
+    this.deviceSlot.delete(name);
+    this.healthOf.delete(name);
+    slot.devices.delete(name);
+    this.post(slot, { type: 'drop-device', name });
+  }
+
+  /**
+   * Starts a job (built by jobs/spec.js) in the thread of its device.
+   * @param {import('../jobs/spec').JobSpec} spec
+   */
+  startJob (spec) {
+    if (this.stopping) throw this.stoppedError();
+    const slot = this.deviceSlot.get(spec.device);
+    if (!slot) throw new NinesError('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which is not in the pool`, { field: 'device', value: spec.device });
+    slot.jobs.set(spec.name, spec);
+    this.post(slot, { type: 'job', spec });
+  }
+
+  /**
+   * Stops a job: in-flight requests complete and its last interval's summary is emitted first.
+   * @param {string} name
+   * @returns {Promise<void>}
+   */
+  stopJob (name) {
+    const slot = this.slots.find((s) => s.jobs.has(name));
+    if (!slot) return Promise.resolve();
+    slot.jobs.delete(name);
+    const done = new Promise((resolve) => {
+      const list = this.stopWaiters.get(name) || [];
+      list.push(resolve);
+      this.stopWaiters.set(name, list);
+    });
+    this.post(slot, { type: 'stop-job', name });
+    return done;
+  }
+
+  /** Starts a new interval for one job (or all), discarding what it recorded so far. @param {string} [job] */
   reset (job) {
-    if (this.mode === 'inline') {
-      for (const [name, j] of this.inline) if (!job || job === name) j.reset();
-      return;
-    }
-    for (const slot of this.slots) if (slot.worker) slot.worker.postMessage({ type: 'reset', job });
+    for (const slot of this.slots) if (slot.jobs.size > 0 && (!job || slot.jobs.has(job))) this.post(slot, { type: 'reset', job });
+  }
+
+  /**
+   * One request on a device's connections, served in turn with its jobs' requests.
+   * @param {string} device
+   * @param {string|object} op an ASCII command or a Modbus op
+   * @param {{timeoutMs?: number, user?: string}} [opts] user: who asks (each user gets its own fair queue)
+   * @returns {Promise<object>} the reply (plain data; Buffers restored); rejects with a NinesError
+   */
+  request (device, op, opts = {}) {
+    const slot = this.deviceSlot.get(device);
+    if (!slot) return Promise.reject(new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in the pool`, { device }));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, slot });
+      this.post(slot, { type: 'req', id, device, op, timeoutMs: opts.timeoutMs, user: opts.user });
+    });
+  }
+
+  /** @param {string} device @returns {object|null} the device's last health (devices/device.js) */
+  health (device) {
+    return this.healthOf.get(device) || null;
   }
 
   /** Terminates a worker abruptly (tests and fault drills): it is reported and restarted like a crash. */
@@ -143,18 +171,19 @@ class WorkerPool extends EventEmitter {
   }
 
   /**
-   * Stops every job: in-flight requests complete, each job's last interval is emitted, workers exit.
+   * Stops every job (each emits its last interval), closes every device, ends the threads.
    * @param {number} [timeoutMs=10000] workers still running after this are terminated
+   * @returns {Promise<void>}
    */
   async stop (timeoutMs = 10000) {
     this.stopping = true;
-    if (this.mode === 'inline') {
-      await Promise.allSettled([...this.inline.values()].map((j) => j.stop()));
-      this.inline.clear();
-      return;
-    }
     await Promise.all(this.slots.map(async (slot) => {
       clearTimeout(slot.restartTimer);
+      if (slot.host && this.mode === 'inline') {
+        const host = slot.host;
+        await new Promise((resolve) => { slot.onStopped = resolve; host.handle({ type: 'stop' }); });
+        return;
+      }
       const w = slot.worker;
       if (!w) return;
       const exited = new Promise((resolve) => w.once('exit', resolve));
@@ -163,7 +192,119 @@ class WorkerPool extends EventEmitter {
       await exited;
       clearTimeout(timer);
     }));
+    for (const [, p] of this.pending) p.reject(this.stoppedError());
+    this.pending.clear();
+    for (const [, list] of this.stopWaiters) for (const resolve of list) resolve();
+    this.stopWaiters.clear();
+  }
+
+  // --- threads -----------------------------------------------------------------------------------
+
+  ensureHost (slot) {
+    if (slot.host || slot.worker || slot.restartTimer) return;
+    if (this.mode === 'inline') {
+      const { Host } = require('./host');
+      slot.host = new Host({ post: (m) => this.onMessage(slot, m), gateway: this.gateway, hlog: this.hlog });
+      return;
+    }
+    this.spawn(slot);
+  }
+
+  spawn (slot) {
+    slot.restartTimer = null;
+    const worker = new Worker(path.join(__dirname, 'job-worker.js'), { workerData: { gateway: this.gateway, hlog: this.hlog } });
+    slot.worker = worker;
+    slot.upSince = Date.now();
+    worker.on('message', (m) => this.onMessage(slot, m));
+    worker.on('error', (err) => {
+      this.emit('job-error', null, new NinesError('NINES_ERR_WORKER', `worker ${slot.index} failed: ${err.message}`, { worker: slot.index, jobs: [...slot.jobs.keys()] }));
+    });
+    worker.on('exit', (code) => this.onExit(slot, worker, code));
+    // a restarted worker gets its devices back first, then their jobs
+    for (const spec of slot.devices.values()) worker.postMessage({ type: 'device', spec });
+    for (const spec of slot.jobs.values()) worker.postMessage({ type: 'job', spec });
+  }
+
+  onExit (slot, worker, code) {
+    if (slot.worker !== worker) return;
+    slot.worker = null;
+    for (const [id, p] of this.pending) {
+      if (p.slot !== slot) continue;
+      this.pending.delete(id);
+      p.reject(new NinesError('NINES_ERR_WORKER', `the worker serving this device exited (code ${code}) before the reply came`, { worker: slot.index, code }));
+    }
+    if (this.stopping || (slot.devices.size === 0 && slot.jobs.size === 0)) return;
+    if (Date.now() - slot.upSince >= HEALTHY_AFTER_MS) slot.backoff.reset();
+    const restartInMs = slot.backoff.next();
+    this.emit('worker-exit', { worker: slot.index, code, jobs: [...slot.jobs.keys()], devices: [...slot.devices.keys()], restartInMs });
+    slot.restartTimer = setTimeout(() => { if (!this.stopping) this.spawn(slot); }, restartInMs);
+  }
+
+  post (slot, msg) {
+    if (slot.host) slot.host.handle(msg);
+    else if (slot.worker) slot.worker.postMessage(msg);
+    // else: a worker is being restarted; it gets its devices and jobs from the slot when it starts
+    else if (msg.type === 'req') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'the worker serving this device is restarting', details: { worker: slot.index } } });
+    else if (msg.type === 'stop-job') this.onMessage(slot, { type: 'job-stopped', name: msg.name });
+  }
+
+  onMessage (slot, m) {
+    switch (m.type) {
+      case 'summary': {
+        const seq = this.seq.get(m.job) || 0;
+        this.seq.set(m.job, seq + 1);
+        m.payload.seq = seq;
+        this.emit('summary', m.job, m.payload, m.hlog, m.meta);
+        break;
+      }
+      case 'values': this.emit('values', m.job, m.values); break;
+      case 'error': this.emit('job-error', m.job, fromJSON(m.error)); break;
+      case 'health':
+        if (!this.deviceSlot.has(m.device)) break; // a device just removed
+        this.healthOf.set(m.device, m.health);
+        this.emit('health', m.device, m.health);
+        break;
+      case 'end':
+        slot.jobs.delete(m.job);
+        this.emit('end', m.job);
+        break;
+      case 'job-stopped': {
+        const list = this.stopWaiters.get(m.name);
+        this.stopWaiters.delete(m.name);
+        if (list) for (const resolve of list) resolve();
+        break;
+      }
+      case 'res': this.onResponse(m); break;
+      case 'stopped': if (slot.onStopped) slot.onStopped(); break;
+      default: break;
+    }
+  }
+
+  onResponse (m) {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.error) {
+      const err = fromJSON(m.error);
+      if (m.sentNs !== undefined) err.sentNs = m.sentNs;
+      p.reject(err);
+      return;
+    }
+    p.resolve(restoreBuffers(m.reply));
+  }
+
+  stoppedError () {
+    return new NinesError('NINES_ERR_CLOSED', 'the worker pool is stopped', {});
   }
 }
 
-module.exports = { WorkerPool };
+/** Buffers cross threads as Uint8Array: give the caller Buffers back. */
+function restoreBuffers (reply) {
+  for (const k of Object.keys(reply)) {
+    const v = reply[k];
+    if (v instanceof Uint8Array && !Buffer.isBuffer(v)) reply[k] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  }
+  return reply;
+}
+
+module.exports = { WorkerPool, HEALTHY_AFTER_MS };

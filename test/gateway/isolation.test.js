@@ -9,7 +9,8 @@
 
 const assert = require('node:assert/strict');
 const { WorkerPool } = require('../../gateway/workers/pool');
-const { summarize } = require('../../gateway/latency');
+const { buildDeviceSpec } = require('../../gateway/devices');
+const { buildJobSpec } = require('../../gateway/jobs/spec');
 const { startChildSim } = require('../helpers/child-sim');
 
 const BLOCK_MS = 100;
@@ -28,16 +29,18 @@ function blockHalfTheTime (untilMs) {
 }
 
 async function runUnderLoad (mode, url) {
-  const pool = new WorkerPool({ mode, workers: 1, intervalMs: 60000 });
-  const snaps = [];
-  pool.on('snapshot', (job, snap) => snaps.push(snap));
-  await pool.start([{ name: 'poll', target: url, command: '@01', ratePerSec: 200, policy: 'capped', durationMs: RUN_MS, device: { timeoutMs: 2000 } }]);
+  const pool = new WorkerPool({ mode, workers: 1 });
+  const device = buildDeviceSpec({ name: 'ed588', target: url, timeoutMs: 2000 });
+  const summaries = [];
+  pool.on('summary', (job, payload) => summaries.push(payload));
   const ended = new Promise((resolve) => pool.once('end', resolve));
+  pool.addDevice(device);
+  pool.startJob(buildJobSpec({ name: 'poll', command: '@01', ratePerSec: 200, policy: 'capped', durationMs: RUN_MS, intervalMs: 60000 }, { device }));
   await blockHalfTheTime(Date.now() + RUN_MS);
   await ended;
   await pool.stop();
-  const snap = snaps[snaps.length - 1];
-  return { snap, response: summarize(snap.response), lag: summarize(snap.lag) };
+  const p = summaries[summaries.length - 1];
+  return { snap: p, response: p, lag: p.lag };
 }
 
 describe('isolation: polling in a worker vs on a blocked main thread', function () {

@@ -30,6 +30,7 @@ function statusPayload (state, info, extra = {}) {
     version: info.version,
     started: info.started,
     jobs: info.jobs,
+    ...(info.devices ? { devices: info.devices } : {}),
     ...extra,
     reconnects: info.reconnects,
     dropped: info.dropped

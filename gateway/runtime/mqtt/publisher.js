@@ -59,6 +59,8 @@ class Publisher extends EventEmitter {
     this._connected = false;
     this._everConnected = false;
     this._statusPending = false;
+    /** @type {Map<string, object>} device name → health, for the status */
+    this._devices = new Map();
     this._reconnectTimer = null;
     this._started = null;
     this._stopping = false;
@@ -123,6 +125,23 @@ class Publisher extends EventEmitter {
       if (j && typeof j === 'object' && j.valuesMinIntervalMs !== undefined) this._jobValueMs.set(name, checkMs(j.valuesMinIntervalMs, 0, `jobs[${i}].valuesMinIntervalMs`));
     });
     this._jobs = names;
+    if (this._connected) {
+      this._statusPending = true;
+      this._pump();
+    }
+  }
+
+  /**
+   * Records a device's health for the retained status (devices/device.js health: state up, down,
+   * connecting or closed, since when, the last error) and republishes the status when connected,
+   * so a subscriber sees a device go down and come back at once.
+   * @param {string} name
+   * @param {{state: string, since: number, lastError: {code: string, message: string}|null}} health
+   */
+  setDeviceHealth (name, health) {
+    const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
+    if (health.connections) h.connections = health.connections;
+    this._devices.set(name, h);
     if (this._connected) {
       this._statusPending = true;
       this._pump();
@@ -201,6 +220,7 @@ class Publisher extends EventEmitter {
       version: this._o.version,
       started: this._started,
       jobs: this._jobs.slice(),
+      devices: Object.fromEntries(this._devices),
       reconnects: this._counts.reconnects,
       dropped: { total: this._counts.dropped, jobs: Object.fromEntries(this._droppedByJob) }
     };

@@ -1,0 +1,153 @@
+'use strict';
+
+const { NinesError } = require('../base/errors');
+const { parseTarget } = require('../drivers/target');
+const { createOpSource } = require('./op-source');
+
+/**
+ * The one module that builds and validates a job spec, whoever asks: the gateway's YAML (runtime),
+ * the Node-RED poll node, and the probe and sweep. Everything is checked here, once, at the edge;
+ * the result is plain data (it crosses to a worker thread with postMessage) that the job, the
+ * scheduler and the worker trust as it is. The target inside stays parsed: it is never parsed again.
+ *
+ * Defaults differ by purpose, and the caller names the purpose:
+ * - `poll` (gateway jobs, poll nodes): monitoring. After a stall the missed slots are skipped and
+ *   counted, never sent late (design.md "Polling is monitoring"); the device is shared.
+ * - `measure` (probe, sweep): a latency test. `capped` catch-up, as wrk2 does, so the backlog of a
+ *   stall shows in the percentiles (latency-method.md rule 4).
+ */
+
+const POLICIES = Object.freeze(['burst', 'capped', 'skip']);
+const PURPOSE_POLICY = Object.freeze({ poll: 'skip', measure: 'capped' });
+const VALUE_MODES = Object.freeze(['off', 'on-change', 'every']);
+const OP_KEYS = Object.freeze(['command', 'generator', 'read', 'write']);
+const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const MAX_LANES = 64;
+const DEFAULT_INTERVAL_MS = 10000;
+
+/**
+ * @typedef {object} JobSpec
+ * @property {string} name unique key of the job in its pool (a topic level in the gateway)
+ * @property {string} label the name summaries carry (Node-RED: the node's name)
+ * @property {string|null} device name of the device whose connections the job uses
+ * @property {import('../drivers/target').Target} target the device's parsed target
+ * @property {'command'|'generator'|'read'|'write'} kind
+ * @property {string|object} operation the command, generator name or Modbus op as given (validated)
+ * @property {string} op the operation's short label (`@AA`, `fc3-0x10`)
+ * @property {number} ratePerSec Infinity for closed loop
+ * @property {number} connections lanes: requests the job may have in flight at once (≤ the device's connections)
+ * @property {'burst'|'capped'|'skip'|'closed'} policy
+ * @property {number|undefined} count
+ * @property {number|undefined} durationMs
+ * @property {number} intervalMs summary interval
+ * @property {number|undefined} timeoutMs per request; undefined = the device's
+ * @property {{mode: string, deadband: number, n: number, minIntervalMs: number}} values
+ * @property {object|null} decode register decoding (values/registers.js options), applied in the worker
+ */
+
+/**
+ * Builds and checks a job spec.
+ * @param {object} input {name, label?, device?, target?, command|generator|read|write, ratePerSec, connections?,
+ *   policy?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}
+ * @param {object} [ctx]
+ * @param {{name: string, target: object, maxConnections: number}} [ctx.device] the device the job runs on
+ *   (built by devices/spec.js); its target is the job's target
+ * @param {'poll'|'measure'} [ctx.purpose='poll'] which defaults apply
+ * @returns {JobSpec}
+ * @throws {NinesError} NINES_ERR_INVALID_ARG / NINES_ERR_INVALID_OP / NINES_ERR_INVALID_TARGET naming the field
+ */
+function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
+  if (!input || typeof input !== 'object') throw invalid('job', input, 'must be an object');
+  if (!PURPOSE_POLICY[purpose]) throw invalid('purpose', purpose, 'must be "poll" or "measure"');
+  const name = input.name;
+  if (typeof name !== 'string' || !NAME_RE.test(name)) throw invalid('name', name, 'must be 1-64 letters, digits, _ . or -');
+  const target = device ? device.target : parseTarget(input.target);
+  const maxLanes = device ? device.maxConnections : MAX_LANES;
+
+  const kinds = OP_KEYS.filter((k) => input[k] !== undefined);
+  if (kinds.length !== 1) throw invalid('operation', kinds, 'give exactly one of command, generator, read or write');
+  const kind = kinds[0];
+  const source = createOpSource({ [kind]: input[kind] }, target); // throws the driver's own coded error
+
+  const ratePerSec = input.ratePerSec === undefined ? Infinity : input.ratePerSec;
+  if (!(ratePerSec === Infinity || (typeof ratePerSec === 'number' && ratePerSec > 0 && Number.isFinite(ratePerSec)))) {
+    throw invalid('ratePerSec', ratePerSec, 'must be a positive number, or Infinity for closed loop');
+  }
+  const connections = input.connections === undefined ? 1 : input.connections;
+  if (!Number.isInteger(connections) || connections < 1 || connections > maxLanes) {
+    throw invalid('connections', connections, `must be an integer from 1 to ${maxLanes}${device ? ` (the connections of device ${device.name})` : ''}`);
+  }
+  const policy = input.policy === undefined ? PURPOSE_POLICY[purpose] : input.policy;
+  if (!POLICIES.includes(policy)) throw invalid('policy', policy, `must be one of ${POLICIES.join(', ')}`);
+  optionalInt(input.count, 'count', 0);
+  optionalNumber(input.durationMs, 'durationMs', 0);
+  if (input.count !== undefined && input.durationMs !== undefined) throw invalid('durationMs', input.durationMs, 'cannot be combined with count');
+  optionalNumber(input.timeoutMs, 'timeoutMs', 1);
+  const intervalMs = input.intervalMs === undefined ? DEFAULT_INTERVAL_MS : input.intervalMs;
+  optionalNumber(intervalMs, 'intervalMs', 1);
+
+  return {
+    name,
+    label: typeof input.label === 'string' && input.label !== '' ? input.label : name,
+    device: device ? device.name : (typeof input.device === 'string' ? input.device : null),
+    target,
+    kind,
+    operation: input[kind],
+    op: source.label,
+    ratePerSec,
+    connections,
+    policy: ratePerSec === Infinity ? 'closed' : policy,
+    count: input.count,
+    durationMs: input.durationMs,
+    intervalMs,
+    timeoutMs: input.timeoutMs,
+    values: buildValues(input.values, kind),
+    decode: buildDecode(input.decode, kind, input[kind])
+  };
+}
+
+/** The value gate's settings; a write job publishes no values. */
+function buildValues (raw, kind) {
+  const v = raw === undefined ? { mode: 'off' } : raw;
+  if (!v || typeof v !== 'object') throw invalid('values', raw, 'must be an object {mode, deadband, n, minIntervalMs}');
+  const mode = v.mode === undefined ? 'off' : v.mode;
+  if (!VALUE_MODES.includes(mode)) throw invalid('values.mode', mode, `must be one of ${VALUE_MODES.join(', ')}`);
+  if (mode !== 'off' && kind === 'write') throw invalid('values.mode', mode, 'must be off for a write job: a write returns no values');
+  const deadband = v.deadband === undefined ? 0 : v.deadband;
+  optionalNumber(deadband, 'values.deadband', 0);
+  const n = v.n === undefined ? 1 : v.n;
+  optionalInt(n, 'values.n', 1);
+  const minIntervalMs = v.minIntervalMs === undefined ? 0 : v.minIntervalMs;
+  optionalNumber(minIntervalMs, 'values.minIntervalMs', 0);
+  return { mode, deadband, n, minIntervalMs };
+}
+
+/** Register decoding runs in the worker, before the value gate, so the deadband sees engineering values. */
+function buildDecode (raw, kind, op) {
+  if (raw === undefined || raw === null) return null;
+  if (kind !== 'read') throw invalid('decode', raw, 'applies to Modbus reads only');
+  const { normalizeOptions, registersFor } = require('../values/registers');
+  const d = normalizeOptions(raw);
+  const fc = typeof op === 'object' ? op.fc : Number(String(op).split(':')[0]);
+  if (fc !== 3 && fc !== 4) throw invalid('decode', raw, 'applies to register reads (FC3, FC4) only');
+  const quantity = typeof op === 'object' ? op.quantity : Number(String(op).split(':')[2]);
+  const per = registersFor(d.type, 1);
+  if (!['bool', 'string'].includes(d.type) && quantity % per !== 0) {
+    throw invalid('decode.type', d.type, `needs a quantity that is a multiple of ${per} registers; got ${quantity}`);
+  }
+  return d;
+}
+
+function optionalInt (v, field, min) {
+  if (v !== undefined && !(Number.isInteger(v) && v >= min)) throw invalid(field, v, `must be a whole number ≥ ${min}`);
+}
+
+function optionalNumber (v, field, min) {
+  if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min)) throw invalid(field, v, `must be a number ≥ ${min}`);
+}
+
+function invalid (field, value, rule) {
+  return new NinesError('NINES_ERR_INVALID_ARG', `job ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
+}
+
+module.exports = { buildJobSpec, POLICIES, PURPOSE_POLICY };

@@ -1,0 +1,151 @@
+'use strict';
+
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { Job } = require('../jobs/job');
+const { summaryPayload } = require('../jobs/payload');
+const { toNinesError } = require('../base/errors');
+
+/**
+ * What runs in one thread of the pool: devices (each owning its connections) and the jobs that poll
+ * them. The same code runs in a worker thread (job-worker.js) and inline on the caller's thread; it
+ * talks to the pool only through messages, plain data both ways, and never waits on the pool.
+ *
+ * Where the histograms live, the summary is made: percentiles are computed and the response
+ * histogram is encoded here, once. The pool only numbers `seq`. When the pool asks for interval
+ * logs, service and lag are encoded here too, once.
+ *
+ * In:  device {spec} · drop-device {name} · job {spec} · stop-job {name} · reset {job} ·
+ *      req {id, device, op, timeoutMs} · stop
+ * Out: health {device, health} · summary {job, payload, hlog} · values {job, values} ·
+ *      error {job, error} · end {job} · job-stopped {name} · res {id, reply | error} · stopped
+ */
+class Host {
+  /**
+   * @param {object} opts
+   * @param {(msg: object) => void} opts.post sends a message to the pool
+   * @param {string} [opts.gateway='nines'] the `gateway` field of the summaries
+   * @param {boolean} [opts.hlog=false] also encode service and lag for interval logs
+   * @param {Function} [opts.createDevice] (spec) => Device (tests)
+   */
+  constructor ({ post, gateway = 'nines', hlog = false, createDevice }) {
+    this.post = post;
+    this.gateway = gateway;
+    this.hlog = hlog;
+    this.createDevice = createDevice || ((spec) => new (require('../devices').Device)(spec));
+    this.devices = new Map();
+    this.jobs = new Map();
+    // the thread's own event-loop delay over each interval, so a subscriber can tell a slow device
+    // from a busy poller
+    this.loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    this.loopDelay.enable();
+  }
+
+  /** @param {object} m a message from the pool */
+  handle (m) {
+    try {
+      switch (m.type) {
+        case 'device': this.addDevice(m.spec); break;
+        case 'drop-device': this.dropDevice(m.name); break;
+        case 'job': this.startJob(m.spec); break;
+        case 'stop-job': this.stopJob(m.name); break;
+        case 'reset': for (const [name, job] of this.jobs) if (!m.job || m.job === name) job.reset(); break;
+        case 'req': this.request(m); break;
+        case 'stop': this.stop(); break;
+        default: break;
+      }
+    } catch (err) {
+      this.post({ type: 'error', job: m.spec ? m.spec.name : (m.job || null), error: toNinesError(err, 'NINES_ERR_WORKER').toJSON() });
+    }
+  }
+
+  addDevice (spec) {
+    if (this.devices.has(spec.name)) return;
+    const device = this.createDevice(spec);
+    this.devices.set(spec.name, device);
+    // a device being dropped may report its closing after another of the same name has replaced it
+    device.on('health', (health) => { if (this.devices.get(spec.name) === device) this.post({ type: 'health', device: spec.name, health }); });
+    device.open().catch(() => {}); // failures are health events; the device keeps retrying
+    this.post({ type: 'health', device: spec.name, health: device.health });
+  }
+
+  dropDevice (name) {
+    const device = this.devices.get(name);
+    if (!device) return;
+    this.devices.delete(name);
+    device.close().catch(() => {});
+  }
+
+  startJob (spec) {
+    const device = this.devices.get(spec.device);
+    if (!device) throw new (require('../base/errors').NinesError)('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which this pool does not have`, { field: 'device', value: spec.device });
+    const job = new Job(spec, { device });
+    this.jobs.set(spec.name, job);
+    job.on('snapshot', (snap, meta) => this.postSummary(spec.name, snap, meta));
+    job.on('values', (v) => this.post({ type: 'values', job: spec.name, values: v }));
+    job.on('job-error', (err) => this.post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
+    job.on('end', () => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); });
+    job.start();
+  }
+
+  postSummary (name, snap, meta) {
+    const d = this.loopDelay;
+    meta.loopDelayP99Ms = d.count ? Math.max(0, d.percentile(99) / 1e6 - 10) : 0;
+    d.reset();
+    let payload;
+    try {
+      payload = summaryPayload(snap, 0, meta, { gateway: this.gateway, job: meta.job });
+    } catch (err) {
+      this.post({ type: 'error', job: name, error: toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM').toJSON() });
+      return;
+    }
+    let hlog = null;
+    if (this.hlog) {
+      const { encodeInterval } = require('../latency');
+      hlog = [
+        encodeInterval('response', snap.response, snap.startMs, snap.endMs, payload.hist),
+        encodeInterval('service', snap.service, snap.startMs, snap.endMs),
+        encodeInterval('lag', snap.lag, snap.startMs, snap.endMs)
+      ];
+    }
+    this.post({ type: 'summary', job: name, payload, hlog, meta });
+  }
+
+  stopJob (name) {
+    const job = this.jobs.get(name);
+    if (!job) { this.post({ type: 'job-stopped', name }); return; }
+    this.jobs.delete(name);
+    job.stop().catch(() => {}).then(() => this.post({ type: 'job-stopped', name }));
+  }
+
+  request (m) {
+    const device = this.devices.get(m.device);
+    if (!device) {
+      this.post({ type: 'res', id: m.id, error: { code: 'NINES_ERR_INVALID_ARG', message: `no device ${JSON.stringify(m.device)} in this pool`, details: { device: m.device } } });
+      return;
+    }
+    device.user(m.user || 'on-demand').request(m.op, m.timeoutMs === undefined ? undefined : { timeoutMs: m.timeoutMs }).then(
+      (reply) => this.post({ type: 'res', id: m.id, reply: plainReply(reply) }),
+      (err) => {
+        const e = toNinesError(err);
+        this.post({ type: 'res', id: m.id, error: e.toJSON(), sentNs: err && err.sentNs });
+      });
+  }
+
+  async stop () {
+    await Promise.allSettled([...this.jobs.values()].map((j) => j.stop()));
+    this.jobs.clear();
+    await Promise.allSettled([...this.devices.values()].map((d) => d.close()));
+    this.devices.clear();
+    this.loopDelay.disable();
+    this.post({ type: 'stopped' });
+  }
+}
+
+/** A reply as plain data: its own fields (class instances lose their prototype across threads anyway). */
+function plainReply (reply) {
+  const out = {};
+  for (const k of Object.keys(reply)) if (typeof reply[k] !== 'function') out[k] = reply[k];
+  return out;
+}
+
+module.exports = { Host };

@@ -1,0 +1,131 @@
+'use strict';
+
+/**
+ * The pool hosts devices and the jobs that poll them: a device keeps its connection count whoever
+ * polls it, jobs on one connection get fair shares, on-demand requests go through the same
+ * connections, and a crashed worker comes back with its devices and jobs, seq contiguous.
+ */
+
+const assert = require('node:assert/strict');
+const { WorkerPool } = require('../../gateway/workers/pool');
+const { buildDeviceSpec } = require('../../gateway/devices');
+const { buildJobSpec } = require('../../gateway/jobs/spec');
+const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until (fn, timeoutMs, what) {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (fn()) return;
+    await sleep(20);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+describe('workers/pool: devices own their connections, jobs share them', function () {
+  this.timeout(30000);
+  let sim;
+  let pool;
+  beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
+  afterEach(async () => {
+    if (pool) await pool.stop();
+    pool = null;
+    await sim.close();
+  });
+
+  for (const mode of ['worker', 'inline']) {
+    it(`${mode}: 10 jobs on a device with maxConnections 1 make one connection, fair shares and contiguous seq`, async () => {
+      pool = new WorkerPool({ mode, workers: 1 });
+      const device = buildDeviceSpec({ name: 'plc', target: sim.url, maxConnections: 1, timeoutMs: 1000 });
+      const summaries = new Map();
+      pool.on('summary', (job, p) => { if (!summaries.has(job)) summaries.set(job, []); summaries.get(job).push(p); });
+      pool.addDevice(device);
+      const RATE = 20;
+      for (let i = 0; i < 10; i++) {
+        pool.startJob(buildJobSpec({ name: `j${i}`, read: { fc: 3, address: i, quantity: 2 }, ratePerSec: RATE, intervalMs: 400 }, { device }));
+      }
+      await sleep(3000);
+      assert.equal(sim.stats.connections, 1, 'one connection for ten jobs');
+      await pool.stop();
+      pool = null;
+      for (let i = 0; i < 10; i++) {
+        const list = summaries.get(`j${i}`);
+        assert.ok(list && list.length >= 5, `j${i} summaries: ${list && list.length}`);
+        assert.deepEqual(list.map((p) => p.seq), list.map((_, k) => k), 'seq contiguous from 0');
+        // the last summary is the partial interval flushed at stop: judge the whole intervals
+        const whole = list.slice(1, -1);
+        const ok = whole.reduce((a, p) => a + p.ok, 0);
+        const seconds = whole.reduce((a, p) => a + (p.end - p.start) / 1000, 0);
+        const rate = ok / seconds;
+        assert.ok(Math.abs(rate - RATE) <= 0.1 * RATE, `j${i} got ${rate.toFixed(1)}/s of ${RATE}/s`);
+        assert.equal(list.reduce((a, p) => a + p.errors + p.timeouts, 0), 0);
+        assert.equal(list[0].policy, 'skip');
+      }
+    });
+  }
+
+  it('an on-demand request goes over the device\'s connection, served beside its jobs, Buffers intact', async () => {
+    pool = new WorkerPool({ workers: 1 });
+    const device = buildDeviceSpec({ name: 'plc', target: sim.url });
+    pool.addDevice(device);
+    pool.startJob(buildJobSpec({ name: 'poll', read: '3:0:4', ratePerSec: 50, intervalMs: 1000 }, { device }));
+    await pool.request('plc', { fc: 6, address: 3, value: 4242 });
+    const reply = await pool.request('plc', { fc: 3, address: 0, quantity: 4 }, { user: 'node-1' });
+    assert.equal(reply.data[3], 4242);
+    assert.ok(Buffer.isBuffer(reply.buffer) && Buffer.isBuffer(reply.raw));
+    assert.equal(typeof reply.sentNs, 'bigint');
+    assert.equal(sim.stats.connections, 1);
+    await assert.rejects(pool.request('nope', { fc: 3, address: 0, quantity: 1 }), { code: 'NINES_ERR_INVALID_ARG' });
+  });
+
+  it('a device is counted by its users: the last one out closes its connection', async () => {
+    pool = new WorkerPool({ workers: 1 });
+    const device = buildDeviceSpec({ name: 'plc', target: sim.url });
+    pool.addDevice(device);
+    pool.addDevice(device);
+    await pool.request('plc', '3:0:1');
+    pool.removeDevice('plc');
+    await pool.request('plc', '3:0:1');
+    pool.removeDevice('plc');
+    await until(() => sim.stats.open === 0, 5000, 'the connection to close');
+    assert.equal(sim.stats.connections, 1);
+  });
+
+  it('health follows the device: connecting, up, down when it goes away, up again when it is back', async () => {
+    pool = new WorkerPool({ workers: 1 });
+    const port = sim.port;
+    const device = buildDeviceSpec({ name: 'plc', target: sim.url, backoff: { initialMs: 50, maxMs: 200 }, timeoutMs: 300 });
+    const states = [];
+    pool.on('health', (name, h) => states.push(h.state));
+    pool.addDevice(device);
+    await until(() => states.includes('up'), 5000, 'up');
+    await sim.close();
+    await until(() => states[states.length - 1] === 'down', 5000, 'down');
+    assert.equal(pool.health('plc').state, 'down');
+    assert.ok(pool.health('plc').lastError.code.startsWith('NINES_ERR_'));
+    await assert.rejects(pool.request('plc', '3:0:1'), { code: 'NINES_ERR_NOT_CONNECTED' });
+    sim = await createModbusTcpSimulator({ port });
+    await until(() => states[states.length - 1] === 'up', 5000, 'up again');
+    await pool.request('plc', '3:0:1');
+  });
+
+  it('a killed worker comes back with its devices and jobs, and seq stays contiguous', async () => {
+    pool = new WorkerPool({ workers: 1 });
+    const device = buildDeviceSpec({ name: 'plc', target: sim.url });
+    const seqs = [];
+    const exits = [];
+    pool.on('summary', (job, p) => seqs.push(p.seq));
+    pool.on('worker-exit', (info) => exits.push(info));
+    pool.addDevice(device);
+    pool.startJob(buildJobSpec({ name: 'poll', read: '3:0:1', ratePerSec: 50, intervalMs: 200 }, { device }));
+    await until(() => seqs.length >= 2, 5000, 'two summaries');
+    await pool.killWorker(0);
+    await until(() => exits.length === 1, 5000, 'the exit report');
+    assert.deepEqual(exits[0].devices, ['plc']);
+    assert.deepEqual(exits[0].jobs, ['poll']);
+    const before = seqs.length;
+    await until(() => seqs.length >= before + 2, 10000, 'summaries after the restart');
+    assert.deepEqual(seqs, seqs.map((_, i) => i));
+  });
+});
