@@ -8,6 +8,7 @@ const { parseTarget } = require('../drivers/target');
 const { createClient, openClients, closeClients } = require('../drivers');
 const { ReconnectEachClient } = require('../drivers/reconnect-each');
 const { createOpSource } = require('../jobs/op-source');
+const { buildJobSpec } = require('../jobs/spec');
 const { startSchedule } = require('../scheduler');
 
 /**
@@ -101,14 +102,18 @@ function checkProbeOptions (opts) {
   if (!opts || typeof opts !== 'object') fail('options', opts, 'must be an object');
   const o = { connections: [1], warmup: 0, ratePerSec: Infinity, policy: 'capped', timeoutMs: 1000, connectTimeoutMs: 5000, inWorker: false, ...opts };
   o.target = parseTarget(o.target);
-  // validate the operation now, so a bad command fails before any connection is opened
-  createOpSource(o, o.target);
+  // the one job-spec module checks the operation, rate, policy and bounds, before any connection is opened
+  const spec = buildJobSpec({
+    name: 'probe', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write,
+    ratePerSec: o.ratePerSec, policy: o.policy, count: o.count, durationMs: o.count === undefined ? o.durationMs : undefined, timeoutMs: o.timeoutMs
+  }, { purpose: 'measure' });
+  o.policy = spec.policy === 'closed' ? o.policy : spec.policy;
   if (!Array.isArray(o.connections) || o.connections.length === 0 || o.connections.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) {
     fail('connections', o.connections, 'must be a non-empty list of whole numbers 1-1024');
   }
   if (o.count === undefined && o.durationMs === undefined) fail('count', o.count, 'or durationMs must be given');
-  if (o.count !== undefined && !(Number.isInteger(o.count) && o.count >= 1)) fail('count', o.count, 'must be a whole number ≥ 1');
-  if (o.durationMs !== undefined && !(typeof o.durationMs === 'number' && o.durationMs > 0)) fail('durationMs', o.durationMs, 'must be a positive number of ms');
+  if (o.count !== undefined && o.count < 1) fail('count', o.count, 'must be a whole number ≥ 1');
+  if (o.durationMs !== undefined && !(o.durationMs > 0)) fail('durationMs', o.durationMs, 'must be a positive number of ms');
   if (!(Number.isInteger(o.warmup) && o.warmup >= 0)) fail('warmup', o.warmup, 'must be a whole number ≥ 0');
   return o;
 }

@@ -5,6 +5,7 @@ const { NinesError } = require('../base/errors');
 const { parseTarget } = require('../drivers/target');
 const { createClient, openClients, closeClients } = require('../drivers');
 const { createOpSource } = require('../jobs/op-source');
+const { buildJobSpec } = require('../jobs/spec');
 const { startSchedule } = require('../scheduler');
 
 /**
@@ -35,6 +36,8 @@ const { startSchedule } = require('../scheduler');
 function runSweep (opts) {
   const o = { stepMs: 5000, workers: 20, timeoutMs: 1000, policy: 'burst', settleMs: 0, ...opts };
   o.target = parseTarget(o.target);
+  // the one job-spec module checks the operation and policy (a sweep is a measurement: rates vary per step)
+  buildJobSpec({ name: 'sweep', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write, ratePerSec: 1, policy: o.policy, timeoutMs: o.timeoutMs }, { purpose: 'measure' });
   const source = createOpSource(o, o.target);
   if (!Array.isArray(o.rates) || o.rates.length === 0 || o.rates.some((r) => !(r > 0 && Number.isFinite(r)))) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `sweep rates must be a non-empty list of positive numbers; got ${JSON.stringify(o.rates)}`, { field: 'rates' });
