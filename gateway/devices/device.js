@@ -29,7 +29,7 @@ const now = () => performance.now();
 const noop = () => {};
 
 /** One connection: a client and what the device knows of it. */
-class Connection {
+class DeviceConnection {
   constructor (device, client) {
     this.client = client;
     this.up = false; // 'connect' seen, no 'close' since
@@ -56,7 +56,7 @@ class Device extends EventEmitter {
     this.name = this.spec.name;
     this._createClient = createClient;
     this._now = wallClock;
-    /** @type {Connection[]|null} null until open() */
+    /** @type {DeviceConnection[]|null} null until open() */
     this._conns = null;
     this._idle = [];
     this._openCount = 0;
@@ -87,7 +87,7 @@ class Device extends EventEmitter {
     this._conns = [];
     try {
       for (let i = 0; i < s.maxConnections; i++) {
-        const conn = new Connection(this, this._createClient(s.target, opts));
+        const conn = new DeviceConnection(this, this._createClient(s.target, opts));
         this._conns.push(conn);
         this._listen(conn);
       }
@@ -262,7 +262,7 @@ class Device extends EventEmitter {
     if (this._queued !== 0) queue.pump(this);
   }
 
-  /** @returns {Connection|null} a connected, free connection, taken out of the idle list */
+  /** @returns {DeviceConnection|null} a connected, free connection, taken out of the idle list */
   _takeIdle () {
     const idle = this._idle;
     while (idle.length !== 0) {
@@ -276,7 +276,7 @@ class Device extends EventEmitter {
 
   // --- connections and health -------------------------------------------------------------------
 
-  /** @param {Connection} conn */
+  /** @param {DeviceConnection} conn */
   _listen (conn) {
     const client = conn.client;
     client.on('connect', () => {

@@ -6,8 +6,9 @@ const { parseTarget } = require('./target');
  * Maps a target's scheme to its driver, as MQTT.js maps URL schemes to stream builders; each driver
  * is loaded only when a target needs it (the RTU path pulls in serialport).
  * @param {string|import('./target').Target} target URL or parsed target
- * @param {object} [opts] client options (timeoutMs, connectTimeoutMs, queueMax, reconnect, backoff)
- * @returns {import('node:events').EventEmitter & {request: Function, connect: Function, close: Function, state: string, stats: object}}
+ * @param {object} [opts] client options: the shared ones (connection-options.js: timeoutMs,
+ *   connectTimeoutMs, queueMax, reconnect, backoff, random) and the protocol's own; unknown ones are errors
+ * @returns {import('./connection').Connection} an AsciiClient or a ModbusClient, not connected yet
  */
 function createClient (target, opts = {}) {
   const t = parseTarget(target);

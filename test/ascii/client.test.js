@@ -100,7 +100,11 @@ describe('ascii client: requests and replies', function () {
     assert.equal(err.details.queueMax, 2);
     assert.equal(client.stats.queueFull, 1);
     for (const r of await Promise.all(ok)) assert.equal(r.value, 0xff);
-    assert.equal(client.stats.requests, 3);
+    // the refused request counts as a request and an error, as on Modbus (drivers/connection.js)
+    const s = client.stats;
+    assert.equal(s.requests, 4);
+    assert.equal(s.errors, 1);
+    assert.equal(s.requests, s.ok + s.errors + s.timeouts + s.queued + s.inFlight);
   });
 
   it('rejects an invalid command with NINES_ERR_INVALID_COMMAND without touching the socket', async () => {

@@ -1,32 +1,44 @@
 'use strict';
 
 /**
- * Option checking for AsciiClient, at the boundary: each bad value is a NINES_ERR_INVALID_ARG
- * naming the field, the value and the rule.
+ * Options of an AsciiClient, checked once in the constructor: the shared ones in
+ * ../connection-options.js, the ASCII ones (what to do after an unanswered request) here. Every bad
+ * value is a NINES_ERR_INVALID_ARG naming the field, the value and the rule; unknown options are
+ * errors too.
+ *
+ * Durations may also be given as strings ("500ms", "1s"): this client is configured from flows and
+ * YAML by hand. They must come to whole milliseconds.
  */
 
-const { NinesError } = require('../../base/errors');
 const C = require('../../base/constants');
 const { parseDuration } = require('../../base/units');
+const { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS } = require('../connection-options');
 
-/** setTimeout's ceiling: longer delays fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const AFTER_TIMEOUT = ['reconnect', 'drain'];
 
-function invalidArg (field, value, rule) {
-  return new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
+const ASCII_DEFAULTS = Object.freeze({
+  afterTimeout: 'reconnect',
+  drainMs: C.ASCII_DRAIN_MS
+});
+
+/**
+ * A duration option: a number of ms, or a string such as "500ms" turned into one.
+ * @param {unknown} v
+ * @param {string} field
+ * @returns {unknown} a number for a string, else v unchanged (checked later)
+ */
+function durationArg (v, field) {
+  return typeof v === 'string' ? parseDuration(v, field) : v;
 }
 
 /**
- * A timeout: number of ms or a duration string ("500ms", "1s"), > 0 and within timer range.
+ * A per-request timeout: ms or a duration string, a whole number of ms from 1 to 2^31-1.
  * @param {number|string} v
  * @param {string} field
  * @returns {number} ms
  */
 function timeoutArg (v, field) {
-  const ms = parseDuration(v, field);
-  if (ms <= 0 || ms > MAX_TIMER_MS) throw invalidArg(field, v, `must be more than 0 and at most ${MAX_TIMER_MS} ms`);
-  return ms;
+  return checkTimeoutMs(durationArg(v, field), field);
 }
 
 /**
@@ -46,29 +58,20 @@ function timeoutArg (v, field) {
  * Checks and completes client options.
  * @param {object} [opts]
  * @returns {AsciiClientOptions}
+ * @throws {NinesError} NINES_ERR_INVALID_ARG
  */
-function normalizeOptions (opts = {}) {
-  if (opts === null || typeof opts !== 'object') throw invalidArg('options', opts, 'must be an object');
-  const o = {
-    timeoutMs: timeoutArg(opts.timeoutMs ?? C.DEFAULT_TIMEOUT_MS, 'timeoutMs'),
-    connectTimeoutMs: timeoutArg(opts.connectTimeoutMs ?? C.DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs'),
-    queueMax: opts.queueMax ?? C.DEFAULT_QUEUE_MAX,
-    reconnect: opts.reconnect ?? true,
-    backoff: opts.backoff ?? {},
-    random: opts.random ?? Math.random,
-    afterTimeout: opts.afterTimeout ?? 'reconnect',
-    drainMs: parseDuration(opts.drainMs ?? C.ASCII_DRAIN_MS, 'drainMs')
-  };
-  if (!Number.isInteger(o.queueMax) || o.queueMax < 0) throw invalidArg('queueMax', o.queueMax, 'must be an integer >= 0');
-  if (typeof o.reconnect !== 'boolean') throw invalidArg('reconnect', o.reconnect, 'must be true or false');
-  if (typeof o.random !== 'function') throw invalidArg('random', String(o.random), 'must be a function returning a number in [0, 1)');
-  if (!AFTER_TIMEOUT.includes(o.afterTimeout)) throw invalidArg('afterTimeout', o.afterTimeout, `must be one of ${AFTER_TIMEOUT.join(', ')}`);
-  if (o.drainMs > MAX_TIMER_MS) throw invalidArg('drainMs', opts.drainMs, `must be at most ${MAX_TIMER_MS} ms`);
-  if (o.backoff === null || typeof o.backoff !== 'object') throw invalidArg('backoff', o.backoff, 'must be an object {initialMs, maxMs}');
-  const initialMs = timeoutArg(o.backoff.initialMs ?? C.BACKOFF_INITIAL_MS, 'backoff.initialMs');
-  const maxMs = timeoutArg(o.backoff.maxMs ?? C.BACKOFF_MAX_MS, 'backoff.maxMs');
-  if (maxMs < initialMs) throw invalidArg('backoff.maxMs', maxMs, `must be >= backoff.initialMs (${initialMs})`);
-  o.backoff = { initialMs, maxMs };
+function normalizeOptions (opts) {
+  if (opts !== null && typeof opts === 'object' && !Array.isArray(opts)) {
+    opts = { ...opts };
+    for (const key of ['timeoutMs', 'connectTimeoutMs', 'drainMs']) opts[key] = durationArg(opts[key], key);
+    const b = opts.backoff;
+    if (b !== null && typeof b === 'object' && !Array.isArray(b)) {
+      opts.backoff = { ...b, initialMs: durationArg(b.initialMs, 'backoff.initialMs'), maxMs: durationArg(b.maxMs, 'backoff.maxMs') };
+    }
+  }
+  const o = normalizeConnectionOptions(opts, 'ASCII client', ASCII_DEFAULTS);
+  if (!AFTER_TIMEOUT.includes(o.afterTimeout)) fail('afterTimeout', o.afterTimeout, `must be one of ${AFTER_TIMEOUT.join(', ')}`);
+  intIn(o.drainMs, 'drainMs', 0, MAX_TIMER_MS);
   return o;
 }
 

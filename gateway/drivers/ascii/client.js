@@ -1,10 +1,13 @@
 'use strict';
 
 /**
- * AsciiClient: the driver contract (design.md) over TCP for Brainboxes ED / DCON devices.
+ * AsciiClient: the driver contract (design.md) over TCP for Brainboxes ED / DCON devices. The
+ * lifecycle (states, connect() waiters, reconnect with backoff, the bounded queue, deadlines,
+ * counters, events) is the shared Connection (../connection.js); the socket is tcp-transport.js.
+ * This file holds the protocol rules below.
  *
  * One request on the wire at a time [HW: the device is strictly request/response]; others wait in
- * a FIFO of at most queueMax. Each request times out on its own timer, started by request().
+ * a FIFO of at most queueMax. Each request times out timeoutMs after request() was called.
  *
  * NO MIS-CORRELATION. The device is silent on unknown commands, wrong addresses and bad checksums
  * [HW, DOC], so timeouts are normal, and a reply carries nothing that names its command. The vendor
@@ -41,15 +44,16 @@
  * data handler.
  */
 
-const net = require('node:net');
-const { EventEmitter } = require('node:events');
 const { NinesError } = require('../../base/errors');
 const { parseTarget } = require('../target');
-const { Backoff } = require('../../base/backoff');
+const { Connection, NS_PER_MS } = require('../connection');
 const { AsciiFramer } = require('./framer');
 const { encodeCommand, classifyCommand } = require('./command');
 const { parseReply } = require('./reply');
 const { normalizeOptions, timeoutArg } = require('./client-options');
+const { TcpTransport } = require('./tcp-transport');
+
+const hrtime = process.hrtime.bigint;
 
 /** One request; a class so every instance has the same shape. */
 class Pending {
@@ -59,97 +63,76 @@ class Pending {
     this.buf = buf;
     this.expectsReply = kind !== 'broadcast' && kind !== 'reboot';
     this.timeoutMs = timeoutMs;
-    this.timer = null;
+    /** @type {bigint} when it times out (hrtime ns) */
+    this.deadline = 0n;
+    /** @type {bigint} hrtime ns just before the write; 0n until written */
     this.sentNs = 0n;
-    this.written = false;
-    this.settled = false;
     this.resolve = null;
     this.reject = null;
   }
+
+  /** @returns {string} the command, for error messages */
+  describe () {
+    return this.command;
+  }
 }
 
-class AsciiClient extends EventEmitter {
+/**
+ * ASCII (DCON) client.
+ * Events: 'connect'; 'close' (err|undefined) when an open connection ends (undefined for a resync or
+ * a reboot); 'reconnecting' ({attempt, delayMs}); 'error' (err), emitted only when someone listens.
+ */
+class AsciiClient extends Connection {
   /**
    * @param {string|import('../target').Target} target e.g. 'ascii://127.0.0.1:9500?address=01&checksum=on'
    * @param {object} [opts] timeoutMs=1000, connectTimeoutMs=5000, queueMax=64, reconnect=true,
    *   backoff={initialMs:100, maxMs:10000}, random=Math.random, afterTimeout='reconnect'|'drain',
-   *   drainMs=constants.ASCII_DRAIN_MS (all durations in ms or strings like "1s")
+   *   drainMs=constants.ASCII_DRAIN_MS (durations in ms or strings like "1s")
+   * @throws {NinesError} NINES_ERR_INVALID_TARGET, NINES_ERR_INVALID_ARG
    */
-  constructor (target, opts = {}) {
-    super();
+  constructor (target, opts) {
     const t = parseTarget(target);
     if (t.protocol !== 'ascii') {
       throw new NinesError('NINES_ERR_INVALID_TARGET', `AsciiClient needs an ascii:// target; got ${t.url}`, { target: t.url });
     }
-    this.target = t;
+    const o = normalizeOptions(opts);
+    super(t, o, { resyncs: 0 });
     /** @type {string} default device address of the target (two hex digits) */
     this.address = t.address;
     /** @type {boolean} checksum mode: appended to commands, verified on replies */
     this.checksum = t.checksum;
-    Object.assign(this, normalizeOptions(opts));
-    this._backoff = new Backoff({ ...this.backoff, random: this.random });
-    this._state = 'idle';
-    this._socket = null;
-    this._gen = 0;
-    this._connected = false;
-    this._expectClose = null;
-    this._queue = [];
-    this._inflight = null;
+    /** @type {'reconnect'|'drain'} what makes the line trustworthy after an unanswered request (rule 3) */
+    this.afterTimeout = o.afterTimeout;
+    /** @type {number} ms to wait for a late reply after a timeout (rule 2) */
+    this.drainMs = o.drainMs;
+    this._transport = new TcpTransport(t, this);
+    /** @type {null|'timeout'|'reboot'|'overflow'} why nothing may be written now */
     this._draining = null;
+    this._drainTimer = null;
     this._owed = false;
     this._suspect = false;
     this._resyncAfterChunk = false;
     this._inData = false;
-    this._waiters = [];
-    this._timers = { connect: null, reconnect: null, drain: null };
-    this._closePromise = null;
     this._memo = null;
-    this._stats = {
-      requests: 0, ok: 0, errors: 0, timeouts: 0, invalid: 0, queueFull: 0, lateReplies: 0,
-      connects: 0, connectFailures: 0, drops: 0, reconnects: 0, resyncs: 0
-    };
     this._framer = new AsciiFramer({ onLine: (line) => this._onLine(line), onOverflow: () => this._onOverflow() });
-    this._onTimeoutBound = this._onTimeout.bind(this);
     this._onDrainEndBound = this._onDrainEnd.bind(this);
-    this._openBound = this._open.bind(this);
   }
 
-  /** @returns {'idle'|'connecting'|'connected'|'reconnecting'|'closed'} */
-  get state () { return this._state; }
-
   /**
-   * Counters (plain object, a copy): requests accepted, ok, errors (rejections other than
-   * timeouts), timeouts (NINES_ERR_REPLY_TIMEOUT), invalid (rejected before sending), queueFull,
-   * lateReplies (lines with no request to answer, dropped), connects, connectFailures, drops
-   * (connections lost), reconnects (backoff attempts), resyncs (reconnects after an unanswered
-   * timeout), discardedBytes / discardedFrames (over-long or unfinished lines), ignoredLf,
-   * emptyLines, queued, inFlight.
+   * Counters (plain object, a copy): the shared ones (../connection.js: requests, ok, errors,
+   * timeouts, … lateReplies are lines with no request to answer), resyncs (reconnects after an
+   * unanswered timeout), discardedBytes / discardedFrames (over-long or unfinished lines),
+   * ignoredLf, emptyLines, and the gauges queued and inFlight.
    * @returns {Record<string, number>}
    */
   get stats () {
+    const s = super.stats;
     const f = this._framer;
-    return {
-      ...this._stats,
-      discardedBytes: f.discardedBytes,
-      discardedFrames: f.discardedFrames,
-      ignoredLf: f.ignoredLf,
-      emptyLines: f.emptyLines,
-      queued: this._queue.length,
-      inFlight: this._inflight ? 1 : 0
-    };
-  }
-
-  /**
-   * Connects (or joins a connection attempt under way).
-   * @returns {Promise<void>} rejects with NINES_ERR_CONNECT_FAILED / NINES_ERR_CONNECT_TIMEOUT on the
-   *   next failure (background retries go on when reconnect is true), NINES_ERR_CLOSED after close()
-   */
-  connect () {
-    if (this._state === 'closed') return Promise.reject(this._closedError('connect()'));
-    if (this._state === 'connected') return Promise.resolve();
-    const p = new Promise((resolve, reject) => this._waiters.push({ resolve, reject }));
-    if (this._state === 'idle') this._open();
-    return p;
+    s.discardedBytes = f.discardedBytes;
+    s.discardedFrames = f.discardedFrames;
+    s.ignoredLf = f.ignoredLf;
+    s.emptyLines = f.emptyLines;
+    return s;
   }
 
   /**
@@ -159,64 +142,32 @@ class AsciiClient extends EventEmitter {
    * @param {{timeoutMs?: number|string}} [opts] overrides the client's timeoutMs
    * @returns {Promise<import('./reply').Reply & {sentNs: bigint, doneNs: bigint, noReply?: true}>}
    */
-  request (op, { timeoutMs } = {}) {
+  request (op, opts) {
+    const custom = opts !== undefined && opts !== null && opts.timeoutMs !== undefined;
     let req;
     try {
-      req = this._makePending(op, timeoutMs === undefined ? this.timeoutMs : timeoutArg(timeoutMs, 'timeoutMs'));
+      req = this._makePending(op, custom ? timeoutArg(opts.timeoutMs, 'timeoutMs') : this._timeoutMs);
     } catch (err) {
       this._stats.invalid++;
       return Promise.reject(err);
     }
-    if (this._state === 'closed') return Promise.reject(this._closedError(req.command));
+    const timeoutNs = custom ? BigInt(req.timeoutMs) * NS_PER_MS : this._timeoutNs;
+    const p = new Promise((resolve, reject) => { req.resolve = resolve; req.reject = reject; });
     const free = this._state === 'connected' && this._inflight === null && this._draining === null &&
       !this._owed && this._queue.length === 0 && !this._inData && !this._framer.discarding;
-    if (!free && this._queue.length >= this.queueMax) {
-      this._stats.queueFull++;
-      return Promise.reject(new NinesError('NINES_ERR_QUEUE_FULL',
-        `${req.command} not sent: ${this._queue.length} requests already wait (queueMax ${this.queueMax})`,
-        { command: req.command, queueMax: this.queueMax, target: this.target.url }));
-    }
-    this._stats.requests++;
-    const p = new Promise((resolve, reject) => { req.resolve = resolve; req.reject = reject; });
+    if (this._refused(req, free)) return p;
     if (free) {
       this._write(req);
+      if (!req.expectsReply) return p; // settled by the write
+      req.deadline = req.sentNs + timeoutNs;
     } else {
+      req.deadline = hrtime() + timeoutNs;
       this._queue.push(req);
-      if (this._state === 'idle') this._open();
-      else this._dispatch(); // resyncs first when a timed-out request may still be answered
+      if (this._state === 'idle') this._startConnect();
+      else this._pump(); // resyncs first when a timed-out request may still be answered
     }
-    if (!req.settled) req.timer = setTimeout(this._onTimeoutBound, req.timeoutMs, req);
+    this._watch(req.deadline);
     return p;
-  }
-
-  /**
-   * Stops reconnecting, rejects queued and in-flight requests with NINES_ERR_CLOSED, ends the socket.
-   * @returns {Promise<void>} resolves once the socket is closed
-   */
-  close () {
-    if (this._closePromise) return this._closePromise;
-    const wasConnected = this._connected;
-    this._state = 'closed';
-    this._connected = false;
-    this._clearTimers();
-    this._draining = null;
-    if (this._inflight) this._fail(this._inflight, this._closedError(this._inflight.command));
-    this._inflight = null;
-    this._failQueued((req) => this._closedError(req.command));
-    for (const w of this._waiters.splice(0)) w.reject(this._closedError('connect()'));
-    const socket = this._socket;
-    this._socket = null;
-    this._gen++; // the socket's own close handler is now stale
-    this._closePromise = new Promise((resolve) => {
-      const done = () => {
-        if (wasConnected) this.emit('close', undefined);
-        resolve();
-      };
-      if (!socket || socket.closed) return done();
-      socket.once('close', done);
-      socket.destroy();
-    });
-    return this._closePromise;
   }
 
   // ---- requests ----
@@ -240,25 +191,24 @@ class AsciiClient extends EventEmitter {
   _write (req) {
     if (this._framer.bufferedBytes !== 0) this._framer.dropPartial();
     this._inflight = req;
-    req.written = true;
-    req.sentNs = process.hrtime.bigint();
-    this._socket.write(req.buf);
+    req.sentNs = hrtime();
+    this._transport.send(req.buf);
     if (!req.expectsReply) this._finishNoReply(req);
   }
 
   _finishNoReply (req) {
-    const doneNs = process.hrtime.bigint();
+    const doneNs = hrtime();
     this._inflight = null;
-    this._settle(req);
     this._stats.ok++;
     req.resolve({ ok: true, noReply: true, command: req.command, kind: req.kind, sentNs: req.sentNs, doneNs });
     if (req.kind === 'reboot') { // the device drops the connection [DOC]; hold the queue until it does
-      this._expectClose = 'reboot';
+      this._expectedDrop = 'expected';
       this._startDrain('reboot', req.timeoutMs);
     }
   }
 
-  _dispatch () {
+  /** Writes the next queued command when the line may be used (rules 1, 3, 5). */
+  _pump () {
     if (this._inflight !== null || this._draining !== null || this._inData || this._state !== 'connected') return;
     if (this._owed) { // rule 3: a reply may still come on this connection; use a fresh one
       if (this._queue.length !== 0) this._resync();
@@ -273,52 +223,9 @@ class AsciiClient extends EventEmitter {
     }
   }
 
-  _settle (req) {
-    req.settled = true;
-    if (req.timer !== null) {
-      clearTimeout(req.timer);
-      req.timer = null;
-    }
-  }
-
-  _fail (req, err) {
-    this._settle(req);
-    if (req.written) err.sentNs = req.sentNs;
-    if (err.code === 'NINES_ERR_REPLY_TIMEOUT') this._stats.timeouts++;
-    else this._stats.errors++;
-    req.reject(err);
-  }
-
-  _failQueued (makeErr) {
-    const queue = this._queue;
-    this._queue = [];
-    for (const req of queue) this._fail(req, makeErr(req));
-  }
-
-  _onTimeout (req) {
-    req.timer = null;
-    if (req.settled) return;
-    if (req === this._inflight) {
-      this._inflight = null;
-      const err = new NinesError('NINES_ERR_REPLY_TIMEOUT',
-        `no reply to ${req.command} within ${req.timeoutMs} ms (the device is silent on unknown commands, wrong addresses and bad checksums)`,
-        { command: req.command, timeoutMs: req.timeoutMs, written: true, target: this.target.url });
-      err.doneNs = process.hrtime.bigint();
-      this._fail(req, err);
-      this._owed = true;
-      this._startDrain('timeout', this.drainMs);
-      return;
-    }
-    const i = this._queue.indexOf(req);
-    if (i !== -1) this._queue.splice(i, 1);
-    const details = { command: req.command, timeoutMs: req.timeoutMs, written: false, state: this._state, target: this.target.url };
-    this._fail(req, this._state === 'connected'
-      ? new NinesError('NINES_ERR_REPLY_TIMEOUT', `${req.command} timed out after ${req.timeoutMs} ms while still queued`, details)
-      : new NinesError('NINES_ERR_NOT_CONNECTED', `${req.command} not sent within ${req.timeoutMs} ms: not connected to ${this._where()} (${this._state})`, details));
-  }
-
   // ---- received data ----
 
+  /** Transport: bytes received. @param {Buffer} chunk */
   _onData (chunk) {
     this._inData = true;
     try {
@@ -331,14 +238,19 @@ class AsciiClient extends EventEmitter {
       this._resyncAfterChunk = false;
       this._resync();
     } else {
-      this._dispatch();
+      this._pump();
     }
+  }
+
+  /** Transport: the device closed its side; stop writing now, the drop follows. */
+  _onPeerEnd () {
+    if (this._state === 'connected') this._state = 'reconnecting';
   }
 
   _onLine (line) {
     const req = this._inflight;
     if (req === null) return this._onLate();
-    const doneNs = process.hrtime.bigint();
+    const doneNs = hrtime();
     this._inflight = null;
     let reply;
     try {
@@ -347,13 +259,15 @@ class AsciiClient extends EventEmitter {
       err.doneNs = doneNs;
       if (this._suspect && err.code === 'NINES_ERR_BAD_REPLY') this._resyncAfterChunk = true;
       this._suspect = false;
+      // "?" or a bare "!" is the device answering: the link is fine
+      if (err.code === 'NINES_ERR_DEVICE_INVALID' || err.code === 'NINES_ERR_DEVICE_IGNORED') this._answered();
       return this._fail(req, err);
     }
     this._suspect = false;
-    this._settle(req);
     reply.sentNs = req.sentNs;
     reply.doneNs = doneNs;
     this._stats.ok++;
+    this._answered();
     req.resolve(reply);
   }
 
@@ -363,8 +277,8 @@ class AsciiClient extends EventEmitter {
     this._inflight = null;
     const err = new NinesError('NINES_ERR_FRAME_TOO_LONG',
       `reply to ${req.command} is longer than ${this._framer.maxLineBytes} bytes; discarded up to its CR`,
-      { command: req.command, maxLineBytes: this._framer.maxLineBytes, target: this.target.url });
-    err.doneNs = process.hrtime.bigint();
+      { command: req.command, maxLineBytes: this._framer.maxLineBytes, target: this._target.url });
+    err.doneNs = hrtime();
     this._fail(req, err);
   }
 
@@ -379,18 +293,18 @@ class AsciiClient extends EventEmitter {
 
   _startDrain (reason, ms) {
     this._draining = reason;
-    this._timers.drain = setTimeout(this._onDrainEndBound, ms);
+    this._drainTimer = setTimeout(this._onDrainEndBound, ms);
   }
 
   _endDrain () {
-    clearTimeout(this._timers.drain);
-    this._timers.drain = null;
+    clearTimeout(this._drainTimer);
+    this._drainTimer = null;
     this._draining = null;
   }
 
   _onDrainEnd () {
     const reason = this._draining;
-    this._timers.drain = null;
+    this._drainTimer = null;
     this._draining = null;
     if (reason === 'reboot') return this._resync(); // the device did not drop the connection itself
     if (reason === 'overflow') return this._resync(); // the over-long line never ended
@@ -398,129 +312,81 @@ class AsciiClient extends EventEmitter {
       this._owed = false; // trust the window (rule 3, 'drain'); watch the next reply
       this._suspect = true;
     }
-    this._dispatch(); // with a reply still owed: reconnects first if a request waits, else on the next one
+    this._pump(); // with a reply still owed: reconnects first if a request waits, else on the next one
   }
 
+  /** Replaces a doubtful connection with a fresh one, at once (rules 3, 4, 5). */
   _resync () {
-    if (!this._socket || !this._connected) return;
-    this._stats.resyncs++;
-    this._expectClose = 'resync';
-    this._state = 'reconnecting';
-    this._socket.destroy();
+    if (this._reopen()) this._stats.resyncs++;
   }
 
-  // ---- connection ----
+  // ---- hooks of Connection ----
 
-  _where () { return `${this.target.host}:${this.target.port}`; }
-
-  _closedError (command) {
-    return new NinesError('NINES_ERR_CLOSED', `${command}: the client for ${this._where()} is closed`, { command, target: this.target.url });
-  }
-
-  _open () {
-    this._timers.reconnect = null;
-    if (this._state === 'closed') return;
-    const gen = ++this._gen;
-    this._state = this._state === 'idle' ? 'connecting' : 'reconnecting';
-    this._connected = false;
-    let failure = null;
-    const socket = net.connect({ host: this.target.host, port: this.target.port });
-    this._socket = socket;
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true);
-    this._timers.connect = setTimeout(() => {
-      failure = new NinesError('NINES_ERR_CONNECT_TIMEOUT', `connect to ${this._where()} timed out after ${this.connectTimeoutMs} ms`,
-        { target: this.target.url, connectTimeoutMs: this.connectTimeoutMs });
-      socket.destroy();
-    }, this.connectTimeoutMs);
-    socket.once('connect', () => { if (gen === this._gen) this._onConnect(); });
-    socket.on('data', (chunk) => { if (gen === this._gen) this._onData(chunk); });
-    socket.on('end', () => {
-      // The peer closed: stop writing now, the close handler follows
-      if (gen === this._gen && this._state === 'connected') this._state = 'reconnecting';
-      socket.destroy();
-    });
-    socket.on('error', (err) => { if (!failure) failure = err; });
-    socket.on('close', () => { if (gen === this._gen) this._onSocketClose(failure); });
-  }
-
-  _onConnect () {
-    clearTimeout(this._timers.connect);
-    this._timers.connect = null;
-    this._connected = true;
-    this._state = 'connected';
+  _onUp () {
     this._owed = false;
     this._framer.reset();
-    this._backoff.reset();
-    this._stats.connects++;
-    for (const w of this._waiters.splice(0)) w.resolve();
-    this._dispatch(); // queued requests first, then listeners
-    this.emit('connect');
   }
 
-  _onSocketClose (failure) {
-    clearTimeout(this._timers.connect);
-    this._timers.connect = null;
-    this._socket = null;
-    const wasConnected = this._connected;
-    this._connected = false;
-    if (!wasConnected) return this._onConnectFailed(failure);
-    const expected = this._expectClose;
-    this._expectClose = null;
-    if (this._state !== 'closed') this._state = 'reconnecting'; // no writes while listeners run
+  _onDrop () {
     this._owed = false;
     this._suspect = false;
     if (this._draining !== null) this._endDrain();
-    this._stats.drops++;
-    const cause = failure && failure.code ? failure.code : undefined;
-    const dropErr = expected ? undefined
-      : new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${this._where()} closed${cause ? ' (' + cause + ')' : ''}`, { cause, target: this.target.url });
-    const req = this._inflight;
-    this._inflight = null;
-    if (req) {
-      const err = new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${this._where()} closed while ${req.command} was waiting for its reply${cause ? ' (' + cause + ')' : ''}`,
-        { command: req.command, cause, target: this.target.url });
-      err.doneNs = process.hrtime.bigint();
-      this._fail(req, err);
-    }
-    this.emit('close', dropErr);
-    if (dropErr && this.listenerCount('error')) this.emit('error', dropErr);
-    if (this._state === 'closed') return; // a listener closed us
-    if (expected === 'resync') return this._open(); // at once: the device is there, only the line was doubtful
-    this._retryOrGiveUp(dropErr || new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${this._where()} closed by the device`, { target: this.target.url }));
   }
 
-  _onConnectFailed (failure) {
-    const err = failure instanceof NinesError ? failure
-      : new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${this._where()} failed${failure && failure.code ? ' (' + failure.code + ')' : ''}`,
-        { cause: failure && failure.code ? failure.code : undefined, target: this.target.url });
-    this._stats.connectFailures++;
-    for (const w of this._waiters.splice(0)) w.reject(err);
-    if (this.listenerCount('error')) this.emit('error', err);
-    if (this._state === 'closed') return;
-    this._retryOrGiveUp(err);
+  _onClosing () {
+    if (this._draining !== null) this._endDrain();
   }
 
-  _retryOrGiveUp (err) {
-    if (this.reconnect) {
-      const delayMs = this._backoff.next();
-      this._state = 'reconnecting';
-      this._stats.reconnects++;
-      this._timers.reconnect = setTimeout(this._openBound, delayMs);
-      this.emit('reconnecting', { attempt: this._backoff.attempt, delayMs });
-      return;
-    }
-    // Nobody will reconnect: waiting requests fail now; a later request() connects on demand
-    this._state = 'idle';
-    this._failQueued((req) => new NinesError('NINES_ERR_NOT_CONNECTED', `${req.command} not sent: not connected to ${this._where()} (${err.message})`,
-      { command: req.command, cause: (err.details && err.details.cause) || err.code, target: this.target.url }));
+  /** Rule 2: the reply may still come; drain before anything else is written. */
+  _afterTimeout () {
+    this._owed = true;
+    this._startDrain('timeout', this.drainMs);
   }
 
-  _clearTimers () {
-    for (const k of Object.keys(this._timers)) {
-      clearTimeout(this._timers[k]);
-      this._timers[k] = null;
+  // ---- the words of the errors ----
+
+  _where () { return `${this._target.host}:${this._target.port}`; }
+
+  _timeoutError (req) {
+    const err = new NinesError('NINES_ERR_REPLY_TIMEOUT',
+      `no reply to ${req.command} within ${req.timeoutMs} ms (the device is silent on unknown commands, wrong addresses and bad checksums)`,
+      { command: req.command, timeoutMs: req.timeoutMs, written: true, target: this._target.url });
+    err.doneNs = hrtime();
+    return err;
+  }
+
+  _queuedTimeoutError (req) {
+    return new NinesError('NINES_ERR_REPLY_TIMEOUT', `${req.command} timed out after ${req.timeoutMs} ms while still queued`,
+      { command: req.command, timeoutMs: req.timeoutMs, written: false, state: this._state, target: this._target.url });
+  }
+
+  _queueFullError (req) {
+    return new NinesError('NINES_ERR_QUEUE_FULL',
+      `${req.command} not sent: ${this._queue.length} requests already wait (queueMax ${this._queueMax})`,
+      { command: req.command, queueMax: this._queueMax, target: this._target.url });
+  }
+
+  _lostError (req, err) {
+    const cause = err.details.cause;
+    const lost = new NinesError('NINES_ERR_CONNECTION_CLOSED',
+      `connection to ${this._where()} closed while ${req.command} was waiting for its reply${cause ? ' (' + cause + ')' : ''}`,
+      { command: req.command, cause, target: this._target.url });
+    lost.doneNs = hrtime();
+    return lost;
+  }
+
+  /** @param {Pending} req @param {NinesError|null} cause null: its deadline passed while disconnected */
+  _notConnected (req, cause) {
+    if (cause === null) {
+      return new NinesError('NINES_ERR_NOT_CONNECTED', `${req.command} not sent within ${req.timeoutMs} ms: not connected to ${this._where()} (${this._state})`,
+        { command: req.command, timeoutMs: req.timeoutMs, written: false, state: this._state, target: this._target.url });
     }
+    return new NinesError('NINES_ERR_NOT_CONNECTED', `${req.command} not sent: not connected to ${this._where()} (${cause.message})`,
+      { command: req.command, cause: (cause.details && cause.details.cause) || cause.code, target: this._target.url });
+  }
+
+  _closedError (command = 'connect()') {
+    return new NinesError('NINES_ERR_CLOSED', `${command}: the client for ${this._where()} is closed`, { command, target: this._target.url });
   }
 }
 

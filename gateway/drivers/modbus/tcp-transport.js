@@ -3,7 +3,8 @@
 /**
  * Modbus TCP transport: one socket, MBAP framing in both directions, and the match of each response
  * to the request in flight by transaction id and unit id (the function code is checked by the PDU
- * decoder). The client (client.js) owns the queue, timeouts and reconnects; this file only moves frames.
+ * decoder). The client (client.js, on ../connection.js) owns the queue, timeouts and reconnects; this file
+ * only moves frames. The ASCII transport (../ascii/tcp-transport.js) has the same shape where it fits.
  *
  * Interface shared with rtu-transport.js (the client calls these):
  *   open(connectTimeoutMs, cb(err|null))  one connection attempt

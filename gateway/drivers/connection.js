@@ -1,0 +1,408 @@
+'use strict';
+
+/**
+ * Connection: the connection lifecycle both driver clients share (design.md, "Driver" contract).
+ * AsciiClient and ModbusClient extend it and add only their protocol: what a request is, how it is
+ * written and answered, and the words of their errors.
+ *
+ * What lives here:
+ * - states idle → connecting → connected → reconnecting → … → closed, and connect() with its waiters
+ *   (resolved on connect, rejected with the next attempt's failure, NINES_ERR_CLOSED after close());
+ * - reconnects with capped exponential backoff and jitter (base/backoff.js). The backoff resets when
+ *   the device has answered on a connection (the subclass calls _answered()), or when a connection
+ *   that stayed up at least backoff.maxMs drops. Merely connecting does not reset it: a device at
+ *   its connection limit, or one that accepts and closes at once, would otherwise be hammered at
+ *   initialMs forever;
+ * - the bounded queue (NINES_ERR_QUEUE_FULL) behind at most one request in flight;
+ * - per-request deadlines, all served by ONE lazily re-armed timer: it fires about once per
+ *   timeoutMs, not once per request, and request() allocates no timer;
+ * - the shared counters and the events 'connect', 'close' (err|undefined), 'reconnecting'
+ *   ({attempt, delayMs}) and 'error' (emitted only when someone listens).
+ *
+ * What a subclass provides:
+ * - this._transport (set in its constructor): open(connectTimeoutMs, cb(err|null)), close(cb), and
+ *   drop() if it uses _reopen(); the transport calls back _onDown(err) when an open connection is
+ *   lost (err: NINES_ERR_CONNECTION_CLOSED);
+ * - _pump(): write the next queued request if the line is free;
+ * - requests with fields deadline (bigint hrtime ns), sentNs (0n until written), timeoutMs,
+ *   resolve, reject and describe();
+ * - hooks, called at the right moment (defaults do nothing): _onUp(), _onDrop(), _onClosing(),
+ *   _afterTimeout(p), _canRetry(err);
+ * - the wording of its errors, so messages stay those of the protocol: _closedError(what),
+ *   _queueFullError(p), _timeoutError(p), _queuedTimeoutError(p), _notConnected(p, cause|null),
+ *   _lostError(p, err).
+ */
+
+const { EventEmitter } = require('node:events');
+const { Backoff } = require('../base/backoff');
+
+const hrtime = process.hrtime.bigint;
+const NS_PER_MS = 1000000n;
+
+/**
+ * @typedef {object} Request what the base needs of a subclass's request object
+ * @property {bigint} deadline hrtime ns when it times out
+ * @property {bigint} sentNs hrtime ns just before the write; 0n until written
+ * @property {number} timeoutMs
+ * @property {(value: any) => void} resolve
+ * @property {(err: Error) => void} reject
+ * @property {() => string} describe names the request in error messages
+ */
+
+class Connection extends EventEmitter {
+  /**
+   * @param {import('./target').Target} target parsed target, checked by the subclass
+   * @param {{timeoutMs: number, connectTimeoutMs: number, queueMax: number, reconnect: boolean,
+   *   backoff: {initialMs: number, maxMs: number}, random: () => number}} o checked options
+   *   (connection-options.js)
+   * @param {Record<string, number>} [counters] the protocol's own counters, with their initial 0
+   */
+  constructor (target, o, counters) {
+    super();
+    this._target = target;
+    this._timeoutMs = o.timeoutMs;
+    this._timeoutNs = BigInt(o.timeoutMs) * NS_PER_MS;
+    this._connectTimeoutMs = o.connectTimeoutMs;
+    this._queueMax = o.queueMax;
+    this._reconnect = o.reconnect;
+    this._backoff = new Backoff({ initialMs: o.backoff.initialMs, maxMs: o.backoff.maxMs, random: o.random });
+    this._stats = {
+      requests: 0, // valid request() calls; = ok + errors + timeouts + queued + inFlight
+      ok: 0,
+      errors: 0, // rejections other than timeouts (notConnected, connectionLost, queueFull, closed break some down)
+      timeouts: 0, // NINES_ERR_REPLY_TIMEOUT, in flight or still queued
+      notConnected: 0, // NINES_ERR_NOT_CONNECTED (and, on RTU, NINES_ERR_SERIAL_UNAVAILABLE)
+      connectionLost: 0, // in flight when the connection dropped (NINES_ERR_CONNECTION_CLOSED)
+      queueFull: 0, // NINES_ERR_QUEUE_FULL
+      closed: 0, // rejected by close() or after it (NINES_ERR_CLOSED)
+      invalid: 0, // request() with an invalid op or option (not counted in requests)
+      lateReplies: 0, // replies to no request in flight (late after a timeout, or unsolicited): dropped
+      connects: 0,
+      connectFailures: 0,
+      drops: 0, // open connections lost
+      reconnects: 0, // reconnect attempts scheduled
+      ...counters
+    };
+    /** @type {any} set by the subclass */
+    this._transport = null;
+    /** @type {'idle'|'connecting'|'connected'|'reconnecting'|'closed'} */
+    this._state = 'idle';
+    // The transport is open (it may be 'reconnecting' already: a reopen or the peer's FIN under way)
+    this._connected = false;
+    /** @type {any} the request on the wire */
+    this._inflight = null;
+    /** @type {any[]} FIFO behind it, at most queueMax */
+    this._queue = [];
+    /** @type {Array<{resolve: () => void, reject: (err: Error) => void}>} connect() callers waiting for the next attempt */
+    this._waiters = [];
+    // The shared deadline timer, and the deadline it is armed for (0n: not armed)
+    this._timer = null;
+    this._timerAt = 0n;
+    this._reconnectTimer = null;
+    this._upSince = 0;
+    /** @type {null|'reopen'|'expected'} a drop we caused or foresaw: no error; 'reopen' reconnects at once */
+    this._expectedDrop = null;
+    /** @type {Promise<void>|null} */
+    this._closing = null;
+    this._onTimer = this._onTimer.bind(this);
+    this._onOpen = this._onOpen.bind(this);
+    this._attempt = this._attempt.bind(this);
+  }
+
+  /** @returns {'idle'|'connecting'|'connected'|'reconnecting'|'closed'} */
+  get state () { return this._state; }
+
+  /** @returns {import('./target').Target} the parsed target */
+  get target () { return this._target; }
+
+  /** @returns {number} the default per-request timeout, ms */
+  get timeoutMs () { return this._timeoutMs; }
+
+  /** @returns {number} ms allowed per connection attempt */
+  get connectTimeoutMs () { return this._connectTimeoutMs; }
+
+  /** @returns {number} requests allowed to wait behind the one in flight */
+  get queueMax () { return this._queueMax; }
+
+  /** @returns {boolean} whether the client reconnects by itself */
+  get reconnect () { return this._reconnect; }
+
+  /**
+   * A snapshot (plain object) of the counters: requests, ok, errors (rejections other than
+   * timeouts), timeouts, notConnected, connectionLost, queueFull, closed, invalid, lateReplies,
+   * connects, connectFailures, drops, reconnects, the protocol's own counters, and the gauges
+   * queued and inFlight.
+   * @returns {Record<string, number>}
+   */
+  get stats () {
+    return { ...this._stats, queued: this._queue.length, inFlight: this._inflight === null ? 0 : 1 };
+  }
+
+  /**
+   * Connects (or waits for the connection attempt in progress).
+   * @returns {Promise<void>} resolves when connected; rejects with the next attempt's failure
+   *   (NINES_ERR_CONNECT_FAILED, NINES_ERR_CONNECT_TIMEOUT, …) or NINES_ERR_CLOSED. With reconnect
+   *   on, attempts go on in the background after a rejection.
+   */
+  connect () {
+    if (this._state === 'closed') return Promise.reject(this._closedError());
+    if (this._state === 'connected') return Promise.resolve();
+    const promise = new Promise((resolve, reject) => { this._waiters.push({ resolve, reject }); });
+    if (this._state === 'idle') this._startConnect();
+    return promise;
+  }
+
+  /**
+   * Closes the client for good: stops reconnecting, rejects the request in flight, the queued ones
+   * and connect() callers with NINES_ERR_CLOSED, and closes the connection. Idempotent.
+   * @returns {Promise<void>} resolves when the socket or port is closed (after 'close' if it was open)
+   */
+  close () {
+    if (this._closing !== null) return this._closing;
+    const wasUp = this._connected;
+    this._state = 'closed';
+    this._connected = false;
+    if (this._timer !== null) { clearTimeout(this._timer); this._timer = null; this._timerAt = 0n; }
+    if (this._reconnectTimer !== null) { clearTimeout(this._reconnectTimer); this._reconnectTimer = null; }
+    this._onClosing();
+    const p = this._inflight;
+    this._inflight = null;
+    if (p !== null) this._fail(p, this._closedError(p.describe()), 'closed');
+    this._rejectQueue((q) => this._closedError(q.describe()), 'closed');
+    this._settleWaiters(this._closedError());
+    this._closing = new Promise((resolve) => this._transport.close(resolve)).then(() => {
+      if (wasUp) this.emit('close', undefined);
+    });
+    return this._closing;
+  }
+
+  // --- connection lifecycle ------------------------------------------------------------------------
+
+  _startConnect () {
+    this._state = 'connecting';
+    this._attempt();
+  }
+
+  /** One connection attempt (also the reconnect timer's callback). */
+  _attempt () {
+    this._reconnectTimer = null;
+    if (this._state === 'closed') return;
+    this._transport.open(this._connectTimeoutMs, this._onOpen);
+  }
+
+  /** @param {import('../base/errors').NinesError|null} err result of one connection attempt */
+  _onOpen (err) {
+    if (this._state === 'closed') return;
+    if (err === null) {
+      this._state = 'connected';
+      this._connected = true;
+      this._expectedDrop = null;
+      this._stats.connects++;
+      this._upSince = Date.now();
+      this._onUp();
+      this._settleWaiters(null);
+      // Queued requests go on the wire before listeners run: their time already counts
+      this._pump();
+      this.emit('connect');
+      return;
+    }
+    this._stats.connectFailures++;
+    this._settleWaiters(err);
+    this._emitError(err);
+    if (this._state === 'closed') return; // a listener closed us
+    if (this._reconnect && this._canRetry(err)) this._scheduleReconnect();
+    else this._giveUp(err);
+  }
+
+  /**
+   * Called by the transport when an open connection is lost.
+   * @param {import('../base/errors').NinesError} err NINES_ERR_CONNECTION_CLOSED, with the cause
+   */
+  _onDown (err) {
+    if (!this._connected) return;
+    this._connected = false;
+    const expected = this._expectedDrop;
+    this._expectedDrop = null;
+    this._stats.drops++;
+    this._onDrop();
+    const p = this._inflight;
+    this._inflight = null;
+    if (p !== null) this._fail(p, this._lostError(p, err), 'connectionLost');
+    // A connection that stayed up a while earned a fresh backoff; one that drops at once keeps growing it
+    if (Date.now() - this._upSince >= this._backoff.maxMs) this._backoff.reset();
+    if (expected === 'reopen' || this._reconnect) {
+      this._state = 'reconnecting'; // no writes while listeners run
+    } else {
+      this._state = 'idle';
+      this._rejectQueue((q) => this._notConnected(q, err), 'notConnected');
+    }
+    // A drop we caused or foresaw is no error
+    const reported = expected === null ? err : undefined;
+    this.emit('close', reported);
+    if (reported !== undefined) this._emitError(reported);
+    // A 'close' listener may have closed the client (or, with reconnect off, started a new connection)
+    if (this._state !== 'reconnecting' || this._reconnectTimer !== null) return;
+    if (expected === 'reopen') this._attempt(); // at once: the device is there, only the line was doubtful
+    else this._scheduleReconnect();
+  }
+
+  /**
+   * Drops the open connection on purpose and opens a fresh one at once, without an error and
+   * without backoff (the transport must implement drop()).
+   * @returns {boolean} false when no connection was open
+   */
+  _reopen () {
+    if (!this._connected) return false;
+    this._expectedDrop = 'reopen';
+    this._state = 'reconnecting';
+    this._transport.drop();
+    return true;
+  }
+
+  _scheduleReconnect () {
+    this._state = 'reconnecting';
+    const delayMs = this._backoff.next();
+    this._stats.reconnects++;
+    this._reconnectTimer = setTimeout(this._attempt, delayMs);
+    this.emit('reconnecting', { attempt: this._backoff.attempt, delayMs });
+  }
+
+  /**
+   * Nothing will connect by itself: what waits fails now; the next request() or connect() tries again.
+   * @param {import('../base/errors').NinesError} err why
+   */
+  _giveUp (err) {
+    this._state = 'idle';
+    this._rejectQueue((q) => this._notConnected(q, err), 'notConnected');
+  }
+
+  /** The device answered on this connection: the link works, so the next failure starts the backoff afresh. */
+  _answered () {
+    if (this._backoff.attempt !== 0) this._backoff.reset();
+  }
+
+  /** @param {Error|null} err */
+  _settleWaiters (err) {
+    const waiters = this._waiters;
+    if (waiters.length === 0) return;
+    this._waiters = [];
+    for (const w of waiters) err === null ? w.resolve() : w.reject(err);
+  }
+
+  /** @param {Error} err */
+  _emitError (err) {
+    if (this.listenerCount('error')) this.emit('error', err);
+  }
+
+  // --- requests ------------------------------------------------------------------------------------
+
+  /**
+   * Counts a valid request and refuses it (rejecting it) when the client is closed or, unless it can
+   * be written at once, when queueMax requests already wait.
+   * @param {Request} p
+   * @param {boolean} free the line is free: p would be written now, not queued
+   * @returns {boolean} true when p was refused
+   */
+  _refused (p, free) {
+    this._stats.requests++;
+    if (this._state === 'closed') {
+      this._fail(p, this._closedError(p.describe()), 'closed');
+      return true;
+    }
+    if (!free && this._queue.length >= this._queueMax) {
+      this._fail(p, this._queueFullError(p), 'queueFull');
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Rejects p with err and counts it: under timeouts, or under errors and `counter` (when given).
+   * @param {Request} p
+   * @param {Error & {sentNs?: bigint}} err
+   * @param {string} [counter] a key of the counters
+   */
+  _fail (p, err, counter) {
+    if (p.sentNs !== 0n) err.sentNs = p.sentNs;
+    const s = this._stats;
+    if (counter === 'timeouts') {
+      s.timeouts++;
+    } else {
+      s.errors++;
+      if (counter !== undefined) s[counter]++;
+    }
+    p.reject(err);
+  }
+
+  /** @param {(p: Request) => Error} makeError @param {string} counter */
+  _rejectQueue (makeError, counter) {
+    const q = this._queue;
+    if (q.length === 0) return;
+    this._queue = [];
+    for (const p of q) this._fail(p, makeError(p), counter);
+  }
+
+  /** @param {bigint} deadline a request's deadline: the timer must fire no later than this */
+  _watch (deadline) {
+    if (this._timerAt === 0n || deadline < this._timerAt) this._arm(deadline);
+  }
+
+  /** @param {bigint} deadline arm the shared timer for this */
+  _arm (deadline) {
+    if (this._timer !== null) clearTimeout(this._timer);
+    this._timerAt = deadline;
+    const ms = Number(deadline - hrtime()) / 1e6;
+    this._timer = setTimeout(this._onTimer, ms <= 1 ? 1 : Math.ceil(ms));
+  }
+
+  /** The shared deadline timer: fails what expired and re-arms for the earliest deadline left. */
+  _onTimer () {
+    this._timer = null;
+    this._timerAt = 0n;
+    const now = hrtime();
+    const p = this._inflight;
+    if (p !== null && p.deadline <= now) {
+      this._inflight = null;
+      this._fail(p, this._timeoutError(p), 'timeouts');
+      this._afterTimeout(p);
+    }
+    const q = this._queue;
+    for (let i = 0; i < q.length;) {
+      const x = q[i];
+      if (x.deadline > now) { i++; continue; }
+      q.splice(i, 1);
+      if (this._state === 'connected') this._fail(x, this._queuedTimeoutError(x), 'timeouts');
+      else this._fail(x, this._notConnected(x, null), 'notConnected');
+    }
+    this._pump();
+    const rest = this._queue;
+    let next = this._inflight === null ? 0n : this._inflight.deadline;
+    for (let i = 0; i < rest.length; i++) if (next === 0n || rest[i].deadline < next) next = rest[i].deadline;
+    if (next !== 0n) this._watch(next);
+  }
+
+  // --- hooks (defaults) ----------------------------------------------------------------------------
+
+  /** Writes queued requests while the line is free. */
+  _pump () {}
+
+  /** The connection just opened: reset the protocol's per-connection state. */
+  _onUp () {}
+
+  /** The open connection was lost (before the request in flight fails). */
+  _onDrop () {}
+
+  /** close() was called: stop the protocol's own timers. */
+  _onClosing () {}
+
+  /** The request in flight has just failed with NINES_ERR_REPLY_TIMEOUT. @param {Request} p */
+  _afterTimeout (p) {}
+
+  /**
+   * @param {import('../base/errors').NinesError} err a failed connection attempt
+   * @returns {boolean} false when retrying cannot help
+   */
+  _canRetry (err) { return true; }
+}
+
+module.exports = { Connection, NS_PER_MS };

@@ -1,0 +1,107 @@
+'use strict';
+
+/**
+ * The options both driver clients share (gateway/drivers/connection-options.js): one set of rules,
+ * checked in each client's constructor, each protocol adding its own options.
+ */
+
+const assert = require('node:assert/strict');
+const { normalizeConnectionOptions, checkTimeoutMs, MAX_TIMER_MS } = require('../../gateway/drivers/connection-options');
+const { AsciiClient } = require('../../gateway/drivers/ascii');
+const { ModbusClient } = require('../../gateway/drivers/modbus');
+
+const CLIENTS = [
+  { name: 'AsciiClient', make: (opts) => new AsciiClient('ascii://127.0.0.1:9500', opts), kind: 'an ASCII client option' },
+  { name: 'ModbusClient', make: (opts) => new ModbusClient('modbus+tcp://127.0.0.1:502', opts), kind: 'a Modbus client option' }
+];
+
+/** Bad shared options and the field each error must name */
+const BAD = [
+  [{ timeoutMs: 0 }, 'timeoutMs'],
+  [{ timeoutMs: 1.5 }, 'timeoutMs'],
+  [{ timeoutMs: MAX_TIMER_MS + 1 }, 'timeoutMs'],
+  [{ connectTimeoutMs: -1 }, 'connectTimeoutMs'],
+  [{ queueMax: -1 }, 'queueMax'],
+  [{ queueMax: 1.5 }, 'queueMax'],
+  [{ queueMax: 1e6 + 1 }, 'queueMax'],
+  [{ reconnect: 'yes' }, 'reconnect'],
+  [{ random: 0.5 }, 'random'],
+  [{ backoff: 5 }, 'backoff'],
+  [{ backoff: null }, 'backoff'],
+  [{ backoff: { initialMs: 0 } }, 'backoff.initialMs'],
+  [{ backoff: { initialMs: 100, maxMs: 50 } }, 'backoff.maxMs'],
+  [{ backoff: { factor: 3 } }, 'backoff.factor'],
+  [{ timeout: 500 }, 'timeout'],
+  ['fast', 'options']
+];
+
+for (const C of CLIENTS) {
+  describe(`connection options: ${C.name}`, () => {
+    it('rejects each bad shared option with NINES_ERR_INVALID_ARG naming it', () => {
+      for (const [opts, field] of BAD) {
+        assert.throws(() => C.make(opts), (err) => {
+          assert.equal(err.code, 'NINES_ERR_INVALID_ARG', JSON.stringify(opts));
+          assert.equal(err.details.field, field);
+          assert.ok(err.message.startsWith(field + ' '), err.message);
+          return true;
+        }, JSON.stringify(opts));
+      }
+    });
+
+    it('names the client and lists the known options when one is unknown', () => {
+      assert.throws(() => C.make({ timeout: 500 }), (err) => {
+        assert.match(err.message, new RegExp(`^timeout is not ${C.kind} \\(known: timeoutMs, connectTimeoutMs, queueMax, reconnect, backoff, random, `));
+        return true;
+      });
+    });
+
+    it('fills in the defaults, and raises the backoff cap to a large initialMs given alone', () => {
+      const c = C.make();
+      assert.equal(c.timeoutMs, 1000);
+      assert.equal(c.connectTimeoutMs, 5000);
+      assert.equal(c.queueMax, 64);
+      assert.equal(c.reconnect, true);
+      assert.equal(C.make(null).timeoutMs, 1000);
+      assert.doesNotThrow(() => C.make({ backoff: { initialMs: 20000 } }));
+      assert.doesNotThrow(() => C.make({ timeoutMs: undefined, queueMax: 0, reconnect: false, random: () => 0.5 }));
+    });
+  });
+}
+
+describe('connection options: protocol differences', () => {
+  it('the ASCII client also takes durations as strings, in whole milliseconds', () => {
+    const c = new AsciiClient('ascii://127.0.0.1:9500', { timeoutMs: '250ms', connectTimeoutMs: '2s', drainMs: '20ms', backoff: { initialMs: '50ms', maxMs: '1s' } });
+    assert.equal(c.timeoutMs, 250);
+    assert.equal(c.connectTimeoutMs, 2000);
+    assert.equal(c.drainMs, 20);
+    for (const opts of [{ timeoutMs: 'soon' }, { timeoutMs: '0.5ms' }, { backoff: { maxMs: 'x' } }]) {
+      assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', opts), (err) => err.code === 'NINES_ERR_INVALID_ARG', JSON.stringify(opts));
+    }
+  });
+
+  it('the Modbus client takes numbers only', () => {
+    assert.throws(() => new ModbusClient('modbus+tcp://127.0.0.1:502', { timeoutMs: '250ms' }), (err) => err.details.field === 'timeoutMs');
+  });
+
+  it('each protocol\'s own options are unknown to the other', () => {
+    assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', { keepAliveMs: 1000 }), (err) => err.details.field === 'keepAliveMs');
+    assert.throws(() => new ModbusClient('modbus+tcp://127.0.0.1:502', { afterTimeout: 'drain' }), (err) => err.details.field === 'afterTimeout');
+  });
+});
+
+describe('normalizeConnectionOptions', () => {
+  it('hands protocol options back with their defaults, unchecked', () => {
+    const o = normalizeConnectionOptions({ mode: 'x' }, 'test client', { mode: 'a', depth: 3 });
+    assert.equal(o.mode, 'x');
+    assert.equal(o.depth, 3);
+    assert.deepEqual(o.backoff, { initialMs: 100, maxMs: 10000 });
+  });
+
+  it('checkTimeoutMs takes integers from 1 to 2^31-1 ms', () => {
+    assert.equal(checkTimeoutMs(1), 1);
+    assert.equal(checkTimeoutMs(MAX_TIMER_MS), MAX_TIMER_MS);
+    for (const v of [0, -1, 1.5, NaN, '5', MAX_TIMER_MS + 1]) {
+      assert.throws(() => checkTimeoutMs(v, 'x'), (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === 'x', String(v));
+    }
+  });
+});
