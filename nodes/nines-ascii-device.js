@@ -1,14 +1,15 @@
 'use strict';
 
 /**
- * nines-ascii-device: a Brainboxes ED / DCON device on TCP. Owns the AsciiClient connections used
- * by nines-ascii nodes and hands its target to nines-poll and nines-latency-probe, which open
- * their own connections in a worker thread.
+ * nines-ascii-device: a Brainboxes ED / DCON device on TCP. Owns the device in the shared worker
+ * pool: its connections (at most maxConnections), shared fairly by the nines-ascii and nines-poll
+ * nodes and the device status nodes that use it. nines-latency-probe takes its target and opens
+ * connections of its own for the length of a test.
  */
 
 const { DeviceHub } = require('./lib/device-hub');
 const { asciiDevice } = require('./lib/device-config');
-const { formatTarget } = require('../gateway/drivers/target');
+const { poolSettings } = require('./lib/pool-settings');
 
 module.exports = function (RED) {
   function NinesAsciiDeviceNode (config) {
@@ -19,27 +20,25 @@ module.exports = function (RED) {
     let settings = null;
     let configError = null;
     try {
-      settings = asciiDevice(config);
+      settings = asciiDevice(config, node.id);
     } catch (err) {
       configError = err;
       node.error(RED._('nines-ascii-device.errors.config', { message: err.message }));
     }
-    /** For nodes that open their own connections (poll, probe): the target URL and timeout */
     node.protocol = 'ascii';
-    node.target = settings ? formatTarget(settings.target) : null;
+    /** the device spec (devices/spec.js) the poll nodes run their jobs on */
+    node.spec = settings ? settings.spec : null;
+    /** for the latency probe, which opens its own connections: the target URL and timeout */
+    node.target = settings ? settings.target.url : null;
     node.address = settings ? settings.target.address : null;
     node.checksum = settings ? settings.target.checksum : false;
     node.timeoutMs = settings ? settings.timeoutMs : null;
     node.configError = configError;
 
     node.hub = new DeviceHub({
+      spec: node.spec,
       configError,
-      connections: settings ? settings.connections : 1,
-      // required here, not at the top: the driver loads only when a node uses the device
-      createClient: () => {
-        const { AsciiClient } = require('../gateway/drivers/ascii');
-        return new AsciiClient(settings.target, { timeoutMs: settings.timeoutMs, reconnect: true });
-      },
+      pool: poolSettings(RED, (text) => node.warn(text)),
       onError: (err) => node.warn(RED._('nines-ascii-device.errors.connection', { target: node.target, code: err.code, message: err.message }))
     });
 

@@ -7,7 +7,7 @@
 
 const { validateCommand } = require('../gateway/drivers/ascii');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus } = require('./lib/status');
+const { errorStatus, isConnectionError } = require('./lib/status');
 const { asciiPayload, latencyMs } = require('./lib/reply');
 
 module.exports = function (RED) {
@@ -44,7 +44,7 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_COMMAND'));
         return;
       }
-      device.hub.request(command).then((reply) => {
+      device.hub.request(command, node.id).then((reply) => {
         msg.payload = asciiPayload(reply);
         msg.raw = reply.raw;
         msg.latency = latencyMs(reply);
@@ -54,7 +54,10 @@ module.exports = function (RED) {
         done();
       }, (err) => {
         const e = nodeError(err);
-        if (!isMsgError(e)) node.status(errorStatus(e));
+        // the connection's state is the device's, shown alike on all its nodes; this request's own
+        // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
+        if (isConnectionError(e)) node.status(device.hub.status);
+        else if (!isMsgError(e)) node.status(errorStatus(e));
         done(e);
       });
     });

@@ -1,14 +1,16 @@
 'use strict';
 
 /**
- * nines-modbus-device: a Modbus TCP server or a Modbus RTU serial line. Owns the ModbusClient
- * used by nines-modbus-read and nines-modbus-write, and holds the "allow writes" switch, off
- * by default so a flow imported from elsewhere cannot move a real actuator by accident.
+ * nines-modbus-device: a Modbus TCP server or a Modbus RTU serial line. Owns the device in the shared
+ * worker pool: its connections (TCP: at most maxConnections; RTU: the one serial line), shared fairly
+ * by the nines-modbus-read, nines-modbus-write and nines-poll nodes and the device status nodes that
+ * use it. Holds the "allow writes" switch, off by default so a flow imported from elsewhere cannot
+ * move a real actuator by accident.
  */
 
 const { DeviceHub } = require('./lib/device-hub');
 const { modbusDevice } = require('./lib/device-config');
-const { formatTarget } = require('../gateway/drivers/target');
+const { poolSettings } = require('./lib/pool-settings');
 
 module.exports = function (RED) {
   function NinesModbusDeviceNode (config) {
@@ -19,26 +21,24 @@ module.exports = function (RED) {
     let settings = null;
     let configError = null;
     try {
-      settings = modbusDevice(config);
+      settings = modbusDevice(config, node.id);
     } catch (err) {
       configError = err;
       node.error(RED._('nines-modbus-device.errors.config', { message: err.message }));
     }
     node.protocol = 'modbus';
-    node.target = settings ? formatTarget(settings.target) : null;
+    /** the device spec (devices/spec.js) the poll nodes run their jobs on */
+    node.spec = settings ? settings.spec : null;
+    node.target = settings ? settings.target.url : null;
     node.unitId = settings ? settings.target.unitId : 1;
     node.timeoutMs = settings ? settings.timeoutMs : null;
     node.allowWrites = settings ? settings.allowWrites : false;
     node.configError = configError;
 
     node.hub = new DeviceHub({
+      spec: node.spec,
       configError,
-      // RTU is one bus: one connection. TCP: one, as most PLCs serve few connections
-      connections: 1,
-      createClient: () => {
-        const { createClient } = require('../gateway/drivers/modbus');
-        return createClient(settings.target, { timeoutMs: settings.timeoutMs, reconnect: true });
-      },
+      pool: poolSettings(RED, (text) => node.warn(text)),
       onError: (err) => node.warn(RED._('nines-modbus-device.errors.connection', { target: node.target, code: err.code, message: err.message }))
     });
 

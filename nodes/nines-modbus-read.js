@@ -8,7 +8,7 @@
 const { decodeRegisters } = require('../gateway/values/registers');
 const { validateOp } = require('../gateway/drivers/modbus');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus } = require('./lib/status');
+const { errorStatus, isConnectionError } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions } = require('./lib/modbus-msg');
 
@@ -42,7 +42,7 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
         return;
       }
-      device.hub.request(op).then((reply) => {
+      device.hub.request(op, node.id).then((reply) => {
         let payload;
         try {
           // coils and discrete inputs are booleans already; registers get the node's type
@@ -61,7 +61,10 @@ module.exports = function (RED) {
         done();
       }, (err) => {
         const e = nodeError(err);
-        if (!isMsgError(e)) node.status(errorStatus(e));
+        // the connection's state is the device's, shown alike on all its nodes; this request's own
+        // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
+        if (isConnectionError(e)) node.status(device.hub.status);
+        else if (!isMsgError(e)) node.status(errorStatus(e));
         done(e);
       });
     });

@@ -7,7 +7,7 @@
 
 const { validateOp } = require('../gateway/drivers/modbus');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus } = require('./lib/status');
+const { errorStatus, isConnectionError } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions, writeOp } = require('./lib/modbus-msg');
 
@@ -49,7 +49,7 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
         return;
       }
-      device.hub.request(op).then((reply) => {
+      device.hub.request(op, node.id).then((reply) => {
         msg.latency = latencyMs(reply);
         msg.modbus = {
           fc: op.fc,
@@ -63,7 +63,10 @@ module.exports = function (RED) {
         done();
       }, (err) => {
         const e = nodeError(err);
-        if (!isMsgError(e)) node.status(errorStatus(e));
+        // the connection's state is the device's, shown alike on all its nodes; this request's own
+        // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
+        if (isConnectionError(e)) node.status(device.hub.status);
+        else if (!isMsgError(e)) node.status(errorStatus(e));
         done(e);
       });
     });

@@ -1,20 +1,25 @@
 'use strict';
 
 /**
- * nines-poll: a poll loop in a worker thread (gateway/jobs/poll-job), values on output 1 (on change beyond a
- * deadband, or every N polls, rate-capped), a latency summary per interval on output 2.
- * msg.topic start / stop / reset control the loop.
+ * nines-poll: a poll job in the process's shared worker pool (gateway/jobs/poll-job), on the
+ * connections of its device config node: values on output 1 (decoded and gated in the worker: on
+ * change beyond a deadband, or every N polls, rate-capped), a latency summary per interval on
+ * output 2. msg.topic start / stop / reset control the job.
+ *
+ * The status follows the device's health at once (connecting, the error code, connected), the same
+ * as every other node of the device, and shows the last p99 only while the device is up, from an
+ * interval that ran entirely while it was up.
  */
 
-const { decodeRegisters } = require('../gateway/values/registers');
-const { changed } = require('../gateway/values/gate');
-const { createPollJob } = require('../gateway/jobs/poll-job');
+const { PollJob } = require('../gateway/jobs/poll-job');
 const { nodeError, invalidArg } = require('./lib/errors');
-const { errorStatus } = require('./lib/status');
+const { errorStatus, fromHealth, isConnectionError, CONNECTED } = require('./lib/status');
 const { pollSettings } = require('./lib/poll-spec');
+const { poolSettings } = require('./lib/pool-settings');
 
-/** How long close() waits for the worker to stop (Node-RED allows 15 s in all) */
+/** How long close() waits for the job to stop (Node-RED allows 15 s in all) */
 const STOP_WAIT_MS = 10000;
+const STOPPED = Object.freeze({ fill: 'grey', shape: 'ring', text: 'nines-poll.status.stopped' });
 
 module.exports = function (RED) {
   function NinesPollNode (config) {
@@ -29,80 +34,82 @@ module.exports = function (RED) {
       node.error(configError);
       node.status(errorStatus(configError));
     }
-    const topic = settings ? settings.spec.name : 'poll';
+    const topic = settings ? settings.spec.label : 'poll';
 
     let job = null;
     let running = false;
-    /** the last values sent, decoded: the deadband is applied to engineering values */
-    let lastSent;
-    let hasSent = false;
+    /** resolves when the last stop() has finished; a start waits for it */
+    let stopped = Promise.resolve();
+    /** what the status is made of */
+    let health = null;
+    let p99 = null;
+    let ownError = null;
+
+    function showStatus () {
+      if (!running) node.status(STOPPED);
+      else if (!health || health.state !== 'up') node.status(fromHealth(health));
+      else if (ownError) node.status(errorStatus(ownError));
+      else if (p99 !== null) node.status({ fill: 'green', shape: 'dot', text: `p99 ${Number(p99.toPrecision(3))} ms` });
+      else node.status(CONNECTED);
+    }
 
     function createJob () {
-      const j = createPollJob(settings.spec, { mode: settings.mode, intervalMs: settings.intervalMs, gateway: 'node-red' });
-      j.on('values', onValues);
+      const pool = poolSettings(RED, (text) => node.warn(text));
+      const j = new PollJob(settings.spec, { device: settings.device.spec, mode: settings.mode, workers: pool.workers, gateway: pool.gateway });
+      j.on('values', (v) => node.send([{ topic, payload: v.values, ts: v.ts, polls: v.polls }, null]));
       j.on('summary', (payload) => {
         node.send([null, { topic, payload }]);
-        node.status(payload.p99 === null || payload.p99 === undefined
-          ? { fill: 'green', shape: 'dot', text: 'nines-poll.status.polling' }
-          : { fill: 'green', shape: 'dot', text: `p99 ${Number(payload.p99.toPrecision(3))} ms` });
+        // an interval that began before the device came up holds the outage, not the device's latency
+        if (health && health.state === 'up' && payload.start >= health.since) {
+          p99 = typeof payload.p99 === 'number' ? payload.p99 : null;
+          if (payload.ok > 0) ownError = null;
+        }
+        showStatus();
+      });
+      j.on('health', (h) => {
+        if (!health || h.state !== health.state) { p99 = null; ownError = null; }
+        health = h;
+        showStatus();
       });
       j.on('error', (err) => {
         const e = nodeError(err, 'NINES_ERR_WORKER');
-        node.status(errorStatus(e));
+        // a lost connection shows through the device's health; the job's own failures here
+        if (!isConnectionError(e)) { ownError = e; showStatus(); }
         // with a msg, so Catch nodes see it; the job already coalesces repeats per interval
         node.error(e, { topic, payload: e.toJSON(), error: e.toJSON() });
       });
       return j;
     }
 
-    function onValues (v) {
-      let values;
-      try {
-        values = settings.decode ? decodeRegisters(v.values, settings.decode) : v.values;
-      } catch (err) {
-        const e = nodeError(err, 'NINES_ERR_INVALID_ARG');
-        node.error(e, { topic, payload: v.values });
-        return;
-      }
-      if (settings.valuesMode === 'on-change' && hasSent && !changed(lastSent, values, settings.deadband)) return;
-      lastSent = values;
-      hasSent = true;
-      node.send([{ topic, payload: values, ts: v.ts, polls: v.polls }, null]);
-    }
-
     function start () {
       if (running) return;
-      if (!job) job = createJob();
-      // failures to start arrive as 'error' events
-      job.start();
       running = true;
-      node.status({ fill: 'green', shape: 'ring', text: 'nines-poll.status.polling' });
-    }
-
-    /** @returns {Promise<void>} resolves when the loop has stopped (or after STOP_WAIT_MS) */
-    function stop () {
-      if (!job || !running) return Promise.resolve();
-      running = false;
-      let timer;
-      const limit = new Promise((resolve) => { timer = setTimeout(resolve, STOP_WAIT_MS); });
-      return Promise.race([Promise.resolve(job.stop()).catch(() => {}), limit]).then(() => {
-        clearTimeout(timer);
-        node.status({ fill: 'grey', shape: 'ring', text: 'nines-poll.status.stopped' });
+      health = null;
+      p99 = null;
+      ownError = null;
+      showStatus();
+      stopped.then(() => {
+        if (!running) return;
+        if (!job) job = createJob();
+        // failures to start arrive as 'error' events
+        job.start();
       });
     }
 
+    /** @returns {Promise<void>} resolves when the job has stopped (or after STOP_WAIT_MS) */
+    function stop () {
+      if (!running) return stopped;
+      running = false;
+      const j = job;
+      let timer;
+      const limit = new Promise((resolve) => { timer = setTimeout(resolve, STOP_WAIT_MS); });
+      stopped = stopped.then(() => Promise.race([j ? j.stop().catch(() => {}) : null, limit])).then(() => clearTimeout(timer));
+      return stopped.then(() => { if (!running) showStatus(); });
+    }
+
     if (settings) {
-      if (settings.autostart) {
-        try {
-          start();
-        } catch (err) {
-          const e = nodeError(err, 'NINES_ERR_WORKER');
-          node.error(e);
-          node.status(errorStatus(e));
-        }
-      } else {
-        node.status({ fill: 'grey', shape: 'ring', text: 'nines-poll.status.stopped' });
-      }
+      if (settings.autostart) start();
+      else showStatus();
     }
 
     node.on('input', (msg, send, done) => {
@@ -115,12 +122,9 @@ module.exports = function (RED) {
           stop().then(() => done(), done);
         } else if (msg.topic === 'reset') {
           // a fresh interval and a fresh value gate: the current values go out again
-          if (job && running) job.reset();
-          stop().then(() => {
-            hasSent = false;
-            start();
-            done();
-          }, done);
+          if (!running) start();
+          else if (job) job.reset(); // (no job yet: the one about to start is fresh anyway)
+          done();
         } else {
           done(invalidArg('msg.topic', `msg.topic must be "start", "stop" or "reset"; got ${JSON.stringify(msg.topic)}`));
         }

@@ -35,6 +35,7 @@ class DeviceConnection {
     this.up = false; // 'connect' seen, no 'close' since
     this.busy = false; // carries one of our requests
     this.idle = false; // in the device's idle list
+    this.planned = false; // closed without an error (a planned reconnect) and not back yet
     /** @type {DeviceUser|null} whose request it carries */
     this.user = null;
     /** Reused for every request: the clients read it synchronously */
@@ -284,14 +285,23 @@ class Device extends EventEmitter {
       if (!conn.up) { conn.up = true; this._openCount++; }
       if (!conn.busy && !conn.idle) { conn.idle = true; this._idle.push(conn); }
       if (this._queued !== 0) queue.pump(this);
-      this._setState('up', true);
+      // another connection coming up changes what the health says (connections.open), unless it
+      // is back from a planned reconnect, which never said it was gone
+      const planned = conn.planned;
+      conn.planned = false;
+      if (!this._setState('up', true) && !planned) this._emitHealth();
     });
     client.on('close', (err) => {
       if (this._closing) return;
+      const wasUp = conn.up;
       if (conn.up) { conn.up = false; this._openCount--; }
       if (conn.idle) { conn.idle = false; this._idle.splice(this._idle.indexOf(conn), 1); }
-      // No error: a planned reconnect (ASCII resync after an unanswered timeout, a reboot), not a failure
+      // No error: a planned reconnect (ASCII resync after an unanswered timeout, a reboot), not a
+      // failure, and not worth a health event: the connection is back at once
       if (err) this._noteError(err);
+      else conn.planned = true;
+      // one of several connections lost while the device stays up: the count in the health changed
+      if (wasUp && err && this._state === 'up') this._emitHealth();
     });
     client.on('error', (err) => {
       if (!this._closing) this._noteError(err);

@@ -1,14 +1,30 @@
 'use strict';
 
 /**
- * Device config node settings → a nines target and client options, checked at runtime. The editor
- * validates as you type, but flows are also imported and edited as JSON, so this is the authority.
- * Every failure is a NinesError (NINES_ERR_INVALID_ARG or NINES_ERR_INVALID_TARGET) naming the field.
+ * Device config node settings → a device spec (gateway/devices/spec.js buildDeviceSpec), checked at
+ * runtime. The editor validates as you type, but flows are also imported and edited as JSON, so this
+ * is the authority. Every failure is a NinesError (NINES_ERR_INVALID_ARG or NINES_ERR_INVALID_TARGET)
+ * naming the node's field, and nothing is sent to a device.
  */
 
 const { NinesError } = require('../../gateway/base/errors');
 const { parseTarget } = require('../../gateway/drivers/target');
+const { buildDeviceSpec, MAX_CONNECTIONS } = require('../../gateway/devices/spec');
 const C = require('../../gateway/base/constants');
+
+/** Upper bounds of the dialog's duration fields, ms: a request timeout of a minute, ten minutes for the rest */
+const MAX_TIMEOUT_MS = 60000;
+const MAX_CONNECT_TIMEOUT_MS = 600000;
+const MAX_BACKOFF_MS = 600000;
+
+/** The node's field for each field of the device spec, so a late error still names what the user sees */
+const NODE_FIELD = {
+  maxConnections: 'maxConnections',
+  timeoutMs: 'timeout',
+  connectTimeoutMs: 'connectTimeout',
+  'backoff.initialMs': 'backoffMin',
+  'backoff.maxMs': 'backoffMax'
+};
 
 /** Node-RED stores numbers typed into the editor as strings; empty means "use the default". */
 function num (config, field, def, lo, hi, integer = true) {
@@ -28,27 +44,61 @@ function host (config) {
 }
 
 /**
- * @param {object} config the nines-ascii-device node's config
- * @returns {{target: object, timeoutMs: number, connections: number}}
+ * The settings both device config nodes share, built into a device spec with buildDeviceSpec.
+ * @param {object} config the node's config
+ * @param {string} name the device's name in the pool (the config node's id)
+ * @param {object} target parsed
+ * @param {number} maxConnections
+ * @returns {import('../../gateway/devices/spec').DeviceSpec}
  */
-function asciiDevice (config) {
+function deviceSpec (config, name, target, maxConnections) {
+  const timeoutMs = num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const connectTimeoutMs = num(config, 'connectTimeout', C.DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_CONNECT_TIMEOUT_MS);
+  const initialMs = num(config, 'backoffMin', C.BACKOFF_INITIAL_MS, 1, MAX_BACKOFF_MS);
+  const maxMs = num(config, 'backoffMax', Math.max(initialMs, C.BACKOFF_MAX_MS), 1, MAX_BACKOFF_MS);
+  if (maxMs < initialMs) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `backoffMax must be at least backoffMin (${initialMs} ms); got ${JSON.stringify(config.backoffMax)}`, { field: 'backoffMax', value: config.backoffMax });
+  }
+  try {
+    return buildDeviceSpec({ name, target, maxConnections, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs } });
+  } catch (err) {
+    const field = err.details && NODE_FIELD[err.details.field];
+    if (field) err.details.field = field;
+    throw err;
+  }
+}
+
+/**
+ * maxConnections, or the ASCII node's `connections` of flows saved before it existed.
+ * @returns {number}
+ */
+function maxConnections (config, legacy) {
+  const given = (f) => config[f] !== undefined && config[f] !== null && config[f] !== '';
+  if (!given('maxConnections') && legacy && given('connections')) return num(config, 'connections', 1, 1, MAX_CONNECTIONS);
+  return num(config, 'maxConnections', 1, 1, MAX_CONNECTIONS);
+}
+
+/**
+ * @param {object} config the nines-ascii-device node's config
+ * @param {string} name the device's name in the pool (the config node's id)
+ * @returns {{spec: object, target: object, timeoutMs: number}}
+ */
+function asciiDevice (config, name) {
   const port = num(config, 'port', C.ASCII_DEFAULT_PORT, 1, 65535);
   const address = String(config.address === undefined || config.address === '' ? C.ASCII_ADDRESS_DEFAULT : config.address);
   if (!/^[0-9A-Fa-f]{2}$/.test(address)) throw new NinesError('NINES_ERR_INVALID_ARG', `address must be two hex digits 00-FF; got ${JSON.stringify(config.address)}`, { field: 'address', value: config.address });
   const checksum = config.checksum === true || config.checksum === 'true';
   const target = parseTarget(`ascii://${host(config)}:${port}?address=${address.toUpperCase()}&checksum=${checksum ? 'on' : 'off'}`);
-  return {
-    target,
-    timeoutMs: num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, 60000),
-    connections: num(config, 'connections', 1, 1, 8)
-  };
+  const spec = deviceSpec(config, name, target, maxConnections(config, true));
+  return { spec, target, timeoutMs: spec.timeoutMs };
 }
 
 /**
  * @param {object} config the nines-modbus-device node's config
- * @returns {{target: object, timeoutMs: number, allowWrites: boolean}}
+ * @param {string} name the device's name in the pool (the config node's id)
+ * @returns {{spec: object, target: object, timeoutMs: number, allowWrites: boolean}}
  */
-function modbusDevice (config) {
+function modbusDevice (config, name) {
   const unitId = num(config, 'unitId', 1, 0, 255);
   const transport = config.transport || 'tcp';
   let url;
@@ -68,11 +118,14 @@ function modbusDevice (config) {
   } else {
     throw new NinesError('NINES_ERR_INVALID_ARG', `transport must be "tcp" or "rtu"; got ${JSON.stringify(transport)}`, { field: 'transport', value: transport });
   }
-  return {
-    target: parseTarget(url),
-    timeoutMs: num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, 60000),
-    allowWrites: config.allowWrites === true || config.allowWrites === 'true'
-  };
+  const connections = maxConnections(config, false);
+  // a serial line is one bus: one connection, whatever the other settings say
+  if (transport === 'rtu' && connections !== 1) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `maxConnections must be 1 for Modbus RTU (a serial line is one connection); got ${JSON.stringify(config.maxConnections)}`, { field: 'maxConnections', value: config.maxConnections });
+  }
+  const target = parseTarget(url);
+  const spec = deviceSpec(config, name, target, connections);
+  return { spec, target, timeoutMs: spec.timeoutMs, allowWrites: config.allowWrites === true || config.allowWrites === 'true' };
 }
 
-module.exports = { asciiDevice, modbusDevice, num };
+module.exports = { asciiDevice, modbusDevice, num, MAX_TIMEOUT_MS, MAX_CONNECT_TIMEOUT_MS, MAX_BACKOFF_MS };

@@ -1,148 +1,161 @@
 'use strict';
 
 /**
- * What a device config node owns: its client connections (created on first use, shared by every
- * node that uses the device, closed when the last user leaves or the config node closes) and the
- * status of the connection, forwarded to every user node so each shows connecting / connected /
- * the error code while the client retries with backoff.
+ * What a device config node owns: its device in the process's shared worker pool
+ * (gateway/workers/shared.js). The device, with its connections (at most maxConnections), lives in a
+ * worker thread; it is added to the pool when the first node uses it and removed, with the pool
+ * released, when the last one leaves or the config node closes. Every node of the device (read,
+ * write, ASCII, device status, and the poll nodes' jobs, which join the same device in the pool)
+ * shares those connections, served fairly, each node with its own bounded queue.
+ *
+ * The device's health ('connecting', 'up', 'down' with the last error, 'closed') comes from the pool
+ * as it changes and goes to every user node at once, so all of them show the same state and code.
  *
  * Unlike node-red-contrib-modbus, a user node leaving never closes the connection under the feet
- * of the others (its #487), and a dead device never needs a redeploy: the client reconnects by
- * itself and the status turns green again.
+ * of the others (its #487), and a dead device never needs a redeploy: the device reconnects by
+ * itself with its backoff and the status turns green again.
  */
 
+const { sharedPool } = require('../../gateway/workers/shared');
 const status = require('./status');
 const { nodeError } = require('./errors');
+const { fromJSON } = require('../../gateway/base/errors');
 
-/** How long close() waits for the clients before giving up (Node-RED allows 15 s in all) */
-const CLOSE_TIMEOUT_MS = 5000;
+/** How long close() waits for the pool to let go before giving up (Node-RED allows 15 s in all) */
+const CLOSE_TIMEOUT_MS = 10000;
 
 class DeviceHub {
   /**
    * @param {object} opts
-   * @param {() => object} opts.createClient builds one client (AsciiClient / ModbusClient contract)
-   * @param {number} [opts.connections=1] clients to open; requests go round-robin over them
-   * @param {(err: Error) => void} [opts.onError] called when the connection error code changes (for the log)
+   * @param {object|null} opts.spec the device spec (devices/spec.js), named by the config node's id;
+   *   null when the settings failed validation
+   * @param {{workers: number|'auto', gateway: string}} [opts.pool] settings of the shared pool
+   * @param {(err: Error) => void} [opts.onError] told when the device goes down, once per error code (for the log)
    * @param {Error|null} [opts.configError] a setting that failed validation: every request fails with it
    */
-  constructor ({ createClient, connections = 1, onError, configError = null }) {
-    this._createClient = createClient;
-    this._connections = connections;
+  constructor ({ spec, pool = { workers: 'auto', gateway: 'node-red' }, onError, configError = null }) {
+    this.spec = spec;
+    this.name = spec ? spec.name : null;
+    this._poolSettings = pool;
     this._onError = onError || (() => {});
     this.configError = configError ? nodeError(configError, 'NINES_ERR_INVALID_ARG') : null;
-    /** @type {object[]} */
-    this._clients = [];
-    this._next = 0;
-    this._users = new Set();
-    this.lastError = this.configError;
-    this.state = 'idle';
+    /** @type {Map<object, ((health: object) => void)|null>} user node → its own health handler, if any */
+    this._users = new Map();
+    this._handle = null;
+    this._listeners = null;
+    /** the device's last health, null until the pool reports it */
+    this.health = null;
+    this._loggedCode = null;
   }
 
-  /** The status every user node should show now. */
+  /** The status every user node shows now. */
   get status () {
     if (this.configError) return status.errorStatus(this.configError);
-    return status.fromState(this.state, this.lastError);
+    return status.fromHealth(this.health);
   }
 
   /**
-   * Adds a user node: it gets the status now and on every change; the clients open on the first.
+   * Adds a user node: it gets the status (or its handler the health) now and on every change; the
+   * device joins the pool with the first user.
    * @param {{status: (s: object) => void}} node
+   * @param {(health: object|null) => void} [onHealth] instead of the status, the health as it changes
    */
-  register (node) {
-    this._users.add(node);
-    if (!this.configError) this._ensureClients();
-    node.status(this.status);
+  register (node, onHealth) {
+    this._users.set(node, onHealth || null);
+    if (!this.configError) this._ensure();
+    if (onHealth) onHealth(this.health);
+    else node.status(this.status);
   }
 
   /**
-   * Removes a user node; the last one out closes the clients (they reopen on the next register).
+   * Removes a user node; the last one out removes the device from the pool (it comes back on the
+   * next register).
    * @param {object} node
    * @returns {Promise<void>}
    */
   deregister (node) {
     this._users.delete(node);
-    if (this._users.size === 0) return this._closeClients();
+    if (this._users.size === 0) return this._stop();
     return Promise.resolve();
   }
 
   /**
-   * Sends one request on the next client (round-robin).
-   * @param {string|object} op an ASCII command or a Modbus op
-   * @param {object} [opts] per-request options ({timeoutMs})
-   * @returns {Promise<object>} the client's reply; rejects with a NinesError
+   * One request on the device's connections, in the user's own fair queue.
+   * @param {string|object} op an ASCII command or a Modbus op (validated by the caller)
+   * @param {string} user who asks: the node's id
+   * @returns {Promise<object>} the reply, plain data with its Buffers restored; rejects with a NinesError
    */
-  request (op, opts) {
+  request (op, user) {
     if (this.configError) return Promise.reject(this.configError);
-    this._ensureClients();
-    const client = this._clients[this._next];
-    this._next = (this._next + 1) % this._clients.length;
-    return client.request(op, opts);
+    this._ensure();
+    return this._handle.pool.request(this.name, op, { user });
   }
 
   /**
-   * Closes every client; resolves within CLOSE_TIMEOUT_MS whatever the clients do.
+   * Removes the device from the pool whoever still uses it; resolves within CLOSE_TIMEOUT_MS.
    * @returns {Promise<void>}
    */
   close () {
     this._users.clear();
-    return this._closeClients();
+    return this._stop();
   }
 
-  _ensureClients () {
-    if (this._clients.length > 0) return;
-    for (let i = 0; i < this._connections; i++) this._clients.push(this._watch(this._createClient()));
-    this._update();
-    for (const c of this._clients) {
-      // connect() failures also arrive as 'error' events while the client retries; the catch
-      // keeps a rejected promise from being unhandled
-      Promise.resolve().then(() => c.connect()).catch((err) => {
-        if (this._clients.includes(c)) this._setError(err);
-      });
+  _ensure () {
+    if (this._handle) return;
+    const handle = sharedPool({ workers: this._poolSettings.workers, gateway: this._poolSettings.gateway, mode: 'worker' });
+    const pool = handle.pool;
+    this._handle = handle;
+    this._listeners = {
+      health: (device, health) => { if (device === this.name) this._setHealth(health); },
+      // the pool restarts a dead worker with its devices; until then the device is unreachable
+      'worker-exit': (info) => {
+        if (!info.devices.includes(this.name)) return;
+        this._setHealth({
+          device: this.name,
+          state: 'down',
+          since: Date.now(),
+          lastError: { code: 'NINES_ERR_WORKER', message: `the worker thread serving this device exited (code ${info.code}); restarting in ${info.restartInMs} ms` },
+          connections: { open: 0, max: this.spec.maxConnections }
+        });
+      }
+    };
+    for (const [event, fn] of Object.entries(this._listeners)) pool.on(event, fn);
+    pool.addDevice(this.spec);
+    const h = pool.health(this.name);
+    if (h) this._setHealth(h);
+  }
+
+  _setHealth (health) {
+    this.health = health;
+    if (health.state === 'down' && health.lastError) {
+      // a dead device fails on every retry: log a change of code, not each attempt
+      if (health.lastError.code !== this._loggedCode) {
+        this._loggedCode = health.lastError.code;
+        this._onError(nodeError(fromJSON(health.lastError)));
+      }
+    } else if (health.state === 'up') {
+      this._loggedCode = null;
+    }
+    const s = this.status;
+    for (const [node, onHealth] of this._users) {
+      if (onHealth) onHealth(health);
+      else node.status(s);
     }
   }
 
-  _watch (client) {
-    // events of a client already closed and dropped must not touch the status of its successor
-    const mine = () => this._clients.includes(client);
-    client.on('connect', () => { if (mine()) { this.lastError = null; this._update(); } });
-    client.on('reconnecting', () => { if (mine()) this._update(); });
-    client.on('close', () => { if (mine()) this._update(); });
-    // an EventEmitter without an 'error' listener throws: always listen
-    client.on('error', (err) => { if (mine()) this._setError(err); });
-    return client;
-  }
-
-  _setError (err) {
-    const previous = this.lastError;
-    this.lastError = nodeError(err, 'NINES_ERR_CONNECT_FAILED');
-    // a dead device fails on every retry: report a change of code, not each attempt
-    if (!previous || previous.code !== this.lastError.code) this._onError(this.lastError);
-    this._update();
-  }
-
-  /** The best state over the clients: connected if any is, else connecting, else closed. */
-  _update () {
-    const states = this._clients.map((c) => c.state);
-    let state = 'idle';
-    if (states.includes('connected')) state = 'connected';
-    else if (states.includes('connecting')) state = 'connecting';
-    else if (states.includes('reconnecting')) state = 'reconnecting';
-    else if (states.length > 0) state = states.includes('closed') ? 'closed' : 'connecting';
-    this.state = state;
-    const s = this.status;
-    for (const u of this._users) u.status(s);
-  }
-
-  _closeClients () {
-    const clients = this._clients;
-    this._clients = [];
-    this._next = 0;
-    this.state = 'idle';
-    if (clients.length === 0) return Promise.resolve();
-    const closing = Promise.all(clients.map((c) => Promise.resolve().then(() => c.close()).catch(() => {})));
+  _stop () {
+    const handle = this._handle;
+    if (!handle) return Promise.resolve();
+    this._handle = null;
+    this.health = null;
+    this._loggedCode = null;
+    const pool = handle.pool;
+    for (const [event, fn] of Object.entries(this._listeners)) pool.removeListener(event, fn);
+    this._listeners = null;
+    pool.removeDevice(this.name);
     let timer;
     const limit = new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_TIMEOUT_MS); });
-    return Promise.race([closing, limit]).then(() => clearTimeout(timer));
+    return Promise.race([handle.release().catch(() => {}), limit]).then(() => clearTimeout(timer));
   }
 }
 

@@ -1,9 +1,10 @@
 'use strict';
 
 /**
- * What nines-poll and nines-latency-probe share: the device (ASCII or Modbus config node, by the
- * node's protocol) and the operation to run, built from the node's settings and checked.
- * These nodes take the device's target and open their own connections in a worker thread.
+ * What nines-poll, nines-latency-probe and nines-device-status share: the device (ASCII or Modbus
+ * config node, by the node's protocol) and, for the first two, the operation to run, built from the
+ * node's settings and checked. A poll runs on the device's connections (its spec); a probe takes the
+ * device's target and opens connections of its own for the length of a test.
  */
 
 const { invalidArg } = require('./errors');

@@ -1,8 +1,10 @@
 'use strict';
 
 /**
- * nines-poll's settings → a poll job for gateway/jobs/poll-job (createPollJob) and the decoding the node
- * applies to the values on the main thread. Checked here; every failure is NINES_ERR_INVALID_ARG.
+ * nines-poll's settings → a job spec, built by gateway/jobs/spec.js (buildJobSpec, the one place job
+ * specs are built) on the device of the node's config node. Register decoding is part of the spec,
+ * so it runs in the worker and the deadband applies once, to the decoded values. Checked here and
+ * there; every failure is a NINES_ERR_INVALID_ARG (or the driver's own code) naming the field.
  */
 
 const { invalidArg } = require('./errors');
@@ -10,62 +12,67 @@ const { pickDevice, operation } = require('./job-spec');
 const { typeOptions } = require('./modbus-msg');
 const { num } = require('./device-config');
 const { parseRate } = require('../../gateway/base/units');
+const { buildJobSpec, POLICIES } = require('../../gateway/jobs/spec');
+
+/** Characters a job name may not hold (jobs/spec.js NAME_RE) */
+const NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
+
+/**
+ * The job's key in the shared pool: unique per node, whatever the node's name.
+ * @param {string} nodeId
+ * @returns {string}
+ */
+function jobKey (nodeId) {
+  return `poll-${String(nodeId).replace(NAME_UNSAFE, '_')}`.slice(0, 64);
+}
 
 /**
  * @param {object} RED
  * @param {object} config the node's settings
- * @param {string} nodeId used for the job name when the node has none
- * @returns {{spec: object, mode: 'worker'|'inline', intervalMs: number, decode: object|null,
- *   deadband: number, valuesMode: 'on-change'|'every', autostart: boolean}}
+ * @param {string} nodeId the node's id (the job's key)
+ * @returns {{spec: object, device: object, mode: 'worker'|'inline', autostart: boolean}} device: the
+ *   config node
  */
 function pollSettings (RED, config, nodeId) {
   const { device, protocol } = pickDevice(RED, config);
   const op = operation(config, protocol);
-  const valuesMode = config.values === 'every' ? 'every' : 'on-change';
   if (config.values !== undefined && config.values !== 'every' && config.values !== 'on-change') {
     throw invalidArg('values', `values must be "on-change" or "every"; got ${JSON.stringify(config.values)}`);
   }
+  const valuesMode = config.values === 'every' ? 'every' : 'on-change';
   const mode = config.mode || 'worker';
   if (mode !== 'worker' && mode !== 'inline') throw invalidArg('mode', `mode must be "worker" or "inline"; got ${JSON.stringify(mode)}`);
+  // flows saved before the setting existed poll as monitoring does: skip
+  const policy = config.policy === undefined || config.policy === '' ? 'skip' : config.policy;
+  if (!POLICIES.includes(policy)) throw invalidArg('policy', `policy must be one of ${POLICIES.join(', ')}; got ${JSON.stringify(config.policy)}`);
   const rate = config.rate === undefined || config.rate === '' ? '10/s' : config.rate;
   const ratePerSec = parseRate(typeof rate === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(rate) ? Number(rate) : rate, 'rate');
-  const deadband = num(config, 'deadband', 0, 0, 1e12, false);
+  const name = jobKey(nodeId);
+  const label = typeof config.name === 'string' && config.name.trim() ? config.name.trim() : name;
 
-  // registers are decoded here, on the main thread; the worker compares raw values, so it gets the
-  // deadband only when raw and decoded values are the same numbers
-  const decode = op.read && op.read.fc >= 3 ? typeOptions(config) : null;
-  const identity = !decode || (decode.type === 'uint16' && decode.scale === 1 && decode.offset === 0);
-  if (decode) {
-    const { registersFor } = require('../../gateway/values/registers');
-    const per = registersFor(decode.type, 1);
-    if (!['bool', 'string'].includes(decode.type) && op.read.quantity % per !== 0) {
-      throw invalidArg('quantity', `${op.read.quantity} registers do not hold a whole number of ${decode.type} values (${per} registers each)`);
-    }
-  }
-
-  const spec = {
-    name: typeof config.name === 'string' && config.name.trim() ? config.name.trim() : `poll-${nodeId}`,
-    target: device.target,
+  const spec = buildJobSpec({
+    name,
+    label,
     ...op,
     ratePerSec,
     connections: 1,
+    policy,
+    intervalMs: num(config, 'interval', 10, 0.1, 3600, false) * 1000,
     values: {
       mode: valuesMode,
-      deadband: identity ? deadband : 0,
+      deadband: num(config, 'deadband', 0, 0, 1e12, false),
       n: num(config, 'every', 100, 1, 1e9),
       minIntervalMs: num(config, 'minInterval', 0, 0, 3600000, false)
     },
-    device: { timeoutMs: device.timeoutMs }
-  };
+    // registers become engineering values in the worker, before the value gate
+    decode: op.read && op.read.fc >= 3 ? typeOptions(config) : undefined
+  }, { device: device.spec, purpose: 'poll' });
   return {
     spec,
+    device,
     mode,
-    intervalMs: num(config, 'interval', 10, 0.1, 3600, false) * 1000,
-    decode,
-    deadband,
-    valuesMode,
     autostart: config.autostart !== false && config.autostart !== 'false'
   };
 }
 
-module.exports = { pollSettings };
+module.exports = { pollSettings, jobKey };

@@ -20,16 +20,30 @@ function errorStatus (err) {
 }
 
 /**
- * The status for a client state, showing the last error while the client retries.
- * @param {string} state idle|connecting|connected|reconnecting|closed
- * @param {{code?: string}|null} lastError
+ * The status every node of a device shows for the device's health (gateway/devices Device#health):
+ * connecting → yellow ring; up → green dot; down → red ring with the short text of the last error's
+ * code; closed → grey ring. The same health gives the same object, so all nodes agree.
+ * @param {{state: string, lastError: {code: string}|null}|null} health null before the first report
  * @returns {object}
  */
-function fromState (state, lastError) {
-  if (state === 'connected') return CONNECTED;
-  if (state === 'connecting' || state === 'reconnecting') return lastError ? errorStatus(lastError) : CONNECTING;
-  if (lastError) return errorStatus(lastError);
+function fromHealth (health) {
+  if (!health || health.state === 'connecting') return CONNECTING;
+  if (health.state === 'up') return CONNECTED;
+  if (health.state === 'down') return errorStatus(health.lastError || { code: 'NINES_ERR_NOT_CONNECTED' });
   return DISCONNECTED;
 }
 
-module.exports = { CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromState };
+/** Codes that say the connection is gone: the device's health reports them, the same on every node */
+const CONNECTION_CODES = new Set(['NINES_ERR_CONNECT_TIMEOUT', 'NINES_ERR_CONNECT_FAILED', 'NINES_ERR_CONNECTION_CLOSED',
+  'NINES_ERR_NOT_CONNECTED', 'NINES_ERR_CLOSED']);
+
+/**
+ * @param {{code?: string}} err
+ * @returns {boolean} true when the error is about the connection (shown through the device's health),
+ *   false when it is this request's own (a timeout, an exception, a "?" reply)
+ */
+function isConnectionError (err) {
+  return !!err && CONNECTION_CODES.has(err.code);
+}
+
+module.exports = { CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromHealth, isConnectionError };

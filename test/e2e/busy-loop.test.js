@@ -34,7 +34,7 @@ const POLLS = [
 function pollFlow (simPort) {
   const flow = [
     { id: TAB, type: 'tab', label: 'busy loop', disabled: false },
-    { id: DEVICE, type: 'nines-ascii-device', name: 'ED-588 simulator', host: '127.0.0.1', port: simPort, address: '01', checksum: false, timeout: 1000, connections: 1 }
+    { id: DEVICE, type: 'nines-ascii-device', name: 'ED-588 simulator', host: '127.0.0.1', port: simPort, address: '01', checksum: false, timeout: 1000, maxConnections: 1 }
   ];
   POLLS.forEach((p, i) => {
     flow.push({

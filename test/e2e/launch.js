@@ -20,8 +20,8 @@ const PKG = require(path.join(ROOT, 'package.json'));
  * @param {string} [opts.userDir] a user directory the caller prepared (e.g. with `npm install`): used as
  *   it is, and left for the caller to remove; by default a temp one with the package linked in
  * @param {string} [opts.logLevel] Node-RED's console log level (default 'warn')
- * @returns {Promise<{port: number, url: string, userDir: string, api: Function, stop: () => Promise<void>,
- *   stdout: () => string, stderr: () => string}>} stdout holds Node-RED's log
+ * @returns {Promise<{port: number, url: string, userDir: string, pid: number, api: Function, stop: () => Promise<void>,
+ *   stdout: () => string, stderr: () => string}>} stdout holds Node-RED's log; pid is the Node-RED process
  */
 async function startNodeRed (opts = {}) {
   const ownDir = !opts.userDir;
@@ -94,7 +94,7 @@ async function startNodeRed (opts = {}) {
     removeDir();
   }
 
-  return { port, url, userDir, api, stop, stdout: () => stdout, stderr: () => stderr };
+  return { port, url, userDir, pid: child.pid, api, stop, stdout: () => stdout, stderr: () => stderr };
 }
 
 /**

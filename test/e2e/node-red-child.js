@@ -7,53 +7,57 @@
  * Prints "NINES_E2E_READY <port>" once listening on 127.0.0.1; stops on SIGTERM or a "stop" line.
  */
 
-const http = require('node:http');
-const express = require('express');
-const RED = require('node-red');
+function main () {
+  const http = require('node:http');
+  const express = require('express');
+  const RED = require('node-red');
+  const userDir = process.env.NINES_E2E_USERDIR;
+  if (!userDir) throw new Error('NINES_E2E_USERDIR is required');
 
-const userDir = process.env.NINES_E2E_USERDIR;
-if (!userDir) throw new Error('NINES_E2E_USERDIR is required');
+  const settings = {
+    userDir,
+    flowFile: 'flows.json',
+    credentialSecret: false,
+    httpAdminRoot: '/',
+    httpNodeRoot: '/api',
+    uiHost: '127.0.0.1',
+    fileWorkingDirectory: userDir,
+    logging: { console: { level: process.env.NINES_E2E_LOG || 'warn', metrics: false, audit: false } },
+    // keep everything on 127.0.0.1: no update checks, no palette catalogue, no module installs
+    telemetry: { enabled: false },
+    externalModules: { autoInstall: false, palette: { allowInstall: false }, modules: { allowInstall: false } },
+    editorTheme: { tours: false, palette: { editable: false }, projects: { enabled: false } },
+    functionExternalModules: false
+  };
 
-const settings = {
-  userDir,
-  flowFile: 'flows.json',
-  credentialSecret: false,
-  httpAdminRoot: '/',
-  httpNodeRoot: '/api',
-  uiHost: '127.0.0.1',
-  fileWorkingDirectory: userDir,
-  logging: { console: { level: process.env.NINES_E2E_LOG || 'warn', metrics: false, audit: false } },
-  // keep everything on 127.0.0.1: no update checks, no palette catalogue, no module installs
-  telemetry: { enabled: false },
-  externalModules: { autoInstall: false, palette: { allowInstall: false }, modules: { allowInstall: false } },
-  editorTheme: { tours: false, palette: { editable: false }, projects: { enabled: false } },
-  functionExternalModules: false
-};
+  const app = express();
+  const server = http.createServer(app);
+  RED.init(server, settings);
+  app.use(settings.httpAdminRoot, RED.httpAdmin);
+  app.use(settings.httpNodeRoot, RED.httpNode);
 
-const app = express();
-const server = http.createServer(app);
-RED.init(server, settings);
-app.use(settings.httpAdminRoot, RED.httpAdmin);
-app.use(settings.httpNodeRoot, RED.httpNode);
+  let stopping = false;
+  async function stop () {
+    if (stopping) return;
+    stopping = true;
+    try { await RED.stop(); } catch (err) { /* already stopped */ }
+    server.closeAllConnections();
+    server.close(() => process.exit(0)); // eslint-disable-line n/no-process-exit
+  }
+  process.on('SIGTERM', stop);
+  process.stdin.on('data', (d) => { if (String(d).includes('stop')) stop(); });
+  process.stdin.on('end', stop);
 
-let stopping = false;
-async function stop () {
-  if (stopping) return;
-  stopping = true;
-  try { await RED.stop(); } catch (err) { /* already stopped */ }
-  server.closeAllConnections();
-  server.close(() => process.exit(0)); // eslint-disable-line n/no-process-exit
-}
-process.on('SIGTERM', stop);
-process.stdin.on('data', (d) => { if (String(d).includes('stop')) stop(); });
-process.stdin.on('end', stop);
-
-server.listen(0, '127.0.0.1', () => {
-  RED.start().then(() => {
-    process.stdout.write(`NINES_E2E_READY ${server.address().port}\n`);
-  }, (err) => {
-    process.stderr.write(`Node-RED failed to start: ${err.stack}\n`);
-    process.exitCode = 1;
-    stop();
+  server.listen(0, '127.0.0.1', () => {
+    RED.start().then(() => {
+      process.stdout.write(`NINES_E2E_READY ${server.address().port}\n`);
+    }, (err) => {
+      process.stderr.write(`Node-RED failed to start: ${err.stack}\n`);
+      process.exitCode = 1;
+      stop();
+    });
   });
-});
+}
+
+// a script, run by launch.js; mocha given the whole folder loads it too, and must not start anything
+if (require.main === module) main();

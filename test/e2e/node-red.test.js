@@ -174,6 +174,34 @@ describe('Node-RED 4 end to end (examples deployed through the Admin API)', func
     noErrors();
   });
 
+  it('sends a device\'s health as it goes up, down and up (device-health-up-and-down-as-messages)', async () => {
+    const sim = await createModbusTcpSimulator({ port: 0 });
+    try {
+      const flow = await exampleFlow(nr.api, 'device-health-up-and-down-as-messages', (n) => {
+        if (n.type === 'nines-modbus-device') { n.port = sim.port; n.backoffMax = 300; }
+      });
+      await deploy(flow);
+      const up = await tap.waitFor((m) => m.name === 'device health' && m.msg.state === 'up', 'up');
+      assert.deepEqual(up.msg.connections, { open: 1, max: 1 });
+      assert.equal(up.topic, 'PLC (Modbus simulator)');
+      await tap.waitFor((m) => m.name === 'registers', 'the poll node\'s values');
+      const port = sim.port;
+      await sim.close();
+      const alarm = await tap.waitFor((m) => m.name === 'alarm: device down', 'the alarm');
+      assert.match(alarm.msg.code, /^NINES_ERR_(CONNECTION_CLOSED|CONNECT_FAILED)$/);
+      const back = await createModbusTcpSimulator({ port });
+      try {
+        await tap.waitFor((m) => m.name === 'device health' && m.msg.state === 'up' && m.msg.since > up.msg.since, 'up again');
+      } finally {
+        await deploy([]);
+        await back.close();
+      }
+      noErrors();
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('merges latency payloads from MQTT (fleet-latency-from-mqtt-merged-and-charted)', async () => {
     const broker = await startEmbeddedBroker({ port: 0 });
     let client;

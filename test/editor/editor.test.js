@@ -15,7 +15,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-const FLOW_NODES = ['nines-ascii', 'nines-modbus-read', 'nines-modbus-write', 'nines-poll', 'nines-latency-probe', 'nines-latency-merge'];
+const FLOW_NODES = ['nines-ascii', 'nines-modbus-read', 'nines-modbus-write', 'nines-poll', 'nines-latency-probe', 'nines-latency-merge', 'nines-device-status'];
 const CONFIG_NODES = ['nines-ascii-device', 'nines-modbus-device'];
 
 /** Per node type: a field, a value its validator must refuse and one it must accept */
@@ -26,6 +26,7 @@ const VALIDATION = {
   'nines-poll': ['#node-input-rate', 'fast', '1000/s'],
   'nines-latency-probe': ['#node-input-connections', '1,x', '1,2,4'],
   'nines-latency-merge': ['#node-input-window', '0', '60'],
+  'nines-device-status': ['#node-input-name', null, 'plc1 health'],
   'nines-ascii-device': ['#node-config-input-port', '70000', '9500'],
   'nines-modbus-device': ['#node-config-input-unitId', '256', '1']
 };
@@ -38,6 +39,7 @@ const SUMMARY = {
   'nines-poll': 'Polls a device',
   'nines-latency-probe': 'Runs a latency test',
   'nines-latency-merge': 'Merges nines latency payloads',
+  'nines-device-status': 'Sends the health of a device',
   'nines-ascii-device': 'A Brainboxes ED',
   'nines-modbus-device': 'A Modbus TCP server'
 };
@@ -87,14 +89,25 @@ describe('Node-RED editor (headless Chromium)', function () {
     }
   });
 
-  /** Adds a node of `type` to the workspace and opens its edit dialog. */
-  async function openEditor (type) {
-    await page.evaluate((t) => {
+  /**
+   * Adds a node of `type` to the workspace and opens its edit dialog.
+   * @param {string} type
+   * @param {boolean} [withDefaults] give the node its defaults' values, as the palette does
+   */
+  async function openEditor (type, withDefaults = false) {
+    const id = await page.evaluate(([t, full]) => {
       const id = RED.nodes.id();
-      RED.view.importNodes([{ id, type: t, x: 200, y: 200, z: RED.workspaces.active() }], { generateIds: false, addFlow: false });
+      const n = { id, type: t, x: 200, y: 200, z: RED.workspaces.active() };
+      if (full) {
+        const defaults = RED.nodes.getType(t).defaults;
+        for (const k of Object.keys(defaults)) n[k] = defaults[k].value;
+      }
+      RED.view.importNodes([n], { generateIds: false, addFlow: false });
       RED.editor.edit(RED.nodes.node(id));
-    }, type);
+      return id;
+    }, [type, withDefaults]);
     await page.waitForSelector(`#dialog-form input, #dialog-form select`, { state: 'visible' });
+    return id;
   }
 
   async function closeEditors () {
@@ -124,7 +137,7 @@ describe('Node-RED editor (headless Chromium)', function () {
       try {
         assert.deepEqual(await translatedLabels('#dialog-form'), [], 'untranslated catalog keys');
         const [field, bad, good] = VALIDATION[type];
-        assert.equal(await markedInvalid(field, bad), true, `${field} = ${bad} should be refused`);
+        if (bad !== null) assert.equal(await markedInvalid(field, bad), true, `${field} = ${bad} should be refused`);
         assert.equal(await markedInvalid(field, good), false, `${field} = ${good} should be accepted`);
       } finally {
         await closeEditors();
@@ -146,6 +159,105 @@ describe('Node-RED editor (headless Chromium)', function () {
       }
     });
   }
+
+  /** Opens the config dialog of a new `type` config node. */
+  async function openConfig (type) {
+    await page.evaluate((t) => RED.editor.editConfig('', t, '_ADD_', 'node-input'), type);
+    await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
+  }
+
+  /** Per device config node: [field, value, refused?], typed in order into one dialog */
+  const DEVICE_FIELDS = [
+    ['#node-config-input-maxConnections', '0', true],
+    ['#node-config-input-maxConnections', '65', true],
+    ['#node-config-input-maxConnections', '8', false],
+    ['#node-config-input-connectTimeout', '0', true],
+    ['#node-config-input-connectTimeout', '2000', false],
+    ['#node-config-input-backoffMin', '-1', true],
+    ['#node-config-input-backoffMin', '200', false],
+    ['#node-config-input-backoffMax', '100', true],
+    ['#node-config-input-backoffMax', '5000', false]
+  ];
+
+  for (const type of CONFIG_NODES) {
+    it(`checks the ${type} connection settings as you type (maxConnections, connect timeout, backoff)`, async () => {
+      await openConfig(type);
+      try {
+        const defaults = await page.evaluate(() => ({
+          maxConnections: $('#node-config-input-maxConnections').val(),
+          connectTimeout: $('#node-config-input-connectTimeout').val(),
+          backoffMin: $('#node-config-input-backoffMin').val(),
+          backoffMax: $('#node-config-input-backoffMax').val()
+        }));
+        assert.deepEqual(defaults, { maxConnections: '1', connectTimeout: '5000', backoffMin: '100', backoffMax: '10000' });
+        for (const [field, value, refused] of DEVICE_FIELDS) {
+          assert.equal(await markedInvalid(field, value), refused, `${field} = ${value} should be ${refused ? 'refused' : 'accepted'}`);
+        }
+        // a backoff maximum that was fine turns red when the minimum passes it
+        await markedInvalid('#node-config-input-backoffMin', '6000');
+        assert.equal(await page.locator('#node-config-input-backoffMax').evaluate((n) => n.classList.contains('input-error')), true, 'backoffMax below backoffMin');
+      } finally {
+        await closeEditors();
+      }
+    });
+  }
+
+  it('keeps a Modbus RTU device to one connection and says so', async () => {
+    await openConfig('nines-modbus-device');
+    try {
+      await markedInvalid('#node-config-input-maxConnections', '4');
+      await page.selectOption('#node-config-input-transport', 'rtu');
+      assert.equal(await page.inputValue('#node-config-input-maxConnections'), '1');
+      assert.equal(await page.locator('#node-config-input-maxConnections').isDisabled(), true);
+      const tip = await page.locator('#node-config-dialog-edit-form span.nines-modbus-device-rtu').innerText();
+      assert.match(tip, /serial line is one connection/);
+      await page.selectOption('#node-config-input-transport', 'tcp');
+      assert.equal(await page.locator('#node-config-input-maxConnections').isDisabled(), false);
+      assert.equal(await markedInvalid('#node-config-input-maxConnections', '4'), false);
+    } finally {
+      await closeEditors();
+    }
+  });
+
+  it('offers the poll catch-up policies, skip by default', async () => {
+    await openEditor('nines-poll', true);
+    try {
+      assert.equal(await page.inputValue('#node-input-policy'), 'skip');
+      const options = await page.$$eval('#node-input-policy option', (els) => els.map((e) => e.value));
+      assert.deepEqual(options, ['skip', 'capped', 'burst']);
+      // the dialog says what the chosen policy does
+      assert.match(await page.locator('#nines-poll-policy-tip').innerText(), /Missed polls are skipped and counted/);
+      await page.selectOption('#node-input-policy', 'capped');
+      assert.match(await page.locator('#nines-poll-policy-tip').innerText(), /up to twice the rate/);
+    } finally {
+      await closeEditors();
+    }
+  });
+
+  for (const type of ['nines-device-status', 'nines-poll']) {
+    it(`marks a ${type} node without a device as invalid`, async () => {
+      const id = await openEditor(type, true);
+      try {
+        await page.selectOption('#node-input-protocol', 'modbus');
+        assert.equal(await page.evaluate((nodeId) => RED.editor.validateNode(RED.nodes.node(nodeId)), id), false);
+      } finally {
+        await closeEditors();
+      }
+    });
+  }
+
+  it('shows the device status node\'s device field for the chosen protocol, Modbus by default', async () => {
+    await openEditor('nines-device-status', true);
+    try {
+      assert.equal(await page.inputValue('#node-input-protocol'), 'modbus');
+      assert.equal(await page.locator('#node-input-modbusDevice').isVisible(), true);
+      await page.selectOption('#node-input-protocol', 'ascii');
+      assert.equal(await page.locator('#node-input-asciiDevice').isVisible(), true);
+      assert.equal(await page.locator('#node-input-modbusDevice').isVisible(), false);
+    } finally {
+      await closeEditors();
+    }
+  });
 
   it('fills the command from the ascii helper with the device address', async () => {
     await openEditor('nines-ascii');

@@ -7,7 +7,7 @@ const deviceNode = require('../../nodes/nines-ascii-device');
 const asciiNode = require('../../nodes/nines-ascii');
 
 function device (port, extra = {}) {
-  return { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port, address: '01', checksum: false, timeout: 300, connections: 1, ...extra };
+  return { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port, address: '01', checksum: false, timeout: 300, maxConnections: 1, ...extra };
 }
 function user (id, extra = {}) {
   return { id, type: 'nines-ascii', device: 'dev', command: '@01', wires: [['out']], ...extra };
@@ -24,17 +24,29 @@ describe('nines-ascii-device', function () {
     await sim.close();
   });
 
-  it('exposes its target URL for the nodes that open their own connections', async () => {
-    await helper.load([deviceNode], [device(sim.port, { address: 'a5', checksum: true })]);
+  it('exposes its target URL and builds its device spec from the settings', async () => {
+    await helper.load([deviceNode], [device(sim.port, { address: 'a5', checksum: true, maxConnections: '4', connectTimeout: '750', backoffMin: 20, backoffMax: '400' })]);
     const dev = helper.getNode('dev');
     assert.equal(dev.target, `ascii://127.0.0.1:${sim.port}?address=A5&checksum=on`);
     assert.equal(dev.address, 'A5');
     assert.equal(dev.checksum, true);
     assert.equal(dev.timeoutMs, 300);
+    assert.equal(dev.spec.name, 'dev', 'the device is named by the config node id');
+    assert.equal(dev.spec.target.url, dev.target);
+    assert.equal(dev.spec.maxConnections, 4);
+    assert.equal(dev.spec.timeoutMs, 300);
+    assert.equal(dev.spec.connectTimeoutMs, 750);
+    assert.deepEqual(dev.spec.backoff, { initialMs: 20, maxMs: 400 });
+  });
+
+  it('defaults to one connection, and reads the connections of flows saved before maxConnections', async () => {
+    await helper.load([deviceNode], [device(sim.port, { maxConnections: undefined }), { ...device(sim.port, { maxConnections: undefined, connections: 3 }), id: 'old' }]);
+    assert.equal(helper.getNode('dev').spec.maxConnections, 1);
+    assert.equal(helper.getNode('old').spec.maxConnections, 3);
   });
 
   it('opens its connections when the first node uses it and shares them', async () => {
-    await helper.load([deviceNode, asciiNode], [device(sim.port, { connections: 2 }), user('a'), user('b', { command: '$01M' }), { id: 'out', type: 'helper' }]);
+    await helper.load([deviceNode, asciiNode], [device(sim.port, { maxConnections: 2 }), user('a'), user('b', { command: '$01M' }), { id: 'out', type: 'helper' }]);
     const out = helper.getNode('out');
     const replies = await Promise.all([
       roundTrip(helper.getNode('a'), out, {}),
@@ -62,10 +74,23 @@ describe('nines-ascii-device', function () {
     assert.equal(sim.stats.connections, 0);
   });
 
-  it('turns a bad connection count into a coded error', async () => {
-    await helper.load([deviceNode, asciiNode], [device(sim.port, { connections: 20 }), user('a'), { id: 'out', type: 'helper' }]);
-    const err = await expectError(helper.getNode('a'), {});
-    assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
-    assert.match(err.message, /connections must be an integer from 1 to 8; got 20/);
-  });
+  const bad = [
+    ['a connection count of 0', { maxConnections: 0 }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got 0/],
+    ['65 connections', { maxConnections: '65' }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got "65"/],
+    ['a negative backoff', { backoffMin: -1 }, 'backoffMin', /backoffMin must be an integer from 1 to 600000; got -1/],
+    ['a backoff maximum below its minimum', { backoffMin: 500, backoffMax: 100 }, 'backoffMax', /backoffMax must be at least backoffMin \(500 ms\); got 100/],
+    ['a connect timeout of 0', { connectTimeout: '0' }, 'connectTimeout', /connectTimeout must be an integer from 1 to 600000/]
+  ];
+  for (const [what, settings, field, re] of bad) {
+    it(`turns ${what} into a coded error naming ${field}, and connects to nothing`, async () => {
+      await helper.load([deviceNode, asciiNode], [device(sim.port, settings), user('a'), { id: 'out', type: 'helper' }]);
+      const a = helper.getNode('a');
+      await waitStatus(a, (s) => s.fill === 'red' && s.text === 'bad argument', 'bad argument');
+      const err = await expectError(a, {});
+      assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+      assert.equal(err.details.field, field);
+      assert.match(err.message, re);
+      assert.equal(sim.stats.connections, 0);
+    });
+  }
 });

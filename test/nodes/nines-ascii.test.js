@@ -8,7 +8,7 @@ const asciiNode = require('../../nodes/nines-ascii');
 
 function flow (port, node = {}, device = {}) {
   return [
-    { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port, address: '01', checksum: false, timeout: 200, connections: 1, ...device },
+    { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port, address: '01', checksum: false, timeout: 200, maxConnections: 1, ...device },
     { id: 'a', type: 'nines-ascii', device: 'dev', command: '@01', wires: [['out']], ...node },
     { id: 'out', type: 'helper' }
   ];

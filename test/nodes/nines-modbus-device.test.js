@@ -60,15 +60,62 @@ describe('nines-modbus-device', function () {
   it('logs a lost device once per error code, not once per retry', async () => {
     const port = sim.port;
     await sim.close();
-    await helper.load([deviceNode, readNode], [device(port), reader('a'), { id: 'out', type: 'helper' }]);
+    // retries every 10-20 ms: a warning per attempt would be dozens by the end of the wait
+    await helper.load([deviceNode, readNode], [device(port, { backoffMin: 10, backoffMax: 20 }), reader('a'), { id: 'out', type: 'helper' }]);
     const dev = helper.getNode('dev');
     await waitStatus(helper.getNode('a'), (s) => s.fill === 'red' && s.text === 'connect failed', 'connect failed');
-    await waitFor(() => dev.hub._clients[0].stats.reconnects >= 3, 'three reconnect attempts');
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const warnings = dev.warn.getCalls().filter((c) => c.thisValue === dev);
     assert.equal(warnings.length, 1);
     // the helper's RED._ returns the catalog key; the real runtime fills in target, code and message
     assert.equal(warnings[0].args[0], 'nines-modbus-device.errors.connection');
-    assert.equal(dev.hub.lastError.code, 'NINES_ERR_CONNECT_FAILED');
+    assert.equal(dev.hub.health.state, 'down');
+    assert.equal(dev.hub.health.lastError.code, 'NINES_ERR_CONNECT_FAILED');
     sim = await createModbusTcpSimulator({ port: 0 });
+  });
+
+  it('builds its device spec from the settings, and keeps Modbus RTU to one connection', async () => {
+    await helper.load([deviceNode], [
+      device(sim.port, { maxConnections: '8', connectTimeout: 900, backoffMin: '50', backoffMax: 2000 }),
+      { ...device(0, { transport: 'rtu', path: '/dev/ttyUSB0' }), id: 'serial' }
+    ]);
+    const spec = helper.getNode('dev').spec;
+    assert.equal(spec.name, 'dev');
+    assert.equal(spec.maxConnections, 8);
+    assert.equal(spec.connectTimeoutMs, 900);
+    assert.deepEqual(spec.backoff, { initialMs: 50, maxMs: 2000 });
+    assert.equal(helper.getNode('serial').spec.maxConnections, 1);
+  });
+
+  const bad = [
+    ['a connection count of 0', { maxConnections: 0 }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got 0/],
+    ['two connections on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for Modbus RTU/],
+    ['a negative backoff', { backoffMin: '-5' }, 'backoffMin', /backoffMin must be an integer from 1 to 600000; got "-5"/],
+    ['a backoff maximum below its minimum', { backoffMin: 1000, backoffMax: 999 }, 'backoffMax', /backoffMax must be at least backoffMin/]
+  ];
+  for (const [what, settings, field, re] of bad) {
+    it(`turns ${what} into a coded error naming ${field}, and connects to nothing`, async () => {
+      await helper.load([deviceNode, readNode], [device(sim.port, settings), reader('a'), { id: 'out', type: 'helper' }]);
+      const a = helper.getNode('a');
+      await waitStatus(a, (s) => s.fill === 'red' && s.text === 'bad argument', 'bad argument');
+      const err = await expectError(a, {});
+      assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+      assert.equal(err.details.field, field);
+      assert.match(err.message, re);
+      assert.equal(sim.stats.connections, 0);
+    });
+  }
+
+  it('runs its device in the shared pool with the thread count of settings.js nines.workers', async () => {
+    helper.settings({ nines: { workers: 1 } });
+    try {
+      await helper.load([deviceNode, readNode], [device(sim.port), reader('a'), { id: 'out', type: 'helper' }]);
+      await roundTrip(helper.getNode('a'), helper.getNode('out'), {});
+      const dev = helper.getNode('dev');
+      assert.equal(dev.hub._handle.settings.workers, 1);
+      assert.equal(dev.hub._handle.pool.threads, 1);
+    } finally {
+      helper.settings({ nines: undefined });
+    }
   });
 });

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, expectError, waitStatus, waitFor } = require('./harness');
+const { helper, expectError, waitStatus, waitFor, lastStatus } = require('./harness');
 const latency = require('../../gateway/latency');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
@@ -15,12 +15,12 @@ const NODES = [asciiDevice, modbusDevice, pollNode];
 
 function flow (poll = {}, devices = {}) {
   return [
-    { id: 'ad', type: 'nines-ascii-device', host: '127.0.0.1', port: devices.asciiPort || 1, address: '01', checksum: false, timeout: 200, connections: 1 },
-    { id: 'md', type: 'nines-modbus-device', transport: 'tcp', host: '127.0.0.1', port: devices.modbusPort || 1, unitId: 1, timeout: 200, allowWrites: false },
+    { id: 'ad', type: 'nines-ascii-device', host: '127.0.0.1', port: devices.asciiPort || 1, address: '01', checksum: false, timeout: 200, maxConnections: 1, backoffMin: 20, backoffMax: 200 },
+    { id: 'md', type: 'nines-modbus-device', transport: 'tcp', host: '127.0.0.1', port: devices.modbusPort || 1, unitId: 1, timeout: 200, maxConnections: 1, backoffMin: 20, backoffMax: 200, allowWrites: false },
     {
       id: 'p', type: 'nines-poll', name: 'job1', protocol: 'ascii', asciiDevice: 'ad', modbusDevice: 'md', command: '@01',
       fc: 3, address: 0, quantity: 1, dataType: 'uint16', wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0,
-      rate: '200/s', values: 'on-change', deadband: 0, every: 10, minInterval: 0, interval: 0.3, mode: 'worker', autostart: true,
+      rate: '200/s', policy: 'skip', values: 'on-change', deadband: 0, every: 10, minInterval: 0, interval: 0.3, mode: 'worker', autostart: true,
       wires: [['values'], ['summary']], ...poll
     },
     { id: 'values', type: 'helper' },
@@ -77,7 +77,10 @@ describe('nines-poll', function () {
       assert.equal(s.topic, 'job1');
       const parsed = latency.parseLatencyPayload(s.payload);
       assert.equal(parsed.job, 'job1');
-      assert.equal(parsed.histogram.totalCount, parsed.ok + parsed.errors + parsed.timeouts);
+      // every intended poll is in the histogram: sent, failed, or skipped under the skip policy (recorded from its slot)
+      assert.equal(parsed.count, parsed.ok + parsed.errors + parsed.timeouts + parsed.skipped);
+      assert.equal(parsed.histogram.totalCount, parsed.count);
+      assert.equal(parsed.policy, 'skip');
       await waitStatus(helper.getNode('p'), (st) => st.fill === 'green' && /^p99 /.test(st.text), 'p99 in the status');
     });
 
@@ -154,6 +157,54 @@ describe('nines-poll', function () {
       setFloat(10, 21);
       await waitFor(() => out.values.length === 2, 'the big change');
       assert.deepEqual(out.values[1].payload, [21]);
+    });
+
+    it('names its catch-up policy in every summary: skip unless the node says otherwise', async () => {
+      await helper.load(NODES, flow({ protocol: 'modbus', policy: undefined }, { modbusPort: sim.port }));
+      const out = collect();
+      await waitFor(() => out.summary.length >= 2, 'two summaries', 10000);
+      for (const m of out.summary) assert.equal(m.payload.policy, 'skip');
+      await helper.unload();
+      await helper.load(NODES, flow({ protocol: 'modbus', policy: 'capped' }, { modbusPort: sim.port }));
+      const capped = collect();
+      await waitFor(() => capped.summary.length >= 1, 'a summary', 10000);
+      for (const m of capped.summary) assert.equal(m.payload.policy, 'capped');
+    });
+
+    it('runs on its device config node\'s connection, as a job keyed by the node', async () => {
+      await helper.load(NODES, flow({ protocol: 'modbus', name: '' }, { modbusPort: sim.port }));
+      const out = collect();
+      await waitFor(() => out.values.length === 1 && out.summary.length >= 1, 'values and a summary', 10000);
+      assert.equal(out.values[0].topic, 'poll-p');
+      assert.equal(out.summary[0].payload.job, 'poll-p');
+      assert.equal(sim.stats.connections, 1);
+    });
+
+    it('shows the device state while it is down, connected at once when it is back, and p99 only from an interval spent connected', async () => {
+      await helper.load(NODES, flow({ protocol: 'modbus', rate: '50/s' }, { modbusPort: sim.port }));
+      const p = helper.getNode('p');
+      await waitStatus(p, (s) => /^p99 /.test(s.text), 'p99', 10000);
+      const port = sim.port;
+      await sim.close();
+      sim = null;
+      await waitStatus(p, (s) => s.fill === 'red' && s.shape === 'ring', 'red');
+      const down = lastStatus(p);
+      assert.ok(['connection lost', 'connect failed'].includes(down.text), down.text);
+      const calls = () => p.status.getCalls().filter((c) => c.thisValue === p).map((c) => c.args[0]);
+      const mark = calls().length;
+      sim = await createModbusTcpSimulator({ port });
+      await waitStatus(p, (s) => s.fill === 'green', 'green again', 10000);
+      const afterOutage = calls().slice(mark).filter((s) => s.fill === 'green');
+      assert.equal(afterOutage[0].text, 'node-red:common.status.connected', 'no p99 of the outage');
+      await waitStatus(p, (s) => /^p99 /.test(s.text), 'p99 again', 10000);
+    });
+
+    it('refuses an unknown catch-up policy with a coded error', async () => {
+      await helper.load(NODES, flow({ protocol: 'modbus', policy: 'fastest' }, { modbusPort: sim.port }));
+      const err = await expectError(helper.getNode('p'), { topic: 'start' });
+      assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+      assert.match(err.message, /policy must be one of burst, capped, skip; got "fastest"/);
+      assert.equal(sim.stats.connections, 0);
     });
 
     it('rejects settings that fail validation, at deploy and on every msg', async () => {
