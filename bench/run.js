@@ -5,7 +5,7 @@
  * as pino's runbench does, reads the JSON each prints on its last stdout line, and writes
  * bench/results/<YYYY-MM-DD>-<host>.md and .json plus one percentile SVG per latency question.
  *
- *   npm run bench                      full run (≥ 3 interleaved rounds per measurement, ≤ 15 minutes)
+ *   npm run bench                      full run (≥ 3 interleaved rounds per measurement, about 16 minutes)
  *   npm run bench -- --quick           smoke pass (≤ 2 minutes): every bench runs and reports; results
  *                                      go to the OS temp dir unless --out is given; exit code 1 if one fails
  *   npm run bench -- --only 1,floor    only questions matching a number or a name part

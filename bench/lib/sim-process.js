@@ -3,6 +3,10 @@
 /**
  * Runs one nines simulator in its own process, so it never shares an event loop with the client
  * under test: `node sim-process.js modbus|ascii`. Prints "PORT <n>", stops when stdin closes.
+ * Lines on stdin are fault commands (faults.js), so a bench can fault one device while it runs:
+ *   stall <duration>    freeze the device now (replies are held until it ends), e.g. "stall 6s"
+ *   faults <spec>       replace the fault plan, e.g. "faults latency=1ms,drop=0.01"
+ *   clear               remove every fault, a stall included
  */
 
 const path = require('node:path');
@@ -20,9 +24,31 @@ async function main () {
     throw new Error(`sim-process: unknown simulator ${JSON.stringify(kind)} (modbus, ascii)`);
   }
   process.stdout.write(`PORT ${sim.port}\n`);
-  process.stdin.on('data', () => {});
+  let pending = '';
+  process.stdin.on('data', (d) => {
+    pending += d;
+    let nl;
+    while ((nl = pending.indexOf('\n')) !== -1) {
+      command(sim, pending.slice(0, nl).trim());
+      pending = pending.slice(nl + 1);
+    }
+  });
   process.stdin.on('end', () => sim.close());
   process.stdin.on('close', () => sim.close());
+}
+
+/** Applies one stdin command; a bad one is reported on stderr and changes nothing. */
+function command (sim, line) {
+  const [verb, ...rest] = line.split(/\s+/);
+  const arg = rest.join(' ');
+  try {
+    if (verb === 'stall') sim.faults.stall(arg);
+    else if (verb === 'faults') sim.faults.set(arg);
+    else if (verb === 'clear') sim.faults.clear();
+    else if (verb !== '') throw new Error(`unknown command ${JSON.stringify(verb)} (stall, faults, clear)`);
+  } catch (err) {
+    console.error(`sim-process: ${err.message}`);
+  }
 }
 
 main().catch((err) => {
