@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * A real Node-RED 4, embedded through its API, in a child process of the test (the node tests
+ * A real Node-RED (4, or the one NINES_NODE_RED names), embedded through its API, in a child process of the test (the node tests
  * load another runtime into the mocha process, and Node-RED's runtime is a singleton). The
  * package is found as an installed module: the test links it into <userDir>/node_modules.
  * Prints "NINES_E2E_READY <port>" once listening on 127.0.0.1; stops on SIGTERM or a "stop" line.
@@ -9,8 +9,10 @@
 
 function main () {
   const http = require('node:http');
-  const express = require('express');
-  const RED = require('node-red');
+  // NINES_NODE_RED names another Node-RED install (CI runs Node-RED 5 this way); default: ours
+  const redPath = require.resolve(process.env.NINES_NODE_RED || 'node-red');
+  const express = require(require.resolve('express', { paths: [redPath] }));
+  const RED = require(redPath);
   const userDir = process.env.NINES_E2E_USERDIR;
   if (!userDir) throw new Error('NINES_E2E_USERDIR is required');
 

@@ -31,7 +31,7 @@ function latencyPayload (gateway, job, seq, valuesMs) {
   };
 }
 
-describe('Node-RED 4 end to end (examples deployed through the Admin API)', function () {
+describe(`Node-RED ${require(require.resolve(path.join(process.env.NINES_NODE_RED || 'node-red', 'package.json'))).version} end to end (examples deployed through the Admin API)`, function () {
   this.timeout(60000);
   let nr;
   let tap;

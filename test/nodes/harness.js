@@ -7,7 +7,8 @@
 
 const helper = require('node-red-node-test-helper');
 
-helper.init(require.resolve('node-red'));
+// NINES_NODE_RED names another Node-RED install (CI runs the node tests on Node-RED 5 this way)
+helper.init(require.resolve(process.env.NINES_NODE_RED || 'node-red'));
 
 /**
  * Waits until `check()` returns a truthy value, polling; rejects after `limitMs` with `what`.
