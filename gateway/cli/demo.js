@@ -48,7 +48,7 @@ async function startDemo ({ say }) {
       gateway: { id: 'demo', interval: '2s' },
       devices: {
         ed588: { target: ed588.url, timeout: '500ms' },
-        ed560: { target: ed560.url, timeout: '500ms' },
+        ed560: { target: ed560.url, timeout: '500ms', allowWrites: true }, // its job sets the analog outputs
         tail: { target: tail.url, timeout: '500ms' },
         plc1: { target: plc.url, timeout: '500ms', maxConnections: 4 }
       },

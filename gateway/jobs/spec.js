@@ -34,6 +34,7 @@ const DEFAULT_INTERVAL_MS = 10000;
  * @property {'command'|'generator'|'read'|'write'} kind
  * @property {string|object} operation the command, generator name or Modbus op as given (validated)
  * @property {string} op the operation's short label (`@AA`, `fc3-0x10`)
+ * @property {boolean} writes the operation changes the device (outputs, registers)
  * @property {number} ratePerSec Infinity for closed loop
  * @property {number} connections lanes: requests the job may have in flight at once (≤ the device's connections)
  * @property {'burst'|'capped'|'skip'|'closed'} policy
@@ -79,6 +80,12 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   }
   const policy = input.policy === undefined ? PURPOSE_POLICY[purpose] : input.policy;
   if (!POLICIES.includes(policy)) throw invalid('policy', policy, `must be one of ${POLICIES.join(', ')}`);
+  const writes = isWrite(kind, input[kind], target);
+  // a write that missed its slot must never go out late: a setpoint replayed after an outage
+  // moves a real actuator at the wrong time
+  if (writes && purpose === 'poll' && policy !== 'skip' && ratePerSec !== Infinity) {
+    throw invalid('policy', policy, 'must be skip for a job that writes: a missed write is never sent late');
+  }
   optionalInt(input.count, 'count', 0);
   optionalNumber(input.durationMs, 'durationMs', 0);
   if (input.count !== undefined && input.durationMs !== undefined) throw invalid('durationMs', input.durationMs, 'cannot be combined with count');
@@ -94,6 +101,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     kind,
     operation: input[kind],
     op: source.label,
+    writes,
     ratePerSec,
     connections,
     policy: ratePerSec === Infinity ? 'closed' : policy,
@@ -105,6 +113,20 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     decode: buildDecode(input.decode, kind, input[kind])
   };
 }
+
+/**
+ * Whether the operation changes the device: a Modbus write, or an ASCII command or generator that
+ * sets outputs (classified by the driver's own command table).
+ */
+function isWrite (kind, operation, target) {
+  if (kind === 'write') return true;
+  if (kind === 'read' || target.protocol !== 'ascii') return false;
+  const ascii = require('../drivers/ascii');
+  const command = kind === 'command' ? operation : ascii.createGenerator(operation, { address: target.address, random: () => 0.5 })();
+  return WRITE_KINDS.includes(ascii.classifyCommand(command));
+}
+
+const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
 
 /** The value gate's settings; a write job publishes no values. */
 function buildValues (raw, kind) {
@@ -150,4 +172,4 @@ function invalid (field, value, rule) {
   return new NinesError('NINES_ERR_INVALID_ARG', `job ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
 }
 
-module.exports = { buildJobSpec, POLICIES, PURPOSE_POLICY };
+module.exports = { buildJobSpec, isWrite, POLICIES, PURPOSE_POLICY };

@@ -12,8 +12,8 @@ function base () {
     gateway: { id: 'edge-1', interval: '10s' },
     mqtt: { url: 'mqtt://127.0.0.1:1883', prefix: 'nines' },
     devices: {
-      ed588: { target: 'ascii://127.0.0.1:9500', timeout: '1s' },
-      plc1: { target: 'modbus+tcp://127.0.0.1:5020?unitId=1', timeout: '500ms' }
+      ed588: { target: 'ascii://127.0.0.1:9500', timeout: '1s', allowWrites: true },
+      plc1: { target: 'modbus+tcp://127.0.0.1:5020?unitId=1', timeout: '500ms', allowWrites: true }
     },
     jobs: [
       { name: 'inputs', device: 'ed588', command: '@01', rate: '1000/s' },
@@ -204,6 +204,18 @@ describe('gateway/config: every rule names the field path, the value and the rul
       expectOne((o) => { o.devices.ed588.backoff = { min: 0 }; }, 'devices.ed588.backoff.min', /from 1ms to 1h/);
       expectOne((o) => { o.devices.ed588.backoff = { min: '2s', max: '1s' }; }, 'devices.ed588.backoff.max', /at least backoff.min \(2000 ms\)/);
       expectOne((o) => { o.devices.ed588.backoff = { initial: '1s' }; }, 'devices.ed588.backoff.initial', /known keys: min, max/);
+    });
+    it('a job that writes needs a device that allows writes, as in Node-RED', () => {
+      expectOne((o) => { delete o.devices.plc1.allowWrites; }, 'jobs[3].write', /writes to device "plc1", which does not allow writes; set devices.plc1.allowWrites: true/);
+      expectOne((o) => { o.devices.ed588.allowWrites = false; }, 'jobs[1].generator', /does not allow writes/);
+      expectOne((o) => { o.devices.ed588.allowWrites = false; o.jobs[1].generator = '@AA'; o.jobs[0].command = '#010001'; }, 'jobs[0].command', /does not allow writes/);
+      const { errors } = problemsOf((o) => { o.devices.ed588.allowWrites = 'yes'; });
+      assert.equal(errors[0].path, 'devices.ed588.allowWrites');
+      assert.match(errors[0].rule, /true or false/);
+    });
+    it('a job that writes skips missed slots: a missed write is never sent late', () => {
+      expectOne((o) => { o.jobs[3].catchUp = 'capped'; }, 'jobs[3].catchUp', /must be skip for a job that writes/);
+      expectOne((o) => { o.jobs[3].catchUp = 'burst'; }, 'jobs[3].catchUp', /must be skip/);
     });
     it('a job cannot use more connections than its device has', () => {
       expectOne((o) => { o.jobs[0].connections = 2; }, 'jobs[0].connections', /at most devices.ed588.maxConnections \(1\)/);

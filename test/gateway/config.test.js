@@ -228,7 +228,7 @@ describe('gateway/config: normalization', () => {
 
   it('takes the unit id of a Modbus op from the target unless the op sets one', () => {
     const c = validateConfig({
-      devices: { m: { target: 'modbus+tcp://127.0.0.1:5020?unitId=7' } },
+      devices: { m: { target: 'modbus+tcp://127.0.0.1:5020?unitId=7', allowWrites: true } },
       jobs: [
         { name: 'a', device: 'm', read: { fc: 4, address: 1, quantity: 2 }, rate: 1 },
         { name: 'b', device: 'm', write: { fc: 16, address: 1, values: [1, 2], unitId: 3 }, rate: 1 }

@@ -44,6 +44,16 @@ describe('jobs/spec: one module builds every job spec', () => {
     assert.equal(buildJobSpec({ name: 'hr', read: '3:0:1', ratePerSec: 1, connections: 2 }, { device: modbus }).connections, 2);
   });
 
+  it('knows which operations write, and a polling write never catches up late', () => {
+    assert.equal(buildJobSpec({ name: 'w', write: { fc: 6, address: 0, value: 1 }, ratePerSec: 1 }, { device: modbus }).writes, true);
+    assert.equal(buildJobSpec({ name: 'w', command: '#010001', ratePerSec: 1 }, { device: ascii }).writes, true);
+    assert.equal(buildJobSpec({ name: 'w', generator: '@AA(Data)', ratePerSec: 1 }, { device: ascii }).writes, true);
+    assert.equal(buildJobSpec({ name: 'r', command: '@01', ratePerSec: 1 }, { device: ascii }).writes, false);
+    assert.deepEqual(code(() => buildJobSpec({ name: 'w', write: '6:0=1', ratePerSec: 1, policy: 'capped' }, { device: modbus })), ['NINES_ERR_INVALID_ARG', 'policy']);
+    // a measurement of a write (the vendor's latency tests set outputs) keeps its own policy
+    assert.equal(buildJobSpec({ name: 'w', generator: '@AA(Data)', ratePerSec: 1, policy: 'capped' }, { device: ascii, purpose: 'measure' }).policy, 'capped');
+  });
+
   it('refuses bad input with a coded error naming the field', () => {
     const cases = [
       [{ name: 'a/b', command: '@01' }, ascii, 'name'],

@@ -31,6 +31,15 @@ const { checkCommand, checkGenerator, checkOp } = require('./deep-check');
  */
 
 const OP_KINDS = ['command', 'generator', 'read', 'write'];
+
+/** Whether the operation writes, by the job-spec module's own rule (one definition of a write). */
+function writesTo (kind, operation, target) {
+  try {
+    return require('../../jobs/spec').isWrite(kind, operation, target);
+  } catch {
+    return false; // an operation that does not build is already a problem at its own field
+  }
+}
 const ASCII_KINDS = ['command', 'generator'];
 
 function checkValues (problems, segs, raw, kind) {
@@ -134,6 +143,15 @@ function checkJobs (problems, raw, devices, deviceNames) {
     }
     const durationMs = durationField(problems, at('duration'), j.duration, { def: null, minMs: 1 });
 
+    if (kind && device && !problems.has(at(kind)) && writesTo(kind, kind === 'command' ? command : j[kind], device.target)) {
+      // as in Node-RED: nothing moves a real actuator unless its device says it may
+      if (!device.allowWrites) {
+        problems.add(at(kind), j[kind], `writes to device "${j.device}", which does not allow writes; set devices.${j.device}.allowWrites: true`);
+      }
+      if (j.catchUp !== undefined && j.catchUp !== 'skip' && j.rate !== 'max') {
+        problems.add(at('catchUp'), j.catchUp, 'must be skip for a job that writes: a missed write is never sent late');
+      }
+    }
     if (device && Number.isInteger(j.connections) && j.connections > device.maxConnections) {
       problems.add(at('connections'), j.connections, `must be at most devices.${j.device}.maxConnections (${device.maxConnections}): a job cannot use more connections than its device has`);
     }

@@ -102,6 +102,7 @@ const device = {
       maximum: D.DEVICE_MAX_CONNECTIONS_LIMIT,
       rule: `must be an integer from 1 to ${D.DEVICE_MAX_CONNECTIONS_LIMIT} (the TCP connections the device accepts; every job on it shares them)`
     },
+    allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     backoff: {
       type: 'object',
       additionalProperties: false,

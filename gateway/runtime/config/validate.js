@@ -28,6 +28,7 @@ const { NAME_RULE } = require('./schema');
  * @property {number} connectTimeoutMs
  * @property {number} queueMax requests waiting per job (each job has its own queue)
  * @property {number} maxConnections connections the device gets, shared by all its jobs
+ * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
  */
 
@@ -93,6 +94,7 @@ function checkDevices (problems, raw) {
       connectTimeoutMs: durationField(problems, at('connectTimeout'), d.connectTimeout, { def: D.DEVICE_CONNECT_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
       queueMax: Number.isInteger(d.queue) ? d.queue : D.DEVICE_QUEUE_MAX,
       maxConnections: Number.isInteger(d.maxConnections) ? d.maxConnections : D.DEVICE_MAX_CONNECTIONS,
+      allowWrites: d.allowWrites === true,
       backoff: checkBackoff(problems, at('backoff'), d.backoff)
     };
     if (target) devices[name] = device;
