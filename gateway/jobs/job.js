@@ -24,8 +24,10 @@ class Job extends EventEmitter {
    * @param {import('./spec').JobSpec} spec built by jobs/spec.js (trusted as it is)
    * @param {object} opts
    * @param {{user: Function, open: Function}} opts.device the Device the job polls (devices/device.js)
+   * @param {number} [opts.resumeFromMs] the end of the job's last summary when it is restarted after
+   *   its worker died: the first interval covers the gap, and the slots nobody served are counted
    */
-  constructor (spec, { device }) {
+  constructor (spec, { device, resumeFromMs }) {
     super();
     this.spec = spec;
     this.device = device;
@@ -39,6 +41,7 @@ class Job extends EventEmitter {
     this.errorCounts = new Map();
     this.values = new ValueGate({ ...spec.values, emit: (values, info) => this.emit('values', { values, ...info }) });
     this.decode = spec.decode ? makeDecoder(spec.decode) : null;
+    this.resumeFromMs = resumeFromMs;
   }
 
   /**
@@ -54,6 +57,7 @@ class Job extends EventEmitter {
     const s = this.spec;
     this.running = true;
     this.recorder = new Recorder({ policy: s.policy });
+    if (this.resumeFromMs !== undefined) this.coverGap(this.resumeFromMs);
     // at most one request per lane is waiting, so a queue of `connections` is never full
     this.user = this.device.user(s.name, { queueMax: s.connections });
     // intervals end at the job's own phase too: a thread running a thousand jobs would otherwise
@@ -85,6 +89,23 @@ class Job extends EventEmitter {
         this.finish().then(() => this.emit('end'));
       });
     });
+  }
+
+  /**
+   * After a worker died: this interval starts where the last summary ended, and every slot intended
+   * in between, which nobody served, is counted as skipped with what it had waited by now (a lower
+   * bound, as the skip policy records), so the gap is neither hidden by `seq` nor uncounted.
+   * @param {number} fromMs epoch ms
+   */
+  coverGap (fromMs) {
+    const r = this.recorder;
+    r.coverFrom(fromMs);
+    const rate = this.spec.ratePerSec;
+    const nowMs = Date.now();
+    if (rate === Infinity || nowMs <= fromMs) return;
+    // bounded: past an hour every wait is clamped to the histogram's top anyway
+    const slots = Math.min(Math.floor((nowMs - fromMs) * rate / 1000), Math.ceil(rate * 3600));
+    for (let i = 0; i < slots; i++) r.recordSkipped(Math.round((nowMs - fromMs - i * 1000 / rate) * 1e6));
   }
 
   onReply (reply) {

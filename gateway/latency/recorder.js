@@ -16,7 +16,7 @@
 
 const { createHistogram, recordNs, RECORD_OK, RECORD_CLAMPED } = require('./histogram');
 const { POLICIES, checkPolicy, encodeSnapshot, decodeSnapshot, mergeSnapshots } = require('./snapshot');
-const { invalid, plainObject } = require('./validate');
+const { invalid, plainObject, finite } = require('./validate');
 
 const DEFAULT_CLOCK = Object.freeze({ nowMs: () => Date.now() });
 
@@ -50,6 +50,17 @@ class Recorder {
     this._issued = new WeakMap();
     this._zero();
     this._totals = { count: 0, ok: 0, errors: 0, timeouts: 0, skipped: 0, clamped: 0, invalid: 0 };
+  }
+
+  /**
+   * Moves the start of the current interval back to `startMs`, so that this interval covers a time
+   * nothing else recorded (a worker that died: its successor's first summary starts where the
+   * last one ended). Only earlier starts are taken.
+   * @param {number} startMs epoch ms
+   */
+  coverFrom (startMs) {
+    finite(startMs, 'startMs');
+    if (startMs < this._startMs) this._startMs = startMs;
   }
 
   /** @returns {string} the catch-up policy named in every snapshot (fixed at construction) */

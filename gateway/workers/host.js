@@ -14,7 +14,7 @@ const { toNinesError } = require('../base/errors');
  * histogram is encoded here, once. The pool only numbers `seq`. When the pool asks for interval
  * logs, service and lag are encoded here too, once.
  *
- * In:  device {spec} · drop-device {name} · job {spec} · stop-job {name} · reset {job} ·
+ * In:  device {spec} · drop-device {name} · job {spec, resumeFromMs?} · stop-job {name} · reset {job} ·
  *      req {id, device, op, timeoutMs} · stop
  * Out: health {device, health} · summary {job, payload, hlog} · values {job, values} ·
  *      error {job, error} · end {job} · job-stopped {name} · res {id, reply | error} · stopped
@@ -46,7 +46,7 @@ class Host {
       switch (m.type) {
         case 'device': this.addDevice(m.spec); break;
         case 'drop-device': this.dropDevice(m.name); break;
-        case 'job': this.startJob(m.spec); break;
+        case 'job': this.startJob(m.spec, m.resumeFromMs); break;
         case 'stop-job': this.stopJob(m.name); break;
         case 'reset': for (const [name, job] of this.jobs) if (!m.job || m.job === name) job.reset(); break;
         case 'req': this.request(m); break;
@@ -75,10 +75,10 @@ class Host {
     device.close().catch(() => {});
   }
 
-  startJob (spec) {
+  startJob (spec, resumeFromMs) {
     const device = this.devices.get(spec.device);
     if (!device) throw new (require('../base/errors').NinesError)('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which this pool does not have`, { field: 'device', value: spec.device });
-    const job = new Job(spec, { device });
+    const job = new Job(spec, { device, resumeFromMs });
     this.jobs.set(spec.name, job);
     job.on('snapshot', (snap, meta) => this.postSummary(spec.name, snap, meta));
     job.on('values', (v) => this.post({ type: 'values', job: spec.name, values: v }));

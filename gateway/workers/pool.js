@@ -24,7 +24,8 @@ const HEALTHY_AFTER_MS = 30000;
  *
  * A worker that dies is reported and restarted with its devices and jobs, with a backoff that grows
  * until a worker has stayed up for a while. `seq` is numbered here, so it stays contiguous across
- * restarts.
+ * restarts, and the first summary after a restart starts where the last one ended: the slots that
+ * nobody served while the worker was away are counted as skipped.
  *
  * Events:
  * - 'summary' (job, payload, hlog): the design.md latency payload, seq numbered; hlog: encoded
@@ -61,6 +62,7 @@ class WorkerPool extends EventEmitter {
     this.deviceUsers = new Map();
     this.healthOf = new Map();
     this.seq = new Map();
+    this.coveredUntil = new Map(); // job → end of its last summary (epoch ms), for restarts
     this.pending = new Map(); // request id → {resolve, reject, slot}
     this.stopWaiters = new Map(); // job → [resolve]
     this.nextId = 1;
@@ -116,6 +118,7 @@ class WorkerPool extends EventEmitter {
     const slot = this.deviceSlot.get(spec.device);
     if (!slot) throw new NinesError('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which is not in the pool`, { field: 'device', value: spec.device });
     slot.jobs.set(spec.name, spec);
+    this.coveredUntil.set(spec.name, Date.now());
     this.post(slot, { type: 'job', spec });
   }
 
@@ -222,7 +225,8 @@ class WorkerPool extends EventEmitter {
     worker.on('exit', (code) => this.onExit(slot, worker, code));
     // a restarted worker gets its devices back first, then their jobs
     for (const spec of slot.devices.values()) worker.postMessage({ type: 'device', spec });
-    for (const spec of slot.jobs.values()) worker.postMessage({ type: 'job', spec });
+    // each job's first summary after a restart starts where its last one ended, covering the gap
+    for (const spec of slot.jobs.values()) worker.postMessage({ type: 'job', spec, resumeFromMs: this.coveredUntil.get(spec.name) });
   }
 
   onExit (slot, worker, code) {
@@ -254,6 +258,7 @@ class WorkerPool extends EventEmitter {
         const seq = this.seq.get(m.job) || 0;
         this.seq.set(m.job, seq + 1);
         m.payload.seq = seq;
+        this.coveredUntil.set(m.job, m.payload.end);
         this.emit('summary', m.job, m.payload, m.hlog, m.meta);
         break;
       }

@@ -110,12 +110,13 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     await pool.request('plc', '3:0:1');
   });
 
-  it('a killed worker comes back with its devices and jobs, and seq stays contiguous', async () => {
+  it('a killed worker comes back with its devices and jobs; seq stays contiguous and the gap is covered and counted', async () => {
     pool = new WorkerPool({ workers: 1 });
     const device = buildDeviceSpec({ name: 'plc', target: sim.url });
     const seqs = [];
     const exits = [];
-    pool.on('summary', (job, p) => seqs.push(p.seq));
+    const summaries = [];
+    pool.on('summary', (job, p) => { seqs.push(p.seq); summaries.push(p); });
     pool.on('worker-exit', (info) => exits.push(info));
     pool.addDevice(device);
     pool.startJob(buildJobSpec({ name: 'poll', read: '3:0:1', ratePerSec: 50, intervalMs: 200 }, { device }));
@@ -127,5 +128,11 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     const before = seqs.length;
     await until(() => seqs.length >= before + 2, 10000, 'summaries after the restart');
     assert.deepEqual(seqs, seqs.map((_, i) => i));
+    // no time is left out: each summary starts where the one before ended, across the restart
+    for (let i = 1; i < summaries.length; i++) assert.equal(summaries[i].start, summaries[i - 1].end, `summary ${i}`);
+    // the slots intended while no worker ran are counted: the restart waits at least 250 ms (500 ms
+    // with equal jitter), 12 slots at 50/s
+    const after = summaries[before];
+    assert.ok(after.skipped >= 10, `skipped ${after.skipped} in the summary after the restart`);
   });
 });
