@@ -22,8 +22,8 @@ module.exports = function (RED) {
     try {
       settings = asciiDevice(config, node.id);
     } catch (err) {
+      // not node.error: the hub says it through the device's first user node (see device-hub.js)
       configError = err;
-      node.error(RED._('nines-ascii-device.errors.config', { message: err.message }));
     }
     node.protocol = 'ascii';
     /** the device spec (devices/spec.js) the poll nodes run their jobs on */
@@ -35,12 +35,18 @@ module.exports = function (RED) {
     node.timeoutMs = settings ? settings.timeoutMs : null;
     node.configError = configError;
 
+    // A config node never logs itself: the editor's debug sidebar cannot place a config node's
+    // warning (path "global", no flow). A user node of the device says it, once per change of code.
+    const poolWarnings = [];
+    const device = node.name || node.target || node.id;
     node.hub = new DeviceHub({
       spec: node.spec,
       configError,
-      pool: poolSettings(RED, (text) => node.warn(text)),
-      onError: (err) => node.warn(RED._('nines-ascii-device.errors.connection', { target: node.target, code: err.code, message: err.message }))
+      configText: configError ? RED._('nines-ascii-device.errors.config', { device, message: configError.message }) : undefined,
+      pool: poolSettings(RED, (text) => poolWarnings.push(text)),
+      describe: (err) => RED._('nines-ascii-device.errors.connection', { device, code: err.code, message: err.message })
     });
+    for (const text of poolWarnings) node.hub.report('warn', text);
 
     node.on('close', (removed, done) => {
       node.hub.close().then(() => done(), () => done());

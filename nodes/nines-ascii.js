@@ -7,7 +7,7 @@
 
 const { validateCommand } = require('../gateway/drivers/ascii');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError } = require('./lib/status');
+const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
 const { asciiPayload, latencyMs } = require('./lib/reply');
 
 module.exports = function (RED) {
@@ -18,7 +18,7 @@ module.exports = function (RED) {
     const configured = typeof config.command === 'string' ? config.command.trim() : '';
 
     if (device) device.hub.register(node);
-    else node.status({ fill: 'red', shape: 'ring', text: 'nines-ascii.status.no-device' });
+    else showStatus(node, { fill: 'red', shape: 'ring', text: 'nines-ascii.status.no-device' });
 
     /** @returns {string} the command for this msg; throws NINES_ERR_INVALID_ARG when there is none */
     function commandFor (msg) {
@@ -49,15 +49,15 @@ module.exports = function (RED) {
         msg.raw = reply.raw;
         msg.latency = latencyMs(reply);
         msg.command = command;
-        node.status(device.hub.status);
+        showStatus(node, device.hub.status);
         send(msg);
         done();
       }, (err) => {
         const e = nodeError(err);
         // the connection's state is the device's, shown alike on all its nodes; this request's own
         // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
-        if (isConnectionError(e)) node.status(device.hub.status);
-        else if (!isMsgError(e)) node.status(errorStatus(e));
+        if (isConnectionError(e)) showStatus(node, device.hub.status);
+        else if (!isMsgError(e)) showStatus(node, errorStatus(e));
         done(e);
       });
     });

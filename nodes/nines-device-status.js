@@ -8,7 +8,7 @@
  */
 
 const { nodeError } = require('./lib/errors');
-const { errorStatus, fromHealth } = require('./lib/status');
+const { errorStatus, fromHealth, showStatus } = require('./lib/status');
 const { pickDevice } = require('./lib/job-spec');
 
 module.exports = function (RED) {
@@ -21,14 +21,14 @@ module.exports = function (RED) {
     } catch (err) {
       const e = nodeError(err, 'NINES_ERR_INVALID_ARG');
       node.error(e);
-      node.status(errorStatus(e));
+      showStatus(node, errorStatus(e));
       return;
     }
     const topic = device.name || device.target;
     let last = null;
 
     device.hub.register(node, (health) => {
-      node.status(fromHealth(health));
+      showStatus(node, fromHealth(health));
       if (!health) return; // the pool has not reported yet: the first report follows
       const payload = {
         state: health.state,

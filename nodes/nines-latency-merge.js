@@ -7,7 +7,7 @@
  */
 
 const { nodeError, invalidArg } = require('./lib/errors');
-const { errorStatus } = require('./lib/status');
+const { errorStatus, showStatus: setStatus } = require('./lib/status');
 const { LatencyWindow, chartSeries, KEY_BY, PERCENTILES } = require('./lib/latency-window');
 const { num } = require('./lib/device-config');
 
@@ -50,14 +50,14 @@ module.exports = function (RED) {
     } catch (err) {
       configError = nodeError(err, 'NINES_ERR_INVALID_ARG');
       node.error(configError);
-      node.status(errorStatus(configError));
+      setStatus(node, errorStatus(configError));
     }
     const win = settings ? new LatencyWindow({ keyBy: settings.keyBy, windowMs: settings.windowMs, latency }) : null;
     let bad = 0;
 
     function showStatus () {
       const keys = win.keys.size;
-      node.status(bad > 0
+      setStatus(node, bad > 0
         ? { fill: 'yellow', shape: 'ring', text: RED._('nines-latency-merge.status.keys-bad', { keys, bad }) }
         : { fill: keys ? 'green' : 'grey', shape: 'dot', text: RED._('nines-latency-merge.status.keys', { keys }) });
     }

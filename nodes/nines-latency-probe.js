@@ -4,12 +4,14 @@
  * nines-latency-probe: the Brainboxes latency test as a node. On msg (topic start, or any topic
  * but stop/reset) it runs gateway/measure/probe.js in a worker thread, so the flow neither disturbs the
  * measurement nor is disturbed by it; progress shows in the status; per run (one per connection
- * count) it sends the summary, the .hgrm text and the encoded histogram.
+ * count) it sends the summary, the .hgrm text and the encoded histogram. The .hgrm msg names its
+ * file, `<directory>/<run>-<probe start>.hgrm` under the Node-RED user directory, for a write file
+ * node: never Node-RED's working directory, and a later probe never overwrites an earlier one.
  */
 
 const { nodeError, invalidArg } = require('./lib/errors');
-const { errorStatus } = require('./lib/status');
-const { probeOptions, runPayload } = require('./lib/probe-run');
+const { errorStatus, showStatus } = require('./lib/status');
+const { probeOptions, runPayload, hgrmDirectory, hgrmFilename, fileStamp } = require('./lib/probe-run');
 
 /** How long close() waits for a stopped probe to wind down (Node-RED allows 15 s in all) */
 const STOP_WAIT_MS = 10000;
@@ -26,21 +28,24 @@ module.exports = function (RED) {
     /** the payloads' `gateway`: this node, so two probes of the same device stay apart */
     const source = `node-red/${config.name || node.id}`;
 
-    const idle = () => node.status({ fill: 'grey', shape: 'ring', text: 'nines-latency-probe.status.idle' });
+    const idle = () => showStatus(node, { fill: 'grey', shape: 'ring', text: 'nines-latency-probe.status.idle' });
     // checked at deploy for the status and the log; checked again on every start, which reports by done(err)
     try {
       probeOptions(RED, config);
+      hgrmDirectory(RED, config);
       idle();
     } catch (err) {
       const e = nodeError(err, 'NINES_ERR_INVALID_ARG');
       node.error(e);
-      node.status(errorStatus(e));
+      showStatus(node, errorStatus(e));
     }
 
     function start (msg, send, done) {
       let opts;
+      let dir;
       try {
         opts = probeOptions(RED, config);
+        dir = hgrmDirectory(RED, config);
       } catch (err) {
         done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
         return;
@@ -54,10 +59,12 @@ module.exports = function (RED) {
         return;
       }
       running = { probe, stopping: false };
-      node.status({ fill: 'blue', shape: 'ring', text: 'nines-latency-probe.status.starting' });
+      // one stamp per probe: its runs' files sort together, and the next probe writes new ones
+      const stamp = fileStamp(Date.now());
+      showStatus(node, { fill: 'blue', shape: 'ring', text: 'nines-latency-probe.status.starting' });
       probe.on('progress', (p) => {
         const pct = p.total ? `${Math.floor((100 * p.done) / p.total)}%` : `${p.done}`;
-        node.status({ fill: 'blue', shape: 'dot', text: `${p.connections || ''}x ${pct}` });
+        showStatus(node, { fill: 'blue', shape: 'dot', text: `${p.connections || ''}x ${pct}` });
       });
       probe.on('run', (run) => {
         const seq = seqs.get(run.name) || 0;
@@ -66,7 +73,7 @@ module.exports = function (RED) {
         const summary = RED.util.cloneMessage(msg);
         summary.topic = run.name;
         summary.payload = payload;
-        const hgrm = { topic: run.name, payload: run.hgrm, filename: `${run.name}.hgrm` };
+        const hgrm = { topic: run.name, payload: run.hgrm, filename: hgrmFilename(dir, run.name, stamp) };
         const hist = { topic: run.name, payload: run.hist };
         send([summary, hgrm, hist]);
       });
@@ -74,14 +81,14 @@ module.exports = function (RED) {
         const last = result.runs[result.runs.length - 1];
         running = null;
         const p99 = last && typeof last.summary.p99 === 'number' ? Number(last.summary.p99.toPrecision(3)) : null;
-        node.status(p99 !== null
+        showStatus(node, p99 !== null
           ? { fill: 'green', shape: 'dot', text: `p99 ${p99} ms` }
           : { fill: 'grey', shape: 'ring', text: 'nines-latency-probe.status.stopped' });
         done();
       }, (err) => {
         running = null;
         const e = nodeError(err, 'NINES_ERR_WORKER');
-        node.status(errorStatus(e));
+        showStatus(node, errorStatus(e));
         done(e);
       });
     }

@@ -8,7 +8,7 @@
 const { decodeRegisters } = require('../gateway/values/registers');
 const { validateOp } = require('../gateway/drivers/modbus');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError } = require('./lib/status');
+const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions } = require('./lib/modbus-msg');
 
@@ -27,8 +27,8 @@ module.exports = function (RED) {
       node.error(configError);
     }
 
-    if (!device) node.status({ fill: 'red', shape: 'ring', text: 'nines-modbus-read.status.no-device' });
-    else if (configError) node.status(errorStatus(configError));
+    if (!device) showStatus(node, { fill: 'red', shape: 'ring', text: 'nines-modbus-read.status.no-device' });
+    else if (configError) showStatus(node, errorStatus(configError));
     else device.hub.register(node);
 
     node.on('input', (msg, send, done) => {
@@ -56,15 +56,15 @@ module.exports = function (RED) {
         if (reply.buffer) msg.buffer = reply.buffer;
         msg.latency = latencyMs(reply);
         msg.modbus = { fc: op.fc, address: op.address, quantity: op.quantity, unitId: op.unitId === undefined ? device.unitId : op.unitId };
-        node.status(device.hub.status);
+        showStatus(node, device.hub.status);
         send(msg);
         done();
       }, (err) => {
         const e = nodeError(err);
         // the connection's state is the device's, shown alike on all its nodes; this request's own
         // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
-        if (isConnectionError(e)) node.status(device.hub.status);
-        else if (!isMsgError(e)) node.status(errorStatus(e));
+        if (isConnectionError(e)) showStatus(node, device.hub.status);
+        else if (!isMsgError(e)) showStatus(node, errorStatus(e));
         done(e);
       });
     });

@@ -7,7 +7,7 @@
 
 const { validateOp } = require('../gateway/drivers/modbus');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError } = require('./lib/status');
+const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions, writeOp } = require('./lib/modbus-msg');
 
@@ -28,16 +28,16 @@ module.exports = function (RED) {
 
     // with writes off the node never sends, so it does not open the connection either
     const writesOff = { fill: 'grey', shape: 'ring', text: 'nines-modbus-write.status.writes-off' };
-    if (!device) node.status({ fill: 'red', shape: 'ring', text: 'nines-modbus-write.status.no-device' });
-    else if (configError) node.status(errorStatus(configError));
-    else if (!device.allowWrites) node.status(writesOff);
+    if (!device) showStatus(node, { fill: 'red', shape: 'ring', text: 'nines-modbus-write.status.no-device' });
+    else if (configError) showStatus(node, errorStatus(configError));
+    else if (!device.allowWrites) showStatus(node, writesOff);
     else device.hub.register(node);
 
     node.on('input', (msg, send, done) => {
       if (!device) { done(invalidArg('device', RED._('nines-modbus-write.errors.no-device'))); return; }
       if (configError) { done(configError); return; }
       if (!device.allowWrites) {
-        node.status(writesOff);
+        showStatus(node, writesOff);
         done(invalidArg('allowWrites', RED._('nines-modbus-write.errors.writes-disabled', { device: device.name || device.target })));
         return;
       }
@@ -58,15 +58,15 @@ module.exports = function (RED) {
           unitId: op.unitId === undefined ? device.unitId : op.unitId,
           written: op.values ? Array.from(op.values) : op.value
         };
-        node.status(device.hub.status);
+        showStatus(node, device.hub.status);
         send(msg);
         done();
       }, (err) => {
         const e = nodeError(err);
         // the connection's state is the device's, shown alike on all its nodes; this request's own
         // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
-        if (isConnectionError(e)) node.status(device.hub.status);
-        else if (!isMsgError(e)) node.status(errorStatus(e));
+        if (isConnectionError(e)) showStatus(node, device.hub.status);
+        else if (!isMsgError(e)) showStatus(node, errorStatus(e));
         done(e);
       });
     });

@@ -13,7 +13,7 @@
 
 const { PollJob } = require('../gateway/jobs/poll-job');
 const { nodeError, invalidArg } = require('./lib/errors');
-const { errorStatus, fromHealth, isConnectionError, CONNECTED } = require('./lib/status');
+const { errorStatus, fromHealth, isConnectionError, showStatus: setStatus, CONNECTED } = require('./lib/status');
 const { pollSettings } = require('./lib/poll-spec');
 const { poolSettings } = require('./lib/pool-settings');
 
@@ -32,7 +32,7 @@ module.exports = function (RED) {
     } catch (err) {
       configError = nodeError(err, 'NINES_ERR_INVALID_ARG');
       node.error(configError);
-      node.status(errorStatus(configError));
+      setStatus(node, errorStatus(configError));
     }
     const topic = settings ? settings.spec.label : 'poll';
 
@@ -46,11 +46,11 @@ module.exports = function (RED) {
     let ownError = null;
 
     function showStatus () {
-      if (!running) node.status(STOPPED);
-      else if (!health || health.state !== 'up') node.status(fromHealth(health));
-      else if (ownError) node.status(errorStatus(ownError));
-      else if (p99 !== null) node.status({ fill: 'green', shape: 'dot', text: `p99 ${Number(p99.toPrecision(3))} ms` });
-      else node.status(CONNECTED);
+      if (!running) setStatus(node, STOPPED);
+      else if (!health || health.state !== 'up') setStatus(node, fromHealth(health));
+      else if (ownError) setStatus(node, errorStatus(ownError));
+      else if (p99 !== null) setStatus(node, { fill: 'green', shape: 'dot', text: `p99 ${Number(p99.toPrecision(3))} ms` });
+      else setStatus(node, CONNECTED);
     }
 
     function createJob () {

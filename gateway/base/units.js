@@ -27,8 +27,22 @@ function parseDuration (value, field = 'duration') {
   return ms;
 }
 
+/** Highest rate parseRate accepts, per second */
+const MAX_RATE_PER_S = 1e6;
+const NUMBER = '(\\d+(?:\\.\\d+)?|\\.\\d+)';
+/** "1000/s", "60 / min", or a bare number (per second) */
+const PER_UNIT_RE = new RegExp(`^\\s*${NUMBER}\\s*(?:\\/\\s*(s|sec|m|min|h))?\\s*$`);
+/** "10Hz", "2.5 kHz" (any case) */
+const HERTZ_RE = new RegExp(`^\\s*${NUMBER}\\s*(k?)hz\\s*$`, 'i');
+/** a period: "100ms", "2s", "500us", "1min" (the units of parseDuration) */
+const PERIOD_RE = new RegExp(`^\\s*${NUMBER}\\s*(ns|us|µs|ms|s|m|min|h)\\s*$`);
+/** Periods per second of one period unit: "10us" is 1e6 / 10 requests per second */
+const PERIOD_UNITS_PER_S = { ns: 1e9, us: 1e6, µs: 1e6, ms: 1000, s: 1, m: 1 / 60, min: 1 / 60, h: 1 / 3600 };
+
 /**
- * Parses a request rate: "max" (closed loop), a number (per second) or "1000/s", "60/min", "5/h".
+ * Parses a request rate: "max" (closed loop); a number or "1000/s", "60/min", "5/h" (requests per
+ * second, minute, hour); a frequency, "10Hz" or "1kHz"; or a period between requests, "100ms",
+ * "2s", "500us", "1min" (a duration with its unit, as parseDuration reads it: "100ms" is 10/s).
  * @param {number|string} value
  * @param {string} [field]
  * @returns {number} requests per second, or Infinity for "max"
@@ -39,12 +53,14 @@ function parseRate (value, field = 'rate') {
   if (typeof value === 'number') {
     perSec = value;
   } else if (typeof value === 'string') {
-    const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(?:\/\s*(s|sec|m|min|h))?\s*$/.exec(value);
-    if (m) perSec = Number(m[1]) * RATE_UNITS_PER_S[m[2] || 's'];
+    let m;
+    if ((m = PER_UNIT_RE.exec(value))) perSec = Number(m[1]) * RATE_UNITS_PER_S[m[2] || 's'];
+    else if ((m = HERTZ_RE.exec(value))) perSec = Number(m[1]) * (m[2] ? 1000 : 1);
+    else if ((m = PERIOD_RE.exec(value))) perSec = PERIOD_UNITS_PER_S[m[2]] / Number(m[1]);
   }
-  if (typeof perSec !== 'number' || !Number.isFinite(perSec) || perSec <= 0 || perSec > 1e6) {
+  if (typeof perSec !== 'number' || !Number.isFinite(perSec) || perSec <= 0 || perSec > MAX_RATE_PER_S) {
     throw new NinesError('NINES_ERR_INVALID_ARG',
-      `${field} must be "max" or a positive rate up to 1000000/s such as 1000, "1000/s", "60/min"; got ${JSON.stringify(value)}`,
+      `${field} must be "max" or a positive rate up to 1000000/s such as 1000, "1000/s", "60/min", "10Hz", or a period between requests such as "100ms"; got ${JSON.stringify(value)}`,
       { field, value });
   }
   return perSec;

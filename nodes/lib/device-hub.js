@@ -11,6 +11,13 @@
  * The device's health ('connecting', 'up', 'down' with the last error, 'closed') comes from the pool
  * as it changes and goes to every user node at once, so all of them show the same state and code.
  *
+ * What the device has to say in the log (it went down, its settings are invalid, settings.js is not
+ * usable) is said by a user node, never by the config node: a config node's warnings reach the
+ * editor's debug sidebar with the path "global" and no flow, which the sidebar cannot filter or
+ * reveal, and which has made it throw (TypeError reading 'label' in handleDebugMessage, issue 10).
+ * The first user node still deployed speaks for the device, once per change of error code, not
+ * once per retry.
+ *
  * Unlike node-red-contrib-modbus, a user node leaving never closes the connection under the feet
  * of the others (its #487), and a dead device never needs a redeploy: the device reconnects by
  * itself with its backoff and the status turns green again.
@@ -30,15 +37,21 @@ class DeviceHub {
    * @param {object|null} opts.spec the device spec (devices/spec.js), named by the config node's id;
    *   null when the settings failed validation
    * @param {{workers: number|'auto', gateway: string}} [opts.pool] settings of the shared pool
-   * @param {(err: Error) => void} [opts.onError] told when the device goes down, once per error code (for the log)
+   * @param {(err: Error) => string} [opts.describe] the log text for the device going down (logged
+   *   as a warning through a user node, once per error code)
    * @param {Error|null} [opts.configError] a setting that failed validation: every request fails with it
+   * @param {string} [opts.configText] the log text for configError (logged as an error through the
+   *   first user node)
    */
-  constructor ({ spec, pool = { workers: 'auto', gateway: 'node-red' }, onError, configError = null }) {
+  constructor ({ spec, pool = { workers: 'auto', gateway: 'node-red' }, describe, configError = null, configText }) {
     this.spec = spec;
     this.name = spec ? spec.name : null;
     this._poolSettings = pool;
-    this._onError = onError || (() => {});
+    this._describe = describe || ((err) => `${err.code}: ${err.message}`);
     this.configError = configError ? nodeError(configError, 'NINES_ERR_INVALID_ARG') : null;
+    /** log lines waiting for a user node to say them: [level, text] */
+    this._pending = [];
+    if (this.configError) this._pending.push(['error', configText || this.configError.message]);
     /** @type {Map<object, ((health: object) => void)|null>} user node → its own health handler, if any */
     this._users = new Map();
     this._handle = null;
@@ -46,6 +59,18 @@ class DeviceHub {
     /** the device's last health, null until the pool reports it */
     this.health = null;
     this._loggedCode = null;
+  }
+
+  /**
+   * Logs a line about the device through the first user node (on a flow, so the debug sidebar can
+   * show where it comes from); held until a node registers when none has yet.
+   * @param {'warn'|'error'} level
+   * @param {string} text
+   */
+  report (level, text) {
+    const [first] = this._users.keys();
+    if (first) first[level](text);
+    else if (this._pending.length < 10) this._pending.push([level, text]);
   }
 
   /** The status every user node shows now. */
@@ -62,9 +87,10 @@ class DeviceHub {
    */
   register (node, onHealth) {
     this._users.set(node, onHealth || null);
+    for (const [level, text] of this._pending.splice(0)) node[level](text);
     if (!this.configError) this._ensure();
     if (onHealth) onHealth(this.health);
-    else node.status(this.status);
+    else status.showStatus(node, this.status);
   }
 
   /**
@@ -131,7 +157,7 @@ class DeviceHub {
       // a dead device fails on every retry: log a change of code, not each attempt
       if (health.lastError.code !== this._loggedCode) {
         this._loggedCode = health.lastError.code;
-        this._onError(nodeError(fromJSON(health.lastError)));
+        this.report('warn', this._describe(nodeError(fromJSON(health.lastError))));
       }
     } else if (health.state === 'up') {
       this._loggedCode = null;
@@ -139,7 +165,7 @@ class DeviceHub {
     const s = this.status;
     for (const [node, onHealth] of this._users) {
       if (onHealth) onHealth(health);
-      else node.status(s);
+      else status.showStatus(node, s);
     }
   }
 

@@ -45,8 +45,9 @@ function pollSettings (RED, config, nodeId) {
   // flows saved before the setting existed poll as monitoring does: skip
   const policy = config.policy === undefined || config.policy === '' ? 'skip' : config.policy;
   if (!POLICIES.includes(policy)) throw invalidArg('policy', `policy must be one of ${POLICIES.join(', ')}; got ${JSON.stringify(config.policy)}`);
+  // "10/s", "1000/min", "10Hz", a period such as "100ms", a bare number (per second) or "max"
   const rate = config.rate === undefined || config.rate === '' ? '10/s' : config.rate;
-  const ratePerSec = parseRate(typeof rate === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(rate) ? Number(rate) : rate, 'rate');
+  const ratePerSec = parseRate(rate, 'rate');
   const name = jobKey(nodeId);
   const label = typeof config.name === 'string' && config.name.trim() ? config.name.trim() : name;
 

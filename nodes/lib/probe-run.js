@@ -1,9 +1,11 @@
 'use strict';
 
 /**
- * nines-latency-probe's settings → runProbe options, and a probe run → a nines latency payload.
+ * nines-latency-probe's settings → runProbe options, a probe run → a nines latency payload, and
+ * where its .hgrm file goes.
  */
 
+const path = require('node:path');
 const { invalidArg } = require('./errors');
 const { pickDevice, operation, connectionList } = require('./job-spec');
 const { num } = require('./device-config');
@@ -74,4 +76,50 @@ function runPayload (run, { seq, gateway, target }) {
   };
 }
 
-module.exports = { probeOptions, runPayload };
+/** Where .hgrm files go when the node names no directory: under the Node-RED user directory */
+const DEFAULT_HGRM_DIR = 'hgrm';
+
+/**
+ * The directory of the probe's .hgrm files: the node's `directory`, relative to the Node-RED user
+ * directory (~/.node-red) unless absolute, never the process's working directory, which depends on
+ * how Node-RED was started.
+ * @param {object} RED
+ * @param {{directory?: string}} config
+ * @returns {string} an absolute path
+ */
+function hgrmDirectory (RED, config) {
+  const dir = typeof config.directory === 'string' && config.directory.trim() ? config.directory.trim() : DEFAULT_HGRM_DIR;
+  if (dir.includes('\0')) throw invalidArg('directory', `directory must be a path; got ${JSON.stringify(config.directory)}`);
+  if (path.isAbsolute(dir)) return path.normalize(dir);
+  let userDir;
+  try {
+    userDir = RED.settings && RED.settings.userDir;
+  } catch (err) {
+    userDir = undefined; // a settings object that throws on unknown keys
+  }
+  return path.resolve(userDir || process.cwd(), dir);
+}
+
+/**
+ * A probe's start time for file names: UTC, sortable, no characters a file system refuses,
+ * e.g. 20260501T120000.123Z. Every run of one probe shares it, so its files sort together.
+ * @param {number} ms epoch ms
+ * @returns {string}
+ */
+function fileStamp (ms) {
+  return new Date(ms).toISOString().replace(/[-:]/g, '');
+}
+
+/**
+ * The .hgrm file of one run: `<dir>/<run name>-<probe start>.hgrm`, so a later probe never
+ * overwrites an earlier one.
+ * @param {string} dir from hgrmDirectory
+ * @param {string} runName e.g. ED-588-@AA-1x (file-safe already)
+ * @param {string} stamp from fileStamp
+ * @returns {string}
+ */
+function hgrmFilename (dir, runName, stamp) {
+  return path.join(dir, `${runName}-${stamp}.hgrm`);
+}
+
+module.exports = { probeOptions, runPayload, hgrmDirectory, hgrmFilename, fileStamp, DEFAULT_HGRM_DIR };

@@ -33,6 +33,25 @@ function fromHealth (health) {
   return DISCONNECTED;
 }
 
+/** The last status each node was given through showStatus, as "fill|shape|text" */
+const shown = new WeakMap();
+
+/**
+ * Sets a node's status only when it differs from the one it shows: a request node answering 10 msgs
+ * a second would otherwise send the editor 10 identical status messages a second. Every status a
+ * nines node sets goes through here (its own and its device's), so the last one is always known.
+ * @param {{status: (s: object) => void}} node
+ * @param {{fill?: string, shape?: string, text?: string}} s
+ * @returns {boolean} true when the status was sent, false when the node already showed it
+ */
+function showStatus (node, s) {
+  const key = `${s.fill}|${s.shape}|${s.text}`;
+  if (shown.get(node) === key) return false;
+  shown.set(node, key);
+  node.status(s);
+  return true;
+}
+
 /** Codes that say the connection is gone: the device's health reports them, the same on every node */
 const CONNECTION_CODES = new Set(['NINES_ERR_CONNECT_TIMEOUT', 'NINES_ERR_CONNECT_FAILED', 'NINES_ERR_CONNECTION_CLOSED',
   'NINES_ERR_NOT_CONNECTED', 'NINES_ERR_CLOSED']);
@@ -46,4 +65,4 @@ function isConnectionError (err) {
   return !!err && CONNECTION_CODES.has(err.code);
 }
 
-module.exports = { CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromHealth, isConnectionError };
+module.exports = { CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromHealth, isConnectionError, showStatus };

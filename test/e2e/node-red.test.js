@@ -166,11 +166,15 @@ describe(`Node-RED ${require(require.resolve(path.join(process.env.NINES_NODE_RE
       assert.equal(run.msg.ok, 400);
       assert.ok(run.msg.p99 > 0);
     }
-    const written = await tap.waitFor((m) => m.name === 'file written' && /8x\.hgrm$/.test(m.msg), 'the 8x file');
-    const file = path.join(nr.userDir, written.msg);
+    // <user dir>/hgrm/<run>-<probe start, UTC>.hgrm: not Node-RED's working directory, and a new
+    // probe never overwrites an earlier one's files
+    const written = await tap.waitFor((m) => m.name === 'file written' && /-8x-\d{8}T\d{6}\.\d{3}Z\.hgrm$/.test(m.msg), 'the 8x file');
+    const file = written.msg;
+    assert.equal(path.dirname(file), path.join(nr.userDir, 'hgrm'));
     await assert.doesNotReject(fs.promises.access(file));
     assert.match(fs.readFileSync(file, 'utf8'), /Value\s+Percentile\s+TotalCount/);
-    for (const n of [1, 2, 4]) assert.ok(fs.existsSync(path.join(nr.userDir, written.msg.replace('8x', `${n}x`))), `${n}x file`);
+    for (const n of [1, 2, 4]) assert.ok(fs.existsSync(file.replace('-8x-', `-${n}x-`)), `${n}x file`);
+    assert.deepEqual(fs.readdirSync(nr.userDir).filter((f) => f.endsWith('.hgrm')), [], 'nothing in the user directory itself');
     noErrors();
   });
 
@@ -183,7 +187,7 @@ describe(`Node-RED ${require(require.resolve(path.join(process.env.NINES_NODE_RE
       await deploy(flow);
       const up = await tap.waitFor((m) => m.name === 'device health' && m.msg.state === 'up', 'up');
       assert.deepEqual(up.msg.connections, { open: 1, max: 1 });
-      assert.equal(up.topic, 'PLC (Modbus simulator)');
+      assert.equal(up.topic, 'PLC simulator (example: device health)');
       await tap.waitFor((m) => m.name === 'registers', 'the poll node\'s values');
       const port = sim.port;
       await sim.close();

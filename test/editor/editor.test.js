@@ -3,8 +3,9 @@
 /**
  * The editor side, in headless Chromium (Debian's `chromium`, driven by playwright-core) against
  * a real Node-RED 4 with the package installed: the palette shows every nines node, each edit
- * dialog opens with its labels translated and validates as you type, the help renders from the
- * markdown, and the browser console stays free of errors.
+ * dialog opens with its labels translated and validates as you type, the help renders as core nodes'
+ * help does (each documented msg property its own entry), a device's warnings reach the debug sidebar
+ * from a node on a flow, and the browser console stays free of errors.
  */
 
 const assert = require('node:assert/strict');
@@ -42,6 +43,37 @@ const SUMMARY = {
   'nines-device-status': 'Sends the health of a device',
   'nines-ascii-device': 'A Brainboxes ED',
   'nines-modbus-device': 'A Modbus TCP server'
+};
+
+/**
+ * The msg properties each node's help documents, per section and, for nodes with several outputs,
+ * per output: each must render as its own <dt>/<dd> entry, as core nodes' help does.
+ */
+const HELP_PROPERTIES = {
+  'nines-ascii': { Inputs: [['command', 'payload']], Outputs: [['payload', 'raw', 'latency', 'command']] },
+  'nines-modbus-read': { Inputs: [['fc', 'address', 'quantity', 'unitId']], Outputs: [['payload', 'data', 'buffer', 'latency', 'modbus']] },
+  'nines-modbus-write': { Inputs: [['payload', 'fc', 'address', 'unitId']], Outputs: [['payload', 'modbus', 'latency']] },
+  'nines-poll': { Inputs: [['topic']], Outputs: [['topic', 'payload', 'ts', 'polls'], ['topic', 'payload']] },
+  'nines-latency-probe': { Inputs: [['topic']], Outputs: [['topic', 'payload'], ['payload', 'filename'], ['payload']] },
+  'nines-latency-merge': { Inputs: [['payload', 'topic']], Outputs: [['topic', 'payload'], ['topic', 'payload', 'timestamp']] },
+  'nines-device-status': { Outputs: [['topic', 'payload']] },
+  'nines-ascii-device': {},
+  'nines-modbus-device': {}
+};
+
+/** Entries whose full text must survive: [node, section, property, texts its description holds] */
+const HELP_TEXTS = [
+  ['nines-modbus-read', 'Inputs', 'address', ['0–65535', 'protocol address, 0-based', 'no 4xxxx offsets']],
+  ['nines-modbus-write', 'Inputs', 'address', ['0–65535', '0-based', 'no 4xxxx offsets']],
+  ['nines-modbus-read', 'Outputs', 'payload', ['FC 1/2: booleans', 'bit 0 first', '2 characters per register']],
+  ['nines-ascii', 'Outputs', 'payload', ['{outputs: [8 booleans], inputs: [8 booleans], value}', 'an acknowledged write gives true']],
+  ['nines-poll', 'Outputs', 'payload', ['as in nines modbus read', '{outputs, inputs}']]
+];
+
+/** The settings each config node's help lists, each as its own list item starting with its name */
+const HELP_SETTINGS = {
+  'nines-ascii-device': ['Host, Port', 'Address', 'Checksum mode', 'Timeout', 'Connect timeout', 'Reconnect', 'Connections'],
+  'nines-modbus-device': ['Transport', 'Unit id', 'Connections', 'Timeout', 'Connect timeout', 'Reconnect', 'Allow writes']
 };
 
 describe('Node-RED editor (headless Chromium)', function () {
@@ -234,6 +266,26 @@ describe('Node-RED editor (headless Chromium)', function () {
     }
   });
 
+  it('takes the poll rate per second, per minute, in Hz or as a period, and says under the field what it reads', async () => {
+    await openEditor('nines-poll', true);
+    try {
+      const tip = () => page.locator('#nines-poll-rate-tip').innerText();
+      // the hint names the forms the field takes
+      assert.match(await tip(), /10\/s.*1000\/min.*10Hz.*100ms.*max/s);
+      for (const [rate, reads] of [['10/s', /10 polls\/s, one every 100 ms/], ['10Hz', /10 polls\/s, one every 100 ms/], ['100ms', /10 polls\/s, one every 100 ms/],
+        ['1kHz', /1000 polls\/s, one every 1 ms/], ['1000/min', /16\.7 polls\/s, one every 60 ms/], ['2s', /0\.5 polls\/s, one every 2 s/], ['max', /closed loop/]]) {
+        assert.equal(await markedInvalid('#node-input-rate', rate), false, `${rate} should be accepted`);
+        assert.match(await tip(), reads, rate);
+      }
+      for (const rate of ['fast', '0ms', '10Hz/s', '-5/s', '2000kHz']) {
+        assert.equal(await markedInvalid('#node-input-rate', rate), true, `${rate} should be refused`);
+        assert.match(await tip(), /Not a rate/, rate);
+      }
+    } finally {
+      await closeEditors();
+    }
+  });
+
   for (const type of ['nines-device-status', 'nines-poll']) {
     it(`marks a ${type} node without a device as invalid`, async () => {
       const id = await openEditor(type, true);
@@ -278,7 +330,7 @@ describe('Node-RED editor (headless Chromium)', function () {
   });
 
   for (const type of [...FLOW_NODES, ...CONFIG_NODES]) {
-    it(`renders the ${type} help from markdown`, async () => {
+    it(`renders the ${type} help with its summary and sections`, async () => {
       const html = await page.evaluate(async (t) => {
         RED.sidebar.help.show(t);
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -286,11 +338,105 @@ describe('Node-RED editor (headless Chromium)', function () {
         return [...document.querySelectorAll('.red-ui-sidebar-help-stack .red-ui-help')].map((e) => e.innerHTML).join('\n');
       }, type);
       assert.ok(html.includes(SUMMARY[type]), `${type} summary`);
-      // markdown headings become the help's collapsible sections
+      // the help's <h3> headings become its collapsible sections
       assert.match(html, /<h3[^>]*>(?:(?!<\/h3>).)*Details(?:(?!<\/h3>).)*<\/h3>/s, `${type} Details heading`);
       if (FLOW_NODES.includes(type)) assert.match(html, /<h3[^>]*>(?:(?!<\/h3>).)*(Inputs|Outputs)(?:(?!<\/h3>).)*<\/h3>/s, `${type} Inputs/Outputs`);
     });
   }
+
+  /**
+   * Opens a node's help in the sidebar and reads it as the user sees it: the text, the property
+   * entries (section, output, name, type, description) and the list items.
+   */
+  async function renderedHelp (type) {
+    return page.evaluate(async (t) => {
+      RED.sidebar.help.show(t);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const all = [...document.querySelectorAll('.red-ui-sidebar-help-stack .red-ui-help')];
+      // the outermost help blocks only: one may hold another
+      const roots = all.filter((r) => !all.some((o) => o !== r && o.contains(r)));
+      const headings = roots.flatMap((r) => [...r.querySelectorAll('h3')]);
+      const sectionOf = (el) => {
+        let last = null;
+        for (const h of headings) if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) last = h;
+        return last ? last.textContent.trim() : null;
+      };
+      const entries = [];
+      for (const dl of roots.flatMap((r) => [...r.querySelectorAll('dl.message-properties')])) {
+        const li = dl.closest('ol.node-ports > li');
+        const port = li ? [...li.parentElement.children].indexOf(li) : 0;
+        for (const dt of dl.querySelectorAll(':scope > dt')) {
+          const typeEl = dt.querySelector('.property-type');
+          const dd = dt.nextElementSibling;
+          entries.push({
+            section: sectionOf(dl),
+            port,
+            name: (dt.textContent.slice(0, dt.textContent.length - (typeEl ? typeEl.textContent.length : 0))).trim(),
+            type: typeEl ? typeEl.textContent.trim() : '',
+            desc: dd && dd.tagName === 'DD' ? dd.textContent.replace(/\s+/g, ' ').trim() : null
+          });
+        }
+      }
+      const items = roots.flatMap((r) => [...r.querySelectorAll('li')]).map((li) => li.textContent.replace(/\s+/g, ' ').trim());
+      return { text: roots.map((r) => r.textContent).join('\n').replace(/\s+/g, ' '), entries, items };
+    }, type);
+  }
+
+  for (const type of [...FLOW_NODES, ...CONFIG_NODES]) {
+    it(`renders every documented property of the ${type} help as its own entry, as core nodes' help does`, async () => {
+      const { text, entries, items } = await renderedHelp(type);
+      // no markdown property line left as text (": data (array) :")
+      assert.doesNotMatch(text, /:\s*\*?[A-Za-z_.]+\*?\s*\([^)]*\)\s*:/, `${type}: a ": name (type) :" line rendered as text`);
+      const got = {};
+      for (const e of entries) {
+        assert.ok(e.section === 'Inputs' || e.section === 'Outputs', `${type}: ${e.name} under ${e.section}`);
+        ((got[e.section] ||= [])[e.port] ||= []).push(e.name);
+        assert.ok(e.type.length > 0, `${type} ${e.section} ${e.name}: no type`);
+        assert.ok(e.desc && e.desc.length > 3, `${type} ${e.section} ${e.name}: no description`);
+      }
+      assert.deepEqual(got, HELP_PROPERTIES[type], `${type}: properties per section and output`);
+      for (const [node, section, name, texts] of HELP_TEXTS.filter(([n]) => n === type)) {
+        const e = entries.find((x) => x.section === section && x.name === name);
+        assert.ok(e, `${node} ${section} ${name}`);
+        for (const want of texts) assert.ok(e.desc.includes(want), `${node} ${section} ${name}: "${want}" missing from "${e.desc}"`);
+      }
+      for (const setting of HELP_SETTINGS[type] || []) {
+        assert.ok(items.some((li) => li.startsWith(`${setting}:`)), `${type}: the setting "${setting}" as its own list item`);
+      }
+    });
+  }
+
+  it('shows a lost device\'s warning in the debug sidebar from a node on a flow, never from the config node', async () => {
+    // a port nothing listens on: the device fails to connect and says so
+    const closed = await new Promise((resolve) => {
+      const srv = require('node:net').createServer().listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+    });
+    const flow = [
+      { id: 'ed1tab', type: 'tab', label: 'device down' },
+      { id: 'ed1dev', type: 'nines-modbus-device', name: 'plc down', transport: 'tcp', host: '127.0.0.1', port: closed, unitId: 1, timeout: 300, backoffMin: 100, backoffMax: 300 },
+      { id: 'ed1read', type: 'nines-modbus-read', z: 'ed1tab', device: 'ed1dev', fc: 3, address: 0, quantity: 1, dataType: 'uint16', wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0, x: 200, y: 100, wires: [[]] }
+    ];
+    const deploy = async (f) => assert.equal((await nr.api('POST', '/flows', f, { 'Node-RED-Deployment-Type': 'full' })).status, 204);
+    await deploy(flow);
+    try {
+      // the editor loads the deployed flows, then the device drops again while the debug sidebar shows
+      await page.reload();
+      await page.waitForFunction(() => window.RED && RED.nodes && RED.nodes.node('ed1read') && RED.nodes.node('ed1dev'), null, { timeout: 30000 });
+      await page.evaluate(() => RED.sidebar.show('debug'));
+      await deploy(flow);
+      await page.waitForSelector('.red-ui-debug-msg', { timeout: 10000 });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const msgs = await page.$$eval('.red-ui-debug-msg', (els) => els.map((e) => ({ cls: e.className, text: e.textContent })));
+      assert.ok(msgs.some((m) => /NINES_ERR_CONNECT_FAILED/.test(m.text)), JSON.stringify(msgs));
+      for (const m of msgs) {
+        // on a flow: the sidebar knows the node and its tab, so it can filter and reveal it
+        assert.match(m.cls, /red-ui-debug-msg-node-ed1read\b/, m.text);
+        assert.match(m.cls, /red-ui-debug-msg-flow-ed1tab\b/, m.text);
+      }
+    } finally {
+      await deploy([]);
+    }
+  });
 
   it('leaves the browser console without errors', () => {
     assert.deepEqual(consoleErrors, []);

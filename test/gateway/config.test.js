@@ -6,7 +6,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { loadConfig, validateConfig, redactConfig } = require('../../gateway/runtime/config');
 
-const EXAMPLE = path.join(__dirname, '..', '..', 'examples', 'gateway.yaml');
+const EXAMPLE = path.join(__dirname, '..', '..', 'gateway', 'examples', 'gateway.yaml');
 
 const YAML_TEXT = `
 gateway: { id: edge-1, interval: 10s }
@@ -155,7 +155,7 @@ describe('gateway/config: loading', () => {
     assert.match(err.message, /is empty/);
   });
 
-  it('loads examples/gateway.yaml, which uses the simulator defaults', () => {
+  it('loads gateway/examples/gateway.yaml, which uses the simulator defaults', () => {
     const c = loadConfig(EXAMPLE, { env: {} });
     assert.equal(c.source.path, EXAMPLE);
     assert.equal(c.devices.ed588.target.url, 'ascii://127.0.0.1:9500?address=01&checksum=off');

@@ -57,6 +57,23 @@ describe('units', () => {
     for (const bad of ['0/s', -5, 'lots', '2000000/s']) assert.throws(() => parseRate(bad), { code: 'NINES_ERR_INVALID_ARG' });
   });
 
+  it('parses a frequency in Hz or kHz and a period between requests as a rate', () => {
+    assert.equal(parseRate('10Hz'), 10);
+    assert.equal(parseRate('10 hz'), 10);
+    assert.equal(parseRate('0.5Hz'), 0.5);
+    assert.equal(parseRate('1kHz'), 1000);
+    assert.equal(parseRate('100ms'), 10);
+    assert.equal(parseRate('100 ms'), 10);
+    assert.equal(parseRate('2s'), 0.5);
+    assert.equal(parseRate('10us'), 100000);
+    assert.equal(parseRate('1min'), 1 / 60);
+    assert.equal(parseRate('1000/min'), 1000 / 60);
+    // a zero period or frequency, a rate over the cap and mixed forms are refused, naming the forms
+    for (const bad of ['0ms', '0Hz', '0.5us', '2000kHz', '10Hz/s', '10/ms', 'Hz', '-100ms']) {
+      assert.throws(() => parseRate(bad, 'rate'), (e) => e.code === 'NINES_ERR_INVALID_ARG' && /"10Hz".*"100ms"/.test(e.message), bad);
+    }
+  });
+
   it('formats nanoseconds with a unit', () => {
     assert.equal(formatNs(512), '512ns');
     assert.equal(formatNs(51200), '51.2µs');
@@ -66,7 +83,14 @@ describe('units', () => {
 });
 
 describe('backoff', () => {
-  it('grows exponentially with full jitter in [ceiling/2, ceiling], capped, and resets', () => {
+  it('says which jitter it implements: equal jitter, never below half the ceiling (full jitter could be 0)', () => {
+    const src = require('node:fs').readFileSync(require.resolve('../../gateway/base/backoff'), 'utf8');
+    assert.match(src, /with "equal jitter"/);
+    assert.doesNotMatch(src, /with "full jitter"/);
+    assert.equal(new Backoff({ initialMs: 100, random: () => 0 }).next(), 50);
+  });
+
+  it('grows exponentially with equal jitter in [ceiling/2, ceiling], capped, and resets', () => {
     const lo = new Backoff({ initialMs: 100, maxMs: 1000, random: () => 0 });
     assert.deepEqual([lo.next(), lo.next(), lo.next(), lo.next(), lo.next()], [50, 100, 200, 400, 500]);
     const hi = new Backoff({ initialMs: 100, maxMs: 1000, random: () => 1 });

@@ -81,7 +81,8 @@ function roundTrip (node, out, msg, limitMs = 5000) {
 }
 
 /**
- * Sends `msg` and resolves with the error the node reports through done(err).
+ * Sends `msg` and resolves with the error the node reports through done(err) (Node-RED passes it
+ * to node.error with the msg; a log line without a msg, such as a device's report, is not one).
  * @param {object} node
  * @param {object} msg
  * @param {number} [limitMs=5000]
@@ -91,7 +92,7 @@ function expectError (node, msg, limitMs = 5000) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { node.removeListener('call:error', onError); reject(new Error('no error reported')); }, limitMs);
     function onError (call) {
-      if (call.thisValue !== node) return;
+      if (call.thisValue !== node || call.args.length < 2) return;
       clearTimeout(timer);
       node.removeListener('call:error', onError);
       resolve(call.args[0]);

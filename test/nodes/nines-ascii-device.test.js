@@ -74,6 +74,23 @@ describe('nines-ascii-device', function () {
     assert.equal(sim.stats.connections, 0);
   });
 
+  it('says a lost device and bad settings through a user node, never through the config node', async () => {
+    const port = sim.port;
+    await sim.close();
+    await helper.load([deviceNode, asciiNode], [device(port, { backoffMin: 10, backoffMax: 20 }), user('a'), { ...device(port, { address: 'G1' }), id: 'bad' }, user('b', { device: 'bad' }), { id: 'out', type: 'helper' }]);
+    const a = helper.getNode('a');
+    await waitStatus(a, (s) => s.fill === 'red' && s.text === 'connect failed', 'connect failed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const calls = (node, m) => node[m].getCalls().filter((c) => c.thisValue === node).map((c) => c.args[0]);
+    for (const id of ['dev', 'bad']) {
+      const dev = helper.getNode(id);
+      assert.deepEqual([calls(dev, 'warn'), calls(dev, 'error')], [[], []], `config node ${id} logs nothing itself`);
+    }
+    assert.deepEqual(calls(a, 'warn'), ['nines-ascii-device.errors.connection'], 'once, not once per retry');
+    assert.deepEqual(calls(helper.getNode('b'), 'error'), ['nines-ascii-device.errors.config']);
+    sim = await createAsciiSimulator({ port: 0 });
+  });
+
   const bad = [
     ['a connection count of 0', { maxConnections: 0 }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got 0/],
     ['65 connections', { maxConnections: '65' }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got "65"/],

@@ -1,12 +1,15 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const os = require('node:os');
+const path = require('node:path');
 const { helper, expectError, waitStatus, waitFor, withModbusSim } = require('./harness');
 const latency = require('../../gateway/latency');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const modbusDevice = require('../../nodes/nines-modbus-device');
 const probeNode = require('../../nodes/nines-latency-probe');
 const mergeNode = require('../../nodes/nines-latency-merge');
+const { hgrmDirectory, hgrmFilename, fileStamp } = require('../../nodes/lib/probe-run');
 
 function flow (port, probe = {}) {
   return [
@@ -59,13 +62,48 @@ describe('nines-latency-probe', function () {
       assert.equal(parsed.histogram.totalCount, 200);
     }
     assert.match(out.hgrm[0].payload, /Value\s+Percentile\s+TotalCount/);
-    assert.equal(out.hgrm[0].filename, `${one.topic}.hgrm`);
     assert.match(one.topic, /-1x$/);
     assert.equal(latency.decodeHistogram(out.hist[1].payload).totalCount, 200);
 
     // straight into latency-merge: both runs merged under one key
     assert.equal(out.merged[1].payload.count, 400);
     await waitStatus(p, (s) => s.fill === 'green' && /^p99 /.test(s.text), 'p99 when done');
+  });
+
+  it('names each run\'s .hgrm file in an explicit directory with the probe\'s start time, so a later probe writes new files', async () => {
+    const dir = path.join(os.tmpdir(), 'nines-probe-test-hgrm');
+    await helper.load([modbusDevice, probeNode, mergeNode], flow(sim.port, { connections: '1,2', count: 20, directory: dir }));
+    const out = collect(['summary', 'hgrm']);
+    const p = helper.getNode('p');
+    const t0 = Date.now();
+    p.receive({ topic: 'start' });
+    await waitFor(() => out.hgrm.length === 2, 'two runs', 15000);
+    await waitStatus(p, (s) => s.fill === 'green', 'done');
+    const stamp = /-(\d{8}T\d{6}\.\d{3}Z)\.hgrm$/;
+    for (const [i, m] of out.hgrm.entries()) {
+      assert.equal(path.dirname(m.filename), dir);
+      assert.ok(path.basename(m.filename).startsWith(`${out.summary[i].topic}-`), m.filename);
+      assert.match(m.filename, stamp);
+    }
+    // one probe, one stamp: its runs' files sort together; the stamp is the probe's start, in UTC
+    const [a, b] = out.hgrm.map((m) => stamp.exec(m.filename)[1]);
+    assert.equal(a, b);
+    const started = Date.parse(a.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})/, '$1-$2-$3T$4:$5:'));
+    assert.ok(started >= t0 - 1 && started <= Date.now(), a);
+
+    // the next probe names new files
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    p.receive({ topic: 'start' });
+    await waitFor(() => out.hgrm.length === 4, 'two more runs', 15000);
+    assert.notEqual(out.hgrm[2].filename, out.hgrm[0].filename);
+  });
+
+  it('puts a relative directory under the Node-RED user directory, "hgrm" by default, never the working directory', () => {
+    const RED = { settings: { userDir: '/home/nr/.node-red' } };
+    assert.equal(hgrmDirectory(RED, {}), '/home/nr/.node-red/hgrm');
+    assert.equal(hgrmDirectory(RED, { directory: ' probes/ed588 ' }), '/home/nr/.node-red/probes/ed588');
+    assert.equal(hgrmDirectory(RED, { directory: '/var/lib/nines/hgrm' }), '/var/lib/nines/hgrm');
+    assert.equal(hgrmFilename('/d', 'ED-588-@AA-1x', fileStamp(Date.UTC(2026, 4, 1, 12, 0, 0, 7))), '/d/ED-588-@AA-1x-20260501T120000.007Z.hgrm');
   });
 
   it('keeps runs of a second probe apart from the first in latency-merge (no false duplicates)', async () => {

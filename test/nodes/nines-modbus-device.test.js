@@ -57,21 +57,64 @@ describe('nines-modbus-device', function () {
     assert.equal(dev.allowWrites, false);
   });
 
-  it('logs a lost device once per error code, not once per retry', async () => {
+  /** The log calls (warn, error) a node made itself */
+  function logged (node) {
+    const mine = (m) => node[m].getCalls().filter((c) => c.thisValue === node).map((c) => c.args[0]);
+    return { warn: mine('warn'), error: mine('error') };
+  }
+
+  it('says a lost device through its first user node, once per error code, not once per retry; the config node logs nothing', async () => {
     const port = sim.port;
     await sim.close();
     // retries every 10-20 ms: a warning per attempt would be dozens by the end of the wait
-    await helper.load([deviceNode, readNode], [device(port, { backoffMin: 10, backoffMax: 20 }), reader('a'), { id: 'out', type: 'helper' }]);
+    await helper.load([deviceNode, readNode], [device(port, { backoffMin: 10, backoffMax: 20 }), reader('a'), reader('b'), { id: 'out', type: 'helper' }]);
     const dev = helper.getNode('dev');
     await waitStatus(helper.getNode('a'), (s) => s.fill === 'red' && s.text === 'connect failed', 'connect failed');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const warnings = dev.warn.getCalls().filter((c) => c.thisValue === dev);
-    assert.equal(warnings.length, 1);
-    // the helper's RED._ returns the catalog key; the real runtime fills in target, code and message
-    assert.equal(warnings[0].args[0], 'nines-modbus-device.errors.connection');
+    // a config node's warning reaches the debug sidebar with path "global", which it cannot place
+    assert.deepEqual(logged(dev), { warn: [], error: [] });
+    // the helper's RED._ returns the catalog key; the real runtime fills in device, code and message
+    assert.deepEqual(logged(helper.getNode('a')), { warn: ['nines-modbus-device.errors.connection'], error: [] });
+    assert.deepEqual(logged(helper.getNode('b')), { warn: [], error: [] }, 'one node speaks for the device');
     assert.equal(dev.hub.health.state, 'down');
     assert.equal(dev.hub.health.lastError.code, 'NINES_ERR_CONNECT_FAILED');
+
+    // back up, then down again: a new outage is said again, once
+    sim = await createModbusTcpSimulator({ port });
+    await waitStatus(helper.getNode('a'), (s) => s.fill === 'green', 'connected', 10000);
+    await sim.close();
+    await waitStatus(helper.getNode('a'), (s) => s.fill === 'red', 'down again');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // "connection lost", then "connect failed" on the retries: one line per code, then silence
+    const again = logged(helper.getNode('a')).warn.length;
+    assert.ok(again === 2 || again === 3, `warnings after the second outage: ${again}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(logged(helper.getNode('a')).warn.length, again, 'no warning per retry');
+    assert.deepEqual(logged(dev), { warn: [], error: [] });
     sim = await createModbusTcpSimulator({ port: 0 });
+  });
+
+  it('says invalid settings through its first user node, not as a config node error', async () => {
+    await helper.load([deviceNode, readNode], [device(70000), reader('a'), reader('b'), { id: 'out', type: 'helper' }]);
+    const a = helper.getNode('a');
+    await waitStatus(a, (s) => s.fill === 'red' && s.text === 'bad argument', 'bad argument');
+    assert.deepEqual(logged(helper.getNode('dev')), { warn: [], error: [] });
+    assert.deepEqual(logged(a), { warn: [], error: ['nines-modbus-device.errors.config'] });
+    assert.deepEqual(logged(helper.getNode('b')), { warn: [], error: [] });
+  });
+
+  it('says an unusable settings.js nines.workers through a user node', async () => {
+    helper.settings({ nines: { workers: 'lots' } });
+    try {
+      await helper.load([deviceNode, readNode], [device(sim.port), reader('a'), { id: 'out', type: 'helper' }]);
+      await waitStatus(helper.getNode('a'), (s) => s.fill === 'green', 'connected');
+      assert.deepEqual(logged(helper.getNode('dev')), { warn: [], error: [] });
+      const { warn } = logged(helper.getNode('a'));
+      assert.equal(warn.length, 1);
+      assert.match(warn[0], /nines\.workers must be "auto" or a whole number/);
+    } finally {
+      helper.settings({ nines: undefined });
+    }
   });
 
   it('builds its device spec from the settings, and keeps Modbus RTU to one connection', async () => {
