@@ -2,20 +2,79 @@
 
 const { parseArgs } = require('node:util');
 const { NinesError } = require('../base/errors');
+const { suggestKey } = require('../runtime/config/problems');
 
 /**
  * Parses a subcommand's arguments with node:util parseArgs (strict: unknown options are errors).
+ *
+ * Two things parseArgs gets wrong for people are put right here:
+ * - a negative number as an option's value (`--rate -5/s`) is taken as the value, so the option's
+ *   own check says what is wrong with it ("must be a positive rate"), where parseArgs would call it
+ *   "ambiguous";
+ * - an unknown option is named with the closest known one ("did you mean --command?"), and errors
+ *   point to `--help` instead of repeating the whole usage text.
  * @param {string[]} argv
  * @param {Record<string, {type: 'string'|'boolean', short?: string, default?: any, multiple?: boolean}>} options
- * @param {string} usage the command's help text, shown with the error
+ * @param {string} usage the command's help text; its first line names the command in messages
  * @returns {{values: Record<string, any>, positionals: string[]}}
  */
 function parse (argv, options, usage) {
+  const all = { help: { type: 'boolean', short: 'h' }, ...options };
+  const m = /^Usage: (nines(?: [a-z]+)?)/.exec(usage || '');
+  const cmd = m ? m[1] : 'nines';
   try {
-    return parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' }, ...options }, allowPositionals: true, strict: true });
+    return parseArgs({ args: joinNegativeValues(argv, all), options: all, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `${err.message}\n\n${usage}`);
+    throw argError(err, all, cmd);
   }
+}
+
+/** A value that starts with a dash and is a number (`-5`, `-5/s`, `-.5s`), never an option name */
+const NEGATIVE_RE = /^-\.?\d/;
+
+/**
+ * `--opt -5` → `--opt=-5` for string options, so a negative number reaches the option's check.
+ * @param {string[]} argv
+ * @param {Record<string, {type: string}>} options
+ * @returns {string[]}
+ */
+function joinNegativeValues (argv, options) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--') { out.push(...argv.slice(i)); break; }
+    const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : null;
+    if (name && options[name] && options[name].type === 'string' && i + 1 < argv.length && NEGATIVE_RE.test(argv[i + 1])) {
+      out.push(`${a}=${argv[++i]}`);
+    } else {
+      out.push(a);
+    }
+  }
+  return out;
+}
+
+/**
+ * A parseArgs error in plain words, with a "did you mean" for a misspelt option.
+ * @param {Error & {code?: string}} err
+ * @param {Record<string, object>} options
+ * @param {string} cmd e.g. "nines probe"
+ * @returns {NinesError}
+ */
+function argError (err, options, cmd) {
+  const help = `(${cmd} --help lists the options)`;
+  const quoted = /'(-{1,2}[^' ]+)/.exec(err.message);
+  const given = quoted ? quoted[1] : '';
+  const name = given.replace(/^-+/, '');
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const guess = given.startsWith('--') ? suggest(name, Object.keys(options)) : undefined;
+    return new NinesError('NINES_ERR_INVALID_ARG', `${cmd}: unknown option ${given}${guess ? `; did you mean --${guess}?` : ''} ${help}`,
+      { field: name, value: given, suggestion: guess });
+  }
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && options[name]) {
+    const rule = options[name].type === 'boolean' ? 'takes no value' : 'needs a value';
+    return new NinesError('NINES_ERR_INVALID_ARG', `${cmd}: --${name} ${rule} ${help}`, { field: name });
+  }
+  return new NinesError('NINES_ERR_INVALID_ARG', `${cmd}: ${err.message} ${help}`);
 }
 
 /**
@@ -49,6 +108,20 @@ function posInt (text, field, max = Number.MAX_SAFE_INTEGER) {
   return n;
 }
 
+/**
+ * The known name closest to a misspelt one: the config's rule (problems.js suggestKey: case, a
+ * clipped form, up to 2 edits), and two swapped neighbours counting as one typo (`--prot`, `porbe`).
+ * @param {string} name
+ * @param {string[]} known
+ * @returns {string|undefined}
+ */
+function suggest (name, known) {
+  const guess = suggestKey(name, known);
+  if (guess !== undefined) return guess;
+  return known.find((k) => k.length === name.length && k.length > 2 && [...k].some((_, i) =>
+    i + 1 < k.length && k[i] !== k[i + 1] && name === k.slice(0, i) + k[i + 1] + k[i] + k.slice(i + 2)));
+}
+
 /** The options that say what to ask a device, shared by probe and sweep */
 const OP_OPTIONS = Object.freeze({
   command: { type: 'string' },
@@ -57,4 +130,4 @@ const OP_OPTIONS = Object.freeze({
   write: { type: 'string' }
 });
 
-module.exports = { parse, intList, posInt, OP_OPTIONS };
+module.exports = { parse, suggest, intList, posInt, OP_OPTIONS };

@@ -38,7 +38,11 @@ async function main (argv) {
   }
   const cmd = COMMANDS[name];
   if (!cmd) {
-    process.stderr.write(`nines: unknown command "${name}"\n\n${USAGE}`);
+    const guess = name.startsWith('-') ? undefined : require('./args').suggest(name, Object.keys(COMMANDS));
+    // a typo gets its correction; anything else gets the list of commands
+    process.stderr.write(guess
+      ? `nines: unknown command "${name}"; did you mean "${guess}"? (nines --help lists the commands)\n`
+      : `nines: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"\n\n${USAGE}`);
     return 1;
   }
   return require(cmd.file).main(rest);

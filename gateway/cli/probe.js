@@ -5,32 +5,46 @@ const path = require('node:path');
 const { parse, intList, posInt, OP_OPTIONS } = require('./args');
 const { parseDuration, parseRate } = require('../base/units');
 const { NinesError } = require('../base/errors');
+const { errorLines } = require('../measure/outcome');
+
+/** Exit statuses besides 0 (done) and 1 (invalid arguments, or the probe could not run) */
+const EXIT_NO_SUCCESS = 2;
+const EXIT_FELL_BEHIND = 3;
 
 const USAGE = `Usage: nines probe <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY | --write OP) [options]
 
 Latency test in the style of the Brainboxes tests: for each connection count, open that many
 connections, send --count requests split over them (each connection strictly one at a time) and
-print one row per run: mean, p50, p99, p99.9, p99.99 and max in ms, with errors and timeouts.
+print one row per run: mean, p50, p99, p99.9, p99.99 and max in ms, with errors and timeouts,
+and below the table the failures per error code with a sample message.
 
 Targets:  ascii://127.0.0.1:9500   modbus+tcp://127.0.0.1:5020?unitId=1
           modbus+rtu:///dev/ttyUSB0?baudRate=19200&parity=even&unitId=1
 Operations:
   --command <cmd>       ASCII command, e.g. @01, '#010', '$01M'
-  --generator <name>    vendor latency-test commands: @AA, @AA(Data), #AAN, #AA1N0F, #AA1NVVData
+  --generator <name>    vendor latency-test commands: @AA, @AA(Data), #AAN (ED-588 and other
+                        digital models); #AA1N0F, #AA1NVVData (ED-560). A generator the device's
+                        model refuses is an error before the run
   --read <fc:addr:qty>  Modbus read, e.g. 3:0:10 (FC3, address 0, 10 registers)
   --write <op>          Modbus write, e.g. 6:10=123, 16:0=1,2,3, 5:3=on
 Options:
   --connections <list>  connection counts, one run each (default 1; the vendor uses 1,2,4,8)
   --count <n>           requests per run (default 10000 unless --duration is given)
   --duration <d>        run length instead of a count, e.g. 10s
-  --rate <r>            max (closed loop, default) or a fixed rate such as 1000/s
+  --rate <r>            max (closed loop, default) or a fixed rate such as 1000/s (runs in a
+                        worker thread); a run that achieves < 95 % of it is marked "fell behind"
   --policy <p>          catch-up after a stall at a fixed rate: capped (default), burst, skip
   --timeout <d>         per-request timeout (default 1s)
   --warmup <n>          requests per run sent first and not recorded (default 0)
   --hgrm <dir>          write one .hgrm per run, named like ED-588-@AA-1x.hgrm
   --json                print the results as JSON instead of a table
-  --worker              run the probe in a worker thread
+  --worker              run in a worker thread (the default at a fixed rate; with max, too)
+  --main-thread         run on the main thread even at a fixed rate, for comparison: its 1 ms
+                        timers hold only about 800 req/s per connection
   --reconnect-each      open a new connection for every request, to see what that costs
+
+Exit status: 0 every run done and held its rate; 1 invalid arguments, or the probe could not run;
+2 a run got no successful reply; 3 a fixed-rate run fell behind (achieved < 95 % of --rate).
 `;
 
 /** @param {string[]} argv @returns {Promise<number>} */
@@ -47,10 +61,12 @@ async function main (argv) {
     hgrm: { type: 'string' },
     json: { type: 'boolean', default: false },
     worker: { type: 'boolean', default: false },
+    'main-thread': { type: 'boolean', default: false },
     'reconnect-each': { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines probe takes one target URL; got ${positionals.length}\n\n${USAGE}`);
+  if (values.worker && values['main-thread']) throw new NinesError('NINES_ERR_INVALID_ARG', 'give --worker or --main-thread, not both');
   const opts = {
     target: positionals[0],
     command: values.command,
@@ -64,7 +80,8 @@ async function main (argv) {
     policy: values.policy,
     timeoutMs: parseDuration(values.timeout, '--timeout'),
     warmup: values.warmup === undefined ? 0 : Number(values.warmup),
-    inWorker: values.worker,
+    // a fixed rate runs in a worker unless told otherwise (runProbe's default); --worker moves closed loop there too
+    inWorker: values.worker ? true : (values['main-thread'] ? false : undefined),
     reconnectEach: values['reconnect-each']
   };
   if (opts.count === undefined && opts.durationMs === undefined) opts.count = 10000;
@@ -105,7 +122,8 @@ async function main (argv) {
     process.stdout.write(formatTable(result.runs) + '\n');
     for (const f of written) process.stdout.write(`wrote ${f}\n`);
   }
-  return result.runs.some((r) => r.ok === 0) ? 2 : 0;
+  if (result.runs.some((r) => r.ok === 0)) return EXIT_NO_SUCCESS;
+  return result.runs.some((r) => r.fellBehind) ? EXIT_FELL_BEHIND : 0;
 }
 
 /**
@@ -115,19 +133,36 @@ async function main (argv) {
  */
 function formatTable (runs) {
   const head = ['conns', 'count', 'req/s', 'mean', 'p50', 'p99', 'p99.9', 'p99.99', 'max', 'errors', 'timeouts'];
-  const rows = runs.map((r) => [
-    String(r.connections), String(r.ok + r.errors + r.timeouts), r.ratePerSec.toFixed(0),
-    ms(r.summary.mean), ms(r.summary.p50), ms(r.summary.p99), ms(r.summary.p99_9), ms(r.summary.p99_99), ms(r.summary.max),
-    String(r.errors), String(r.timeouts)
-  ]);
+  const behind = runs.some((r) => r.fellBehind);
+  if (behind) head.push('rate');
+  const rows = runs.map((r) => {
+    const row = [
+      String(r.connections), String(r.ok + r.errors + r.timeouts), r.ratePerSec.toFixed(0),
+      ms(r.summary.mean), ms(r.summary.p50), ms(r.summary.p99), ms(r.summary.p99_9), ms(r.summary.p99_99), ms(r.summary.max),
+      String(r.errors), String(r.timeouts)
+    ];
+    if (behind) row.push(r.fellBehind ? 'FELL BEHIND' : 'held');
+    return row;
+  });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells) => cells.map((c, i) => c.padStart(widths[i])).join('  ');
-  const title = runs.length ? `${runs[0].model} ${runs[0].label} (${runs[0].policy}${runs[0].reconnectEach ? ', a new connection per request' : ''}), latency in ms` : 'no runs';
-  return [title, line(head), ...rows.map(line)].join('\n');
+  const first = runs[0];
+  const how = first ? [first.policy, first.offered ? `${first.offered}/s offered` : null, first.reconnectEach ? 'a new connection per request' : null].filter(Boolean).join(', ') : '';
+  const title = first ? `${first.model} ${first.label} (${how}), latency in ms` : 'no runs';
+  const notes = [];
+  for (const r of runs) {
+    if (r.fellBehind) {
+      notes.push(`${r.connections}x fell behind: achieved ${r.ratePerSec.toFixed(0)}/s of ${r.offered}/s offered (< 95 %)${r.thread === 'main' ? ' on the main thread, whose timers hold about 800 req/s per connection (drop --main-thread)' : ''}; ` +
+        'its latencies are those of a slower test. Give more connections or a lower --rate.');
+    }
+    const lines = errorLines(r.errorsByCode, '  ');
+    if (lines.length) notes.push(`${r.connections}x failures by code:`, ...lines);
+  }
+  return [title, line(head), ...rows.map(line), ...notes].join('\n');
 }
 
 function ms (v) {
   return v === null || v === undefined ? '-' : Number(v).toFixed(3);
 }
 
-module.exports = { main, USAGE, formatTable };
+module.exports = { main, USAGE, formatTable, EXIT_NO_SUCCESS, EXIT_FELL_BEHIND };

@@ -3,12 +3,14 @@
 const { parse, intList, posInt, OP_OPTIONS } = require('./args');
 const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
+const { errorLines } = require('../measure/outcome');
 
 const USAGE = `Usage: nines sweep <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY) [options]
 
 Offered-load sweep: hold each offered rate for a step, measure every request from its intended send
 time, and report per step the achieved rate, min/mean/p50/p99/p99.9/max (ms), errors, and the
-saturation point (achieved < 95 % of offered, or p99 more than doubling).
+saturation point (achieved < 95 % of offered, or p99 more than doubling). A step with failures is
+followed by its failures per error code, each with a sample message.
 
 Options:
   --rates <list>     offered rates in requests/s (default 100,500,1000,2000)
@@ -50,7 +52,7 @@ async function main (argv) {
   });
   if (!values.json) {
     process.stdout.write(header() + '\n');
-    run.on('step', (s) => process.stdout.write(row(s) + '\n'));
+    run.on('step', (s) => process.stdout.write([row(s), ...errorLines(s.errorsByCode, ' '.repeat(11))].join('\n') + '\n'));
   }
   process.once('SIGINT', () => run.stop());
   const result = await run.promise;

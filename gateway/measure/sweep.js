@@ -7,17 +7,20 @@ const { createClient, openClients, closeClients } = require('../drivers');
 const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const { startSchedule } = require('../scheduler');
+const { fellBehind, ErrorTally } = require('./outcome');
 
 /**
  * Offered-load sweep (latency-method.md, "Methods from the field"): steps of offered rate, each held
  * for `stepMs` on `workers` connections, measured from the intended send times so queueing shows.
- * Per step: offered and achieved rate, min/mean/p50/p99/p99.9/max, errors, timeouts, and how many
- * planned requests could not even be sent before the step ended (`unsent`: an overloaded device
- * falls behind its plan; those requests are reported, not hidden).
+ * Per step: offered and achieved rate, min/mean/p50/p99/p99.9/max, errors and timeouts (and per
+ * error code, with a sample message: `errorsByCode`), and how many planned requests could not even
+ * be sent before the step ended (`unsent`: an overloaded device falls behind its plan; those
+ * requests are reported, not hidden).
  *
  * The saturation point is the first step where the achieved rate is below 95 % of the offered rate,
- * or p99 rises more than 2× over the previous step's. The response-time histograms of the steps just
- * below and just above it are kept for the report.
+ * or p99 rises more than 2× over the previous step's while the device is at least half busy (see
+ * saturationIndex). The response-time histograms of the steps just below and just above it are kept
+ * for the report.
  */
 
 /**
@@ -60,6 +63,7 @@ async function sweep (o, source, ee, control) {
     for (const rate of o.rates) {
       if (control.stopped) break;
       const recorder = new latency.Recorder({ policy: o.policy });
+      const failures = new ErrorTally();
       const workers = Math.min(o.workers, Math.max(1, Math.ceil(rate / 10))); // ≥ 10 req/s per connection
       const schedule = startSchedule({
         clients: clients.slice(0, workers),
@@ -68,7 +72,8 @@ async function sweep (o, source, ee, control) {
         durationMs: o.stepMs,
         policy: o.policy,
         timeoutMs: o.timeoutMs,
-        recorder
+        recorder,
+        onError: (err) => failures.add(err)
       });
       control.schedule = schedule;
       // nothing is sent after the step ends; what was planned but could not be sent is counted
@@ -90,6 +95,7 @@ async function sweep (o, source, ee, control) {
         ok: snap.ok,
         errors: snap.errors,
         timeouts: snap.timeouts,
+        errorsByCode: failures.toJSON(),
         skipped: snap.skipped,
         min: s.min,
         mean: s.mean,
@@ -118,21 +124,51 @@ async function sweep (o, source, ee, control) {
 }
 
 /**
+ * Utilisation below which a p99 rise is not taken for saturation: half the capacity the step's own
+ * median service time allows.
+ */
+const P99_RULE_MIN_UTILISATION = 0.5;
+
+/**
+ * How busy a step kept its connections, from its own measurements: offered rate × median service
+ * time / connections. A device serving one request at a time for S ms can take at most 1000 / S
+ * requests per second on each connection.
+ * @param {{offered: number, workers?: number, service?: {p50?: number|null}}} step
+ * @returns {number|null} 0…, or null when the step carries no service time
+ */
+function utilisation (step) {
+  const serviceMs = step.service && step.service.p50;
+  if (!(serviceMs > 0) || !(step.workers > 0)) return null;
+  return step.offered * serviceMs / 1000 / step.workers;
+}
+
+/**
  * The first step where achieved < 95 % of offered, or p99 > 2× the previous step's p99; −1 if none.
- * A p99 rise must also exceed `minRiseMs`: on a fast local device p99s of tens of microseconds double
- * from scheduling noise alone, which is not saturation.
- * @param {Array<{offered: number, achieved: number, p99: number|null}>} steps
+ *
+ * Two kinds of p99 rise are noise, not saturation:
+ * - a rise below `minRiseMs`: on a fast local device p99s of tens of microseconds double from
+ *   scheduling noise alone;
+ * - a rise at a step that kept its connections less than half busy (utilisation(), from the step's
+ *   median service time). Requests at a fixed rate arrive at least two median service times apart
+ *   on each connection, so the device is idle when most of them arrive and cannot queue them; a p99
+ *   rise there comes from the measuring machine (a loaded CPU, a GC pause, a late timer), as on a
+ *   shared CI host, where it once made a 5 ms device look saturated at 60/s. Such a step is still
+ *   saturated if it fails to hold its rate.
+ * Steps without service times (older results) get the p99 rule at every utilisation.
+ * @param {Array<{offered: number, achieved: number, p99: number|null, workers?: number, service?: {p50?: number|null}}>} steps
  * @param {number} [minRiseMs=0.5]
  * @returns {number}
  */
 function saturationIndex (steps, minRiseMs = 0.5) {
   for (let i = 0; i < steps.length; i++) {
     const s = steps[i];
-    if (s.achieved < 0.95 * s.offered) return i;
+    if (fellBehind(s.achieved, s.offered)) return i;
     const prev = i > 0 ? steps[i - 1].p99 : null;
-    if (prev > 0 && s.p99 > 2 * prev && s.p99 - prev > minRiseMs) return i;
+    const rho = utilisation(s);
+    const busy = rho === null || rho >= P99_RULE_MIN_UTILISATION;
+    if (busy && prev > 0 && s.p99 > 2 * prev && s.p99 - prev > minRiseMs) return i;
   }
   return -1;
 }
 
-module.exports = { runSweep, saturationIndex };
+module.exports = { runSweep, saturationIndex, utilisation, P99_RULE_MIN_UTILISATION };

@@ -1,7 +1,7 @@
 'use strict';
 
 const { monitorEventLoopDelay } = require('node:perf_hooks');
-const { Job } = require('../jobs/job');
+const { Job, phaseOf } = require('../jobs/job');
 const { summaryPayload } = require('../jobs/payload');
 const { toNinesError } = require('../base/errors');
 
@@ -80,11 +80,18 @@ class Host {
     if (!device) throw new (require('../base/errors').NinesError)('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which this pool does not have`, { field: 'device', value: spec.device });
     const job = new Job(spec, { device, resumeFromMs });
     this.jobs.set(spec.name, job);
-    job.on('snapshot', (snap, meta) => this.postSummary(spec.name, snap, meta));
+    // when the job began sending, so its first summary judges whether the rate held from then, not
+    // from before its device was connected (jobs/payload.js); a resumed job's gap counts in full
+    const sending = { sinceMs: resumeFromMs === undefined ? null : undefined };
+    job.on('snapshot', (snap, meta) => { meta.sendingSinceMs = sending.sinceMs; this.postSummary(spec.name, snap, meta); });
     job.on('values', (v) => this.post({ type: 'values', job: spec.name, values: v }));
     job.on('job-error', (err) => this.post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
     job.on('end', () => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); });
     job.start();
+    if (resumeFromMs === undefined && job.started) {
+      const delayMs = spec.ratePerSec === Infinity ? 0 : phaseOf(spec.name) * 1000 / spec.ratePerSec; // the job's phase (jobs/job.js)
+      job.started.then(() => { sending.sinceMs = Date.now() + delayMs; }, () => {});
+    }
   }
 
   postSummary (name, snap, meta) {

@@ -2,8 +2,9 @@
 
 const assert = require('node:assert/strict');
 const { NinesError } = require('../../gateway/base/errors');
-const { createGenerator, GENERATORS, formatPlus00000, formatPlus000hh } = require('../../gateway/drivers/ascii/generators');
+const { createGenerator, checkGeneratorModel, GENERATORS, MODELS, formatPlus00000, formatPlus000hh } = require('../../gateway/drivers/ascii/generators');
 const { validateCommand, classifyCommand } = require('../../gateway/drivers/ascii/command');
+const { createDevice } = require('../../gateway/simulators/ascii/device');
 
 const DRAWS = 10000;
 
@@ -50,15 +51,58 @@ describe('ascii latency-test generators', () => {
     assert.equal(createGenerator('set-all', { random: () => 1 - 2 ** -53 })(), '@01FFFE');
   });
 
-  it('#AAN gives one hex channel 0…E, each seen over 10,000 draws', () => {
+  it('#AAN gives one counter channel 0…7, each seen over 10,000 draws (not the vendor\'s 0…E, which 8-input models refuse)', () => {
     const gen = createGenerator('#AAN', { random: lcg(2) });
     const seen = new Set();
     for (let i = 0; i < DRAWS; i++) {
       const c = gen();
-      assert.match(c, /^#01[0-9A-E]$/);
+      assert.match(c, /^#01[0-7]$/);
       seen.add(c[3]);
     }
-    assert.equal(seen.size, 15);
+    assert.equal(seen.size, 8);
+    assert.equal(createGenerator('#AAN', { random: () => 1 - 2 ** -53 })(), '#017');
+  });
+
+  it('names the models each generator is for, all of them ED models we know', () => {
+    const expected = { '@AA': 'ED-588', '@AA(Data)': 'ED-588', '#AAN': 'ED-588', '#AA1N0F': 'ED-560', '#AA1NVVData': 'ED-560' };
+    for (const g of GENERATORS) {
+      assert.ok(g.models.length > 0, g.name);
+      for (const m of g.models) assert.ok(Object.hasOwn(MODELS, m), `${g.name}: ${m}`);
+      assert.ok(g.models.includes(expected[g.name]), `${g.name} is for the simulated ${expected[g.name]}`);
+    }
+  });
+
+  it('sends the simulated model it is for nothing that model refuses (ascii-protocol.md)', () => {
+    for (const g of GENERATORS) {
+      for (const model of g.models.filter((m) => m === 'ED-588' || m === 'ED-560')) {
+        const dev = createDevice({ model });
+        const gen = createGenerator(g.name, { random: lcg(6) });
+        const refused = new Map();
+        for (let i = 0; i < 2000; i++) {
+          const c = gen();
+          const { reply } = dev.handle(c);
+          if (reply === null || reply.startsWith('?')) refused.set(c, reply);
+        }
+        assert.equal(refused.size, 0, `${model} refused ${g.name}: ${[...refused].slice(0, 5).map(([c, r]) => `${c} → ${r}`).join(', ')}`);
+      }
+    }
+  });
+
+  it('checkGeneratorModel refuses a generator for a model that refuses its commands, naming the ones that fit', () => {
+    assert.throws(() => checkGeneratorModel('#AA1N0F', 'ED-588', 'ascii://h:9500'), (e) => {
+      assert.ok(e instanceof NinesError);
+      assert.equal(e.code, 'NINES_ERR_INVALID_ARG');
+      assert.match(e.message, /generator #AA1N0F is for ED-560, but ascii:\/\/h:9500 is an ED-588/);
+      assert.deepEqual(e.details.fit, ['@AA', '@AA(Data)', '#AAN']);
+      return true;
+    });
+    assert.throws(() => checkGeneratorModel('read-all', 'ED-560'), (e) => e.code === 'NINES_ERR_INVALID_ARG' && /#AA1N0F, #AA1NVVData/.test(e.message));
+    assert.throws(() => checkGeneratorModel('#AAN', 'ED-527'), /ED-527 \(16 digital outputs\)/);
+    assert.throws(() => checkGeneratorModel('@AA', 'ED-549'), /no generator is for an ED-549; use --command/);
+    // the model it is for, and names we cannot judge (renamed devices, other makers, no answer)
+    for (const [name, model] of [['#AAN', 'ED-588'], ['analog-set4', 'ED-560'], ['@AA', 'ED-516'], ['#AA1N0F', 'MyBox'], ['@AA', 'ascii']]) {
+      assert.doesNotThrow(() => checkGeneratorModel(name, model), `${name} on ${model}`);
+    }
   });
 
   it('#AA1N0F gives four +DD.DDD values in 0…10 (35 characters)', () => {

@@ -222,7 +222,10 @@ describe('ASCII simulator device', function () {
         ['#0100FF', '?', 'an ED-588 output write (0FF is no number)'],
         ['$016', '?01'],
         ['$01L1', '?01'],
-        ['~014S', '?01']
+        ['~014S', '?01'],
+        // `nines probe --command '#010'` to an ED-560: an ED-588 counter read; the ED-560 has no
+        // counters, and as its own `#AAn(data)` the value is missing: invalid either way
+        ['#010', '?01', 'an ED-588 counter read']
       ]);
       assertInvalid(() => dev.setInput(0, true), /ED-560 has none/);
       assert.equal(dev.inputs, null);

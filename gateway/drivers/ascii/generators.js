@@ -4,8 +4,14 @@
  * Command generators of Brainboxes' latency tests (`LatencyTestASCII.cs`, reference notes §4.4),
  * so `nines probe` can reproduce their tables. The address is configurable (the vendor hard-codes
  * 01) and `random` is injectable for deterministic tests. Value formats copy the .NET ones exactly,
- * quirks included (4-digit `@AA` data to 8-output models, counter channels up to E, mask bit 4
- * without a value).
+ * quirks included (4-digit `@AA` data to 8-output models, mask bit 4 without a value).
+ *
+ * Each generator names the models it is for (`models`), and produces only commands those models
+ * accept: where the vendor's test sends something a model refuses, we do not copy it. The vendor's
+ * `#AAN` draws channels 0…E and sends them to 8-input models too, which answer `?01` to channels 8
+ * and up (ascii-protocol.md, ED-588: "`#AAN` with N ≥ 8: invalid parameter"), so about half its
+ * requests were errors; ours draws from the inputs every model it is for has (0…7). Sent to a model
+ * it is not for, a generator gets nothing but refusals: checkGeneratorModel() says so before a run.
  */
 
 const { NinesError } = require('../../base/errors');
@@ -34,8 +40,27 @@ function nextInt (random, lo, hi) {
 }
 
 /**
- * The generators. `make(addr, random)` returns the generator function.
- * @type {ReadonlyArray<{name: string, alias: string, description: string, devices: string, make: (addr: string, random: () => number) => () => string}>}
+ * The ED models whose `$AAM` name we recognise, with what they have (ascii-protocol-notes §2.1).
+ * A device answering another name (renamed with `~AAO`, or another maker's) is not checked.
+ */
+const MODELS = Object.freeze({
+  'ED-588': '8 digital inputs, 8 digital outputs',
+  'ED-516': '16 digital inputs',
+  'ED-527': '16 digital outputs',
+  'ED-538': '8 digital inputs, 4 relays',
+  'ED-549': '8 analog inputs',
+  'ED-560': '4 analog outputs',
+  'ED-582': '4 RTD inputs',
+  'ED-593': '8 thermocouple inputs'
+});
+
+/** Counter channels `#AAN` draws from: every model with inputs has at least 8 (ED-588, ED-538, ED-549, ED-516) */
+const COUNTER_CHANNELS = 8;
+
+/**
+ * The generators. `make(addr, random)` returns the generator function; `models` lists the models
+ * whose every answer to it is a success.
+ * @type {ReadonlyArray<{name: string, alias: string, description: string, devices: string, models: ReadonlyArray<string>, make: (addr: string, random: () => number) => () => string}>}
  */
 const GENERATORS = Object.freeze([
   {
@@ -43,13 +68,15 @@ const GENERATORS = Object.freeze([
     alias: 'read-all',
     description: 'read all digital lines: @01',
     devices: 'digital I/O (ED-588, ED-516, ED-527, ED-538)',
+    models: Object.freeze(['ED-588', 'ED-516', 'ED-527', 'ED-538']),
     make: (addr) => { const cmd = '@' + addr; return () => cmd; }
   },
   {
     name: '@AA(Data)',
     alias: 'set-all',
     description: 'set all outputs: @01 + 4 upper-case hex digits, uniform 0…0xFFFE (4 digits even on 8-output models, as the vendor does)',
-    devices: 'digital outputs',
+    devices: 'digital outputs (ED-588, ED-527, ED-538)',
+    models: Object.freeze(['ED-588', 'ED-527', 'ED-538']),
     make: (addr, random) => {
       const head = '@' + addr;
       return () => {
@@ -61,11 +88,12 @@ const GENERATORS = Object.freeze([
   {
     name: '#AAN',
     alias: 'read-counter',
-    description: 'read an input counter: #01 + one hex channel 0…E (channels above 7 reach 8-input models too)',
-    devices: 'digital inputs',
+    description: 'read an input counter: #01 + one channel 0…7 (the vendor draws 0…E, which 8-input models refuse)',
+    devices: 'digital inputs (ED-588, ED-516, ED-538)',
+    models: Object.freeze(['ED-588', 'ED-516', 'ED-538']),
     make: (addr, random) => {
       const head = '#' + addr;
-      return () => head + nextInt(random, 0, 15).toString(16).toUpperCase();
+      return () => head + nextInt(random, 0, COUNTER_CHANNELS);
     }
   },
   {
@@ -73,6 +101,7 @@ const GENERATORS = Object.freeze([
     alias: 'analog-set4',
     description: 'set 4 analog outputs: #011N0F + four values uniform 0…10 formatted +00.000 (35 characters)',
     devices: 'ED-560',
+    models: Object.freeze(['ED-560']),
     make: (addr, random) => {
       const head = '#' + addr + '1N0F';
       return () => head + formatPlus00000(random() * 10) + formatPlus00000(random() * 10) +
@@ -83,7 +112,8 @@ const GENERATORS = Object.freeze([
     name: '#AA1NVVData',
     alias: 'analog-set-mask',
     description: 'set analog outputs by mask: #011N + mask 01…1E + one value per set bit among bits 0–3, uniform 0…100 formatted +000.##',
-    devices: 'analog outputs',
+    devices: 'analog outputs (ED-560)',
+    models: Object.freeze(['ED-560']),
     make: (addr, random) => {
       const head = '#' + addr + '1N';
       return () => {
@@ -126,4 +156,23 @@ function createGenerator (name, { address = C.ASCII_ADDRESS_DEFAULT, random = Ma
   return g.make(normalizeAddress(address), random);
 }
 
-module.exports = { createGenerator, GENERATORS, formatPlus00000, formatPlus000hh };
+/**
+ * Checks that a generator is for the model a device reports (its `$AAM` name), before a run: sent
+ * to a model it is not for, every request would be refused (`?AA`). Names that are not an ED model
+ * we know pass unchecked.
+ * @param {string} name generator name or alias
+ * @param {string} model the device's model name, e.g. 'ED-588'
+ * @param {string} [where] the device, for the message (its URL)
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming the generator's models and those for this model
+ */
+function checkGeneratorModel (name, model, where = 'the device') {
+  const g = BY_NAME.get(name);
+  if (!g || !Object.prototype.hasOwnProperty.call(MODELS, model) || g.models.includes(model)) return;
+  const fit = GENERATORS.filter((x) => x.models.includes(model)).map((x) => x.name);
+  throw new NinesError('NINES_ERR_INVALID_ARG',
+    `generator ${g.name} is for ${g.models.join(', ')}, but ${where} is an ${model} (${MODELS[model]}), which refuses every ${g.name} command; ` +
+    (fit.length ? `for an ${model} use ${fit.join(', ')}` : `no generator is for an ${model}; use --command`),
+    { field: 'generator', value: name, model, models: g.models.slice(), fit });
+}
+
+module.exports = { createGenerator, checkGeneratorModel, GENERATORS, MODELS, formatPlus00000, formatPlus000hh };
