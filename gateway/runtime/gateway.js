@@ -16,7 +16,9 @@ const { NinesError } = require('../base/errors');
  * change of a device's health is published in the retained status.
  *
  * Events: 'summary' (job, payload), 'values' (job, {values, ts, polls}), 'job-error' (job|null, NinesError),
- * 'worker-exit' (info), 'broker' ({url, embedded}), 'health' (device, health), 'end' (job).
+ * 'worker-exit' (info), 'broker' ({url, embedded, host, loopback, login, passwordSource, prefix}),
+ * 'broker-refused' (refusal: what the embedded broker refused, rate-limited), 'health' (device, health),
+ * 'end' (job).
  */
 class Gateway extends EventEmitter {
   /**
@@ -84,17 +86,36 @@ class Gateway extends EventEmitter {
     const devices = this.deviceSpecs();
     const jobs = this.jobSpecs();
     let url = m.url;
+    let auth;
     if (!url) {
       const { startEmbeddedBroker } = require('./mqtt/broker');
-      this.broker = await startEmbeddedBroker(m.embedded || {});
+      const e = m.embedded || {};
+      // only this gateway's publisher (logging in with the credential the broker generates) may
+      // publish under the prefix or use its client id; clients log in with e.auth when it is set
+      this.broker = await startEmbeddedBroker({
+        host: e.host,
+        port: e.port,
+        ...(e.auth ? { username: e.auth.username, password: e.auth.password } : {}),
+        gateway: { clientId: m.clientId, prefix: m.prefix },
+        onRefused: (refusal) => this.emit('broker-refused', refusal)
+      });
       url = this.broker.url;
-      this.emit('broker', { url, embedded: true });
+      auth = this.broker.gatewayAuth;
+      this.emit('broker', {
+        url,
+        embedded: true,
+        host: this.broker.host,
+        loopback: this.broker.loopback,
+        login: this.broker.login,
+        passwordSource: e.auth ? e.auth.passwordSource : null,
+        prefix: m.prefix
+      });
     } else {
       this.emit('broker', { url, embedded: false });
     }
     this.startedAt = new Date().toISOString();
     const { publisherOptions, publisherJobs } = require('./mqtt/publisher-options');
-    this.publisher = new Publisher(publisherOptions(this.config, { url, version: this.version }));
+    this.publisher = new Publisher(publisherOptions(this.config, { url, version: this.version, auth }));
     this.publisher.on('error', (err) => this.emit('job-error', null, err));
     this.publisher.setJobs(publisherJobs(this.config));
     await this.publisher.start();
@@ -151,7 +172,7 @@ class Gateway extends EventEmitter {
         const stream = fs.createWriteStream(file, { flags: 'wx' });
         h = { file, stream, writer: null };
         stream.on('error', (err) => {
-          this.emit('job-error', job, new NinesError('NINES_ERR_INVALID_ARG', `cannot write the interval log ${file}: ${err.message}`, { file }));
+          this.emit('job-error', job, new NinesError('NINES_ERR_IO', `cannot write the interval log ${file}: ${err.message}`, { file, cause: err.code }));
           h.writer = null;
         });
         h.writer = new HlogWriter({
@@ -160,7 +181,8 @@ class Gateway extends EventEmitter {
           write: (text) => stream.write(text)
         });
       } catch (err) {
-        this.emit('job-error', job, new NinesError('NINES_ERR_INVALID_ARG', `cannot write the interval log ${file}: ${err.message}`, { file }));
+        // a file system failure (permissions, a full disk, a file where the folder should be), not a bad argument
+        this.emit('job-error', job, new NinesError('NINES_ERR_IO', `cannot write the interval log ${file}: ${err.message}`, { file, cause: err.code }));
         h = { file, stream: null, writer: null };
       }
       this.hlogs.set(job, h);

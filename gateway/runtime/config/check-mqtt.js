@@ -1,11 +1,13 @@
 'use strict';
 
 const fs = require('node:fs');
+const net = require('node:net');
 const path = require('node:path');
 const C = require('../../base/constants');
 const D = require('./defaults');
 const { isMap, durationField } = require('./fields');
 const { parseBrokerUrl } = require('../mqtt/broker-url');
+const { isLoopbackHost, GATEWAY_USERNAME } = require('../mqtt/broker-guard');
 
 /**
  * @typedef {object} TlsConfig
@@ -19,9 +21,17 @@ const { parseBrokerUrl } = require('../mqtt/broker-url');
  */
 
 /**
+ * @typedef {object} EmbeddedConfig
+ * @property {string} host where the embedded broker listens; beyond loopback only with auth
+ * @property {number} port
+ * @property {{username: string, password: string, passwordSource: 'file'|'env'}} [auth] the login
+ *   every client must present (absent: no login, which is allowed on loopback only)
+ */
+
+/**
  * @typedef {object} MqttConfig
  * @property {string|null} url broker URL; null means "start the embedded broker"
- * @property {{host: string, port: number}|null} embedded where the embedded broker listens (null with a url)
+ * @property {EmbeddedConfig|null} embedded where the embedded broker listens (null with a url)
  * @property {string} prefix first topic level(s), default "nines"
  * @property {string} clientId default "nines-<gateway.id>"
  * @property {string|null} username
@@ -39,6 +49,7 @@ const { parseBrokerUrl } = require('../mqtt/broker-url');
  */
 
 const URL_ONLY_KEYS = ['username', 'password', 'tls'];
+const EMBEDDED_LOGIN = `set mqtt.embedded.username and mqtt.embedded.password (or ${D.MQTT_EMBEDDED_PASSWORD_ENV}) so that clients must log in`;
 
 /**
  * Reads one TLS file so a missing or unreadable file fails at load time, naming the path.
@@ -69,11 +80,50 @@ function checkTls (problems, raw, baseDir) {
 }
 
 /**
+ * The embedded broker: where it listens and the login it asks of clients. Beyond loopback a login
+ * is required: an open broker on the network lets anyone subscribe, and the login keeps strangers
+ * out (only the gateway may publish under the prefix in any case, see mqtt/broker-guard.js).
+ * @returns {EmbeddedConfig}
+ */
+function checkEmbedded (problems, raw, env) {
+  const e = isMap(raw) ? raw : {};
+  const at = (key) => ['mqtt', 'embedded', key];
+  /** @type {EmbeddedConfig} */
+  const embedded = {
+    host: typeof e.host === 'string' ? e.host : D.MQTT_EMBEDDED_HOST,
+    port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT
+  };
+  const username = typeof e.username === 'string' && e.username !== '' ? e.username : null;
+  let password = typeof e.password === 'string' && e.password !== '' ? e.password : null;
+  let passwordSource = password !== null ? 'file' : null;
+  const envPassword = env ? env[D.MQTT_EMBEDDED_PASSWORD_ENV] : undefined;
+  if (password === null && e.password === undefined && typeof envPassword === 'string' && envPassword !== '') {
+    password = envPassword;
+    passwordSource = 'env';
+  }
+  if (username === GATEWAY_USERNAME) {
+    problems.add(at('username'), username, 'is reserved for the gateway\'s own client; choose another name');
+  }
+  if (username !== null && password === null && e.password === undefined) {
+    problems.add(at('password'), undefined, `is required with mqtt.embedded.username (or set ${D.MQTT_EMBEDDED_PASSWORD_ENV})`);
+  } else if (password !== null && username === null && e.username === undefined) {
+    const from = passwordSource === 'env' ? `is required: the embedded broker's password comes from ${D.MQTT_EMBEDDED_PASSWORD_ENV}` : 'is required with mqtt.embedded.password';
+    problems.add(at('username'), undefined, from);
+  } else if (username === null && password === null && typeof e.host === 'string' && !isLoopbackHost(e.host)) {
+    const what = net.isIP(e.host.replace(/^\[(.*)\]$/, '$1')) !== 0 ? 'binds beyond loopback' : 'is a name, so it may bind beyond loopback (only 127.0.0.0/8, ::1 and localhost count as loopback)';
+    problems.add(at('host'), e.host, `${what}; ${EMBEDDED_LOGIN}, or listen on 127.0.0.1`);
+  }
+  if (username !== null && password !== null) embedded.auth = { username, password, passwordSource };
+  return embedded;
+}
+
+/**
  * Semantic checks and defaults of the `mqtt` section.
  * @param {import('./problems').Problems} problems
  * @param {*} raw the section as written (undefined when omitted: embedded broker)
  * @param {object} ctx
- * @param {Record<string, string|undefined>} ctx.env environment, for NINES_MQTT_PASSWORD
+ * @param {Record<string, string|undefined>} ctx.env environment, for NINES_MQTT_PASSWORD and
+ *   NINES_MQTT_EMBEDDED_PASSWORD
  * @param {string} ctx.baseDir directory TLS paths are relative to
  * @param {string} ctx.gatewayId for the default client id
  * @returns {MqttConfig}
@@ -97,13 +147,11 @@ function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
 
   let embedded = null;
   if (!wantsUrl) {
-    const e = isMap(m.embedded) ? m.embedded : {};
-    embedded = {
-      host: typeof e.host === 'string' ? e.host : D.MQTT_EMBEDDED_HOST,
-      port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT
-    };
+    embedded = checkEmbedded(problems, m.embedded, env);
     for (const key of URL_ONLY_KEYS) {
-      if (m[key] !== undefined) problems.add(at(key), m[key], 'is only used with mqtt.url (the embedded broker takes no credentials or TLS)');
+      if (m[key] === undefined) continue;
+      const instead = key === 'tls' ? 'the embedded broker has no TLS' : `the embedded broker's login is mqtt.embedded.${key}`;
+      problems.add(at(key), m[key], `is only used with mqtt.url (${instead})`);
     }
   } else if (m.embedded !== undefined) {
     problems.add(at('embedded'), m.embedded, 'cannot be combined with mqtt.url: the embedded broker runs only when no url is given');

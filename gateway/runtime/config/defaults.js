@@ -32,6 +32,8 @@ module.exports = Object.freeze({
   MQTT_RECONNECT_MAX_MS: 30000,
   /** Environment variable that may hold mqtt.password, so it need not sit in the file */
   MQTT_PASSWORD_ENV: 'NINES_MQTT_PASSWORD',
+  /** Environment variable that may hold mqtt.embedded.password (the login the embedded broker asks of clients) */
+  MQTT_EMBEDDED_PASSWORD_ENV: 'NINES_MQTT_EMBEDDED_PASSWORD',
 
   DEVICE_TIMEOUT_MS: C.DEFAULT_TIMEOUT_MS,
   DEVICE_CONNECT_TIMEOUT_MS: C.DEFAULT_CONNECT_TIMEOUT_MS,

@@ -106,7 +106,8 @@ function checkDevices (problems, raw) {
  * Checks a parsed config and fills in defaults. Reports every problem, not only the first.
  * @param {*} obj parsed YAML or JSON
  * @param {object} [opts]
- * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD
+ * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD and
+ *   NINES_MQTT_EMBEDDED_PASSWORD
  * @param {string} [opts.baseDir=process.cwd()] directory relative TLS paths start from
  * @returns {{config: Config|null, problems: Problems}} config is null when there are problems
  */
@@ -147,6 +148,9 @@ function validateConfig (obj, opts) {
 function redactConfig (config) {
   const copy = { ...config, mqtt: { ...config.mqtt } };
   if (copy.mqtt.password !== null) copy.mqtt.password = '***';
+  if (copy.mqtt.embedded && copy.mqtt.embedded.auth) {
+    copy.mqtt.embedded = { ...copy.mqtt.embedded, auth: { ...copy.mqtt.embedded.auth, password: '***' } };
+  }
   if (copy.mqtt.tls) {
     const { ca, cert, key, ...rest } = copy.mqtt.tls;
     copy.mqtt.tls = { ...rest, ca: ca ? '<ca>' : undefined, cert: cert ? '<cert>' : undefined, key: key ? '<key>' : undefined };

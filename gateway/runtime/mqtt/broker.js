@@ -3,41 +3,70 @@
 const net = require('node:net');
 const { NinesError } = require('../../base/errors');
 const D = require('../config/defaults');
+const { createBrokerGuard, isLoopbackHost } = require('./broker-guard');
 
 /**
  * The embedded MQTT broker (aedes over node:net), started when the config names no broker, so
  * `nines run` works out of the box. Loopback by default: an edge PC should not expose a broker
- * without anyone asking for it.
+ * without anyone asking for it, and beyond loopback it requires a login (broker-guard.js).
  */
 
 /**
  * @typedef {object} EmbeddedBroker
- * @property {string} url e.g. "mqtt://127.0.0.1:1883"
- * @property {string} host
+ * @property {string} url for clients on this machine, e.g. "mqtt://127.0.0.1:1883" (a wildcard
+ *   address such as 0.0.0.0 is given as its loopback address)
+ * @property {string} host the address actually bound
  * @property {number} port the port actually bound (useful with port 0)
+ * @property {boolean} loopback whether only this machine can connect
+ * @property {string|null} login the username clients must log in with, or null (open, loopback only)
+ * @property {{username: string, password: string}|null} gatewayAuth the gateway's own credential
+ *   (with opts.gateway; not enumerable, so it does not show up when the object is logged)
+ * @property {() => Record<string, number>} refused refusals so far, by reason
  * @property {() => number} clientCount connected client sockets
  * @property {() => Promise<void>} close stops listening, closes every client socket, closes aedes
  */
 
 /**
+ * The URL local clients use for a bound address: a wildcard is reached through loopback.
+ * @param {string} address as from server.address()
+ * @param {number} port
+ * @returns {string}
+ */
+function localUrl (address, port) {
+  const host = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
+  return `mqtt://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
  * Starts an aedes broker listening on host:port.
  * @param {object} [opts]
- * @param {string} [opts.host='127.0.0.1']
+ * @param {string} [opts.host='127.0.0.1'] beyond loopback (e.g. 0.0.0.0) only with username and password
  * @param {number} [opts.port=1883] 0 picks a free port
+ * @param {string} [opts.username] clients must log in with this and the password (required beyond loopback)
+ * @param {string} [opts.password]
+ * @param {{clientId: string, prefix: string}} [opts.gateway] the gateway this broker serves: only
+ *   its client (which logs in with `gatewayAuth`) may publish under `<prefix>/`, its client id is
+ *   reserved, and no client takes over a connected client id. Without it the broker is plain
+ *   aedes apart from the login (for tests and tools).
+ * @param {boolean} [opts.refuseTakeover] default: true with opts.gateway
+ * @param {(refusal: import('./broker-guard').Refusal) => void} [opts.onRefused] told of refused
+ *   logins, client ids and publishes, at most once per reason per 10 s (with a count)
  * @returns {Promise<EmbeddedBroker>}
  * @throws {NinesError} NINES_ERR_PORT_IN_USE when the port is taken; NINES_ERR_INVALID_ARG for a
- *   bad host or port
+ *   bad host or port, a host beyond loopback without a login, or a bad login or gateway option
  */
-async function startEmbeddedBroker ({ host = D.MQTT_EMBEDDED_HOST, port = D.MQTT_EMBEDDED_PORT } = {}) {
+async function startEmbeddedBroker ({ host = D.MQTT_EMBEDDED_HOST, port = D.MQTT_EMBEDDED_PORT, username, password, gateway, refuseTakeover, onRefused } = {}) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `port: ${JSON.stringify(port)} must be an integer from 0 to 65535`, { field: 'port', value: port });
   }
   if (typeof host !== 'string' || host === '') {
     throw new NinesError('NINES_ERR_INVALID_ARG', `host: ${JSON.stringify(host)} must be a host name or address`, { field: 'host', value: host });
   }
+  // checked before anything listens: an open broker never binds beyond loopback, not even briefly
+  const guard = createBrokerGuard({ host, username, password, gateway, refuseTakeover, onRefused });
   // aedes 1.x is an ES module; import() loads it from CommonJS on every Node version we support
   const { Aedes } = await import('aedes');
-  const aedes = await Aedes.createBroker({ heartbeatInterval: 60000, drainTimeout: 10000 });
+  const aedes = await Aedes.createBroker({ heartbeatInterval: 60000, drainTimeout: 10000, ...guard.hooks });
   /** @type {Set<net.Socket>} */
   const sockets = new Set();
   const server = net.createServer((socket) => {
@@ -55,6 +84,7 @@ async function startEmbeddedBroker ({ host = D.MQTT_EMBEDDED_HOST, port = D.MQTT
       });
     });
   } catch (err) {
+    guard.close();
     await new Promise((resolve) => aedes.close(resolve));
     if (err.code === 'EADDRINUSE') {
       throw new NinesError('NINES_ERR_PORT_IN_USE',
@@ -66,28 +96,41 @@ async function startEmbeddedBroker ({ host = D.MQTT_EMBEDDED_HOST, port = D.MQTT
     throw err;
   }
 
-  const bound = /** @type {net.AddressInfo} */ (server.address());
-  const urlHost = bound.address.includes(':') ? `[${bound.address}]` : bound.address;
   let closing = null;
-  return {
-    url: `mqtt://${urlHost}:${bound.port}`,
+  const close = () => {
+    if (!closing) {
+      closing = (async () => {
+        const serverClosed = new Promise((resolve) => server.close(() => resolve()));
+        // server.close() waits for open connections; aedes closes its clients (publishing their
+        // wills), and sockets that never sent CONNECT are destroyed here
+        await new Promise((resolve) => aedes.close(() => resolve()));
+        for (const s of sockets) s.destroy();
+        await serverClosed;
+        guard.close();
+      })();
+    }
+    return closing;
+  };
+
+  const bound = /** @type {net.AddressInfo} */ (server.address());
+  const loopback = isLoopbackHost(bound.address);
+  if (!loopback && guard.login === null) {
+    // a name that counted as loopback ("localhost") resolved to something else
+    await close();
+    throw new NinesError('NINES_ERR_INVALID_ARG', `host: ${JSON.stringify(host)} bound ${bound.address}, beyond loopback: pass username and password so that clients must log in, or listen on 127.0.0.1`, { field: 'host', value: host, bound: bound.address });
+  }
+  const broker = {
+    url: localUrl(bound.address, bound.port),
     host: bound.address,
     port: bound.port,
+    loopback,
+    login: guard.login,
+    refused: guard.refused,
     clientCount: () => sockets.size,
-    close () {
-      if (!closing) {
-        closing = (async () => {
-          const serverClosed = new Promise((resolve) => server.close(() => resolve()));
-          // server.close() waits for open connections; aedes closes its clients (publishing their
-          // wills), and sockets that never sent CONNECT are destroyed here
-          await new Promise((resolve) => aedes.close(() => resolve()));
-          for (const s of sockets) s.destroy();
-          await serverClosed;
-        })();
-      }
-      return closing;
-    }
+    close
   };
+  Object.defineProperty(broker, 'gatewayAuth', { value: guard.gatewayAuth, enumerable: false });
+  return broker;
 }
 
-module.exports = { startEmbeddedBroker };
+module.exports = { startEmbeddedBroker, localUrl };

@@ -101,9 +101,11 @@ function checkPublisherOptions (opts) {
  * @param {string} [opts.url] broker URL; required when config.mqtt.url is null (embedded broker:
  *   pass the started broker's url)
  * @param {string} [opts.version] reported in the status
+ * @param {{username: string, password: string}} [opts.auth] the login to use instead of the
+ *   config's: the embedded broker's credential for the gateway's own client (broker.gatewayAuth)
  * @returns {object} options for `new Publisher(...)`
  */
-function publisherOptions (config, { url, version } = {}) {
+function publisherOptions (config, { url, version, auth } = {}) {
   const m = config.mqtt;
   const out = {
     url: url || m.url,
@@ -119,8 +121,13 @@ function publisherOptions (config, { url, version } = {}) {
     reconnectInitialMs: m.reconnectInitialMs,
     reconnectMaxMs: m.reconnectMaxMs
   };
-  if (m.username !== null) out.username = m.username;
-  if (m.password !== null) out.password = m.password;
+  if (auth) {
+    out.username = auth.username;
+    out.password = auth.password;
+  } else {
+    if (m.username !== null) out.username = m.username;
+    if (m.password !== null) out.password = m.password;
+  }
   if (m.tls) out.tls = m.tls;
   if (version !== undefined) out.version = version;
   return out;
