@@ -3,9 +3,12 @@
 const C = require('./constants');
 
 /**
- * Capped exponential backoff with "full jitter": the n-th delay is uniform in
- * [base·factor^n / 2, base·factor^n], capped at maxMs. Jitter keeps a fleet of gateways from
- * reconnecting in lockstep after a shared outage (MQTT.js and Node-RED retry at a fixed period).
+ * Capped exponential backoff with "equal jitter" (the name in AWS's "Exponential Backoff And
+ * Jitter"): with ceiling = min(maxMs, initialMs·factor^n), the n-th delay is uniform in
+ * [ceiling / 2, ceiling]. Half the delay is kept and half is random, so a retry never comes sooner
+ * than half the ceiling; "full jitter" would draw from [0, ceiling] and may retry at once. The
+ * jitter keeps a fleet of gateways from reconnecting in lockstep after a shared outage (MQTT.js and
+ * Node-RED retry at a fixed period).
  */
 class Backoff {
   /**
@@ -23,7 +26,7 @@ class Backoff {
     this.attempt = 0;
   }
 
-  /** @returns {number} the next delay in ms, and counts the attempt */
+  /** @returns {number} the next delay in ms (equal jitter: in [ceiling / 2, ceiling]), and counts the attempt */
   next () {
     const ceiling = Math.min(this.maxMs, this.initialMs * Math.pow(this.factor, this.attempt));
     this.attempt++;

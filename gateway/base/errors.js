@@ -33,7 +33,8 @@ const CODES = {
   NINES_ERR_SERIAL_UNAVAILABLE: { status: 'no serial support', meaning: 'The optional serialport package could not be loaded; install it to use modbus+rtu targets.' },
   NINES_ERR_PORT_IN_USE: { status: 'port in use', meaning: 'A server (simulator, embedded broker) could not listen because its port is taken.' },
   NINES_ERR_WORKER: { status: 'worker failed', meaning: 'A worker thread died or failed to start; its jobs are restarted and the death is reported.' },
-  NINES_ERR_MQTT: { status: 'mqtt error', meaning: 'The MQTT publisher failed to connect or publish; polling goes on and summaries are buffered (bounded).' }
+  NINES_ERR_MQTT: { status: 'mqtt error', meaning: 'The MQTT publisher failed to connect or publish; polling goes on and summaries are buffered (bounded).' },
+  NINES_ERR_IO: { status: 'file error', meaning: 'A file nines writes (an HdrHistogram interval log) could not be created or written; details.file names it and details.cause holds the system error code (e.g. EACCES, ENOSPC).' }
 };
 
 /** Base class of every error nines raises. */

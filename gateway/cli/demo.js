@@ -7,7 +7,8 @@ const C = require('../base/constants');
  * The demo `nines run` starts with no config: simulated devices, the embedded broker, and jobs that
  * show what nines measures, including a device with a long tail (rare spikes a mean would hide).
  * Simulators take their usual ports (ED-588 9500, ED-560 9501, Modbus 5020) when free, so the
- * example flows find them; a taken port is reported and a free one used instead.
+ * example flows find them; a taken port is reported and a free one used instead. The port is tried,
+ * not tested first: a port found free can be taken by another process before the simulator listens.
  */
 
 /** @returns {Promise<boolean>} */
@@ -28,20 +29,25 @@ async function startDemo ({ say }) {
   const { createAsciiSimulator } = require('../simulators/ascii');
   const { createModbusTcpSimulator } = require('../simulators/modbus');
   const sims = [];
-  const pick = async (want, label) => {
-    if (await portFree(want)) return want;
-    say(`port ${want} is taken (another simulator running?): the demo's ${label} uses a free port instead`);
-    return 0;
+  /** start(port) on the wanted port, or on a free one when it is taken */
+  const startOn = async (want, label, start) => {
+    try {
+      return await start(want);
+    } catch (err) {
+      if (err.code !== 'NINES_ERR_PORT_IN_USE') throw err;
+      say(`port ${want} is taken (another simulator running?): the demo's ${label} uses a free port instead`);
+      return start(0);
+    }
   };
   try {
-    const ed588 = await createAsciiSimulator({ model: 'ED-588', port: await pick(C.SIM_ASCII_PORT, 'ED-588'), animate: true });
+    const ed588 = await startOn(C.SIM_ASCII_PORT, 'ED-588', (port) => createAsciiSimulator({ model: 'ED-588', port, animate: true }));
     sims.push(ed588);
-    const ed560 = await createAsciiSimulator({ model: 'ED-560', port: await pick(C.SIM_ASCII_PORT + 1, 'ED-560') });
+    const ed560 = await startOn(C.SIM_ASCII_PORT + 1, 'ED-560', (port) => createAsciiSimulator({ model: 'ED-560', port }));
     sims.push(ed560);
     // a device with a long tail: a little jitter and rare spikes, like the Brainboxes tables show
     const tail = await createAsciiSimulator({ model: 'ED-588', port: 0, faults: 'latency=0.2ms-0.6ms,spike=1/500:15ms,spike=1/5000:60ms' });
     sims.push(tail);
-    const plc = await createModbusTcpSimulator({ port: await pick(C.SIM_MODBUS_PORT, 'Modbus TCP'), modelOptions: { unitIds: [1], animate: true } });
+    const plc = await startOn(C.SIM_MODBUS_PORT, 'Modbus TCP', (port) => createModbusTcpSimulator({ port, modelOptions: { unitIds: [1], animate: true } }));
     sims.push(plc);
     for (const [label, s] of [['ED-588', ed588], ['ED-560', ed560], ['ED-588 (tail)', tail], ['Modbus TCP', plc]]) say(`simulator ${label.padEnd(13)} ${s.url}`);
     const config = {

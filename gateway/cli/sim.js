@@ -23,7 +23,8 @@ Options:
   --baud <n>           baud rate (rtu; default 9600)
   --parity <p>         none|even|odd (rtu; default none)
   --unit-id <n>        Modbus unit id served (default 1)
-  --animate            inputs and registers change over time (for demos)
+  --animate            values change over time (for demos): ASCII inputs toggle; Modbus input and
+                       holding registers 0 (a counter) and 1 (a sine) and discrete input 0 move
   --max-connections <n> open connections allowed at once (default 32, as many devices allow)
   --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
   --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C

@@ -16,7 +16,7 @@ const { parseTarget } = require('../drivers/target');
  * @param {{command?: string, generator?: string, read?: object|string, write?: object|string, random?: () => number}} spec
  * @param {string|import('../drivers/target').Target} target
  * @returns {{nextOp: (seq: number) => any, label: string, kind: 'ascii'|'modbus'}}
- *   label is a short name for file names and tables (`@AA`, `@AA(Data)`, `fc3-0x10`)
+ *   label is a short name for file names and tables (`@AA`, `@AA(Data)`, `fc3-0+10`)
  */
 function createOpSource (spec, target) {
   const t = parseTarget(target);
@@ -50,7 +50,21 @@ function createOpSource (spec, target) {
     throw new NinesError('NINES_ERR_INVALID_OP', `${key} was given function code ${op.fc}, which is a ${isWrite ? 'write' : 'read'}`, { field: `${key}.fc`, value: op.fc });
   }
   const n = op.quantity !== undefined ? op.quantity : (op.values ? op.values.length : 1);
-  return { nextOp: () => op, label: `fc${op.fc}-${op.address}x${n}`, kind: 'modbus' };
+  return { nextOp: () => op, label: modbusLabel(op.fc, op.address, n), kind: 'modbus' };
+}
+
+/**
+ * The label of a Modbus operation: `fc3-0+10` is FC3 from address 0, 10 registers (addresses 0 to 9).
+ * Not `fc3-0x10`, which read like hex 0x10; not `fc3:0:10` (the --read syntax), because the label
+ * names the probe's .hgrm files and `:` is not allowed in Windows file names. `+` is safe in file
+ * names everywhere, and probe.js's file-name filter keeps it.
+ * @param {number} fc
+ * @param {number} address 0-based
+ * @param {number} n registers or coils
+ * @returns {string}
+ */
+function modbusLabel (fc, address, n) {
+  return `fc${fc}-${address}+${n}`;
 }
 
 /** `@01` → `@AA`, `#0100FF` → `#AA00FF`: the command with its address written as AA, as the vendor names runs */
@@ -58,9 +72,16 @@ function templateOf (command) {
   return command.length >= 3 && command.slice(1, 3) !== '**' ? command[0] + 'AA' + command.slice(3) : command;
 }
 
+/**
+ * A generator's label is its vendor name (`@AA(Data)`), also when it was given by its alias
+ * (`read-all`), so runs of the same command mix get the same table row and file name.
+ * @param {string} name as given
+ * @param {{GENERATORS: ReadonlyArray<{name: string, alias: string}>}} ascii
+ * @returns {string}
+ */
 function generatorLabel (name, ascii) {
-  const g = (ascii.GENERATORS || []).find((x) => x.name === name || (x.aliases || []).includes(name));
+  const g = ascii.GENERATORS.find((x) => x.name === name || x.alias === name);
   return g ? g.name : name;
 }
 
-module.exports = { createOpSource, templateOf };
+module.exports = { createOpSource, templateOf, modbusLabel };

@@ -152,7 +152,11 @@ function checkStats (stats, field, withCount) {
  */
 function parseLatencyPayload (input, options = {}) {
   let obj = input;
-  if (input instanceof Uint8Array) obj = Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8');
+  if (input instanceof Uint8Array) {
+    // checked before decoding: a huge buffer must not become a huge string first
+    if (input.byteLength > MAX_PAYLOAD_CHARS) throw invalid('payload', `${input.byteLength} bytes`, `at most ${MAX_PAYLOAD_CHARS} bytes of JSON`);
+    obj = Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8');
+  }
   if (typeof obj === 'string') {
     if (obj.length > MAX_PAYLOAD_CHARS) throw invalid('payload', `${obj.length} chars`, `at most ${MAX_PAYLOAD_CHARS} chars of JSON`);
     try {
@@ -199,4 +203,4 @@ function parseLatencyPayload (input, options = {}) {
   return out;
 }
 
-module.exports = { summarize, latencyPayload, parseLatencyPayload, STAT_FIELDS };
+module.exports = { summarize, latencyPayload, parseLatencyPayload, STAT_FIELDS, MAX_PAYLOAD_CHARS };

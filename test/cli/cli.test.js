@@ -85,6 +85,20 @@ describe('nines CLI', function () {
       assert.match(run.name, /-1x-reconnect$/);
     });
 
+    it('names a Modbus run\'s .hgrm file with its operation, fc3-0+10 for --read 3:0:10', async () => {
+      const modbus = await startChildSim('modbus');
+      try {
+        const dir = path.join(tmp, 'out');
+        const r = await nines(['probe', modbus.url, '--read', '3:0:10', '--count', '200', '--hgrm', dir]);
+        assert.equal(r.code, 0, r.stderr);
+        const files = fs.readdirSync(dir);
+        assert.equal(files.length, 1, files.join(', '));
+        assert.match(files[0], /-fc3-0\+10-1x\.hgrm$/);
+      } finally {
+        await modbus.stop();
+      }
+    });
+
     it('rejects a bad target, command or option with its code and exit 1', async () => {
       const t = await nines(['probe', 'ftp://x', '--command', '@01']);
       assert.equal(t.code, 1);
@@ -145,6 +159,39 @@ describe('nines CLI', function () {
       assert.ok(seen.latency.length >= 3, `${seen.latency.length} summaries`);
       assert.ok(seen.latency.every((m, i) => i === 0 || m.seq === seen.latency[i - 1].seq + 1));
       assert.match(r.stdout, /cli-test\/inputs seq=0 count=\d+ ok=\d+/);
+    });
+  });
+
+  describe('run with no config (the demo)', () => {
+    it('with --mqtt, publishes to that broker and never says it starts an embedded one', async () => {
+      // our own broker on a free port: the demo never needs 1883
+      const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
+      const broker = await startEmbeddedBroker({ port: 0 });
+      try {
+        const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+        const jobs = new Set();
+        client.on('message', (topic) => { const m = /^nines\/demo\/([^/]+)\/latency$/.exec(topic); if (m) jobs.add(m[1]); });
+        await client.subscribeAsync('nines/demo/#', { qos: 1 });
+        const r = await nines(['run', '--mqtt', broker.url, '--duration', '3s', '--interval', '500ms', '--quiet']);
+        await client.endAsync();
+        assert.equal(r.code, 0, r.stderr);
+        assert.doesNotMatch(r.stderr, /embedded/i);
+        assert.match(r.stderr, new RegExp(`nines demo: no config given, starting simulators and publishing to ${broker.url.replace(/[.]/g, '\\.')}\n`));
+        assert.match(r.stderr, new RegExp(`^MQTT broker ${broker.url.replace(/[.]/g, '\\.')},`, 'm'));
+        assert.ok(jobs.has('ed588-inputs') && jobs.has('plc1-hr-4conn'), `summaries from ${[...jobs]}`);
+      } finally {
+        await broker.close();
+      }
+    });
+  });
+
+  describe('watch', () => {
+    it('refuses a broker URL that is not MQTT (http://, ftp://) with its code and exit 1', async () => {
+      for (const url of ['http://127.0.0.1:1883', 'ftp://broker']) {
+        const r = await nines(['watch', url, '--duration', '1s']);
+        assert.equal(r.code, 1, url);
+        assert.match(r.stderr, /NINES_ERR_INVALID_ARG: broker URL: .* unsupported scheme/);
+      }
     });
   });
 

@@ -61,7 +61,8 @@ for (const t of TRANSPORTS) {
     afterEach(async () => {
       if (client) await client.close();
       client = null;
-      await env.close();
+      if (env) await env.close();
+      env = null;
     });
 
     it('connects, answers, and stamps sentNs < doneNs on the reply', async () => {

@@ -11,6 +11,7 @@ const mqtt = require('mqtt');
 const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { freePort } = require('../helpers/mosquitto');
+const { assertTools } = require('../helpers/system-tools');
 
 /** Polls a condition; rejects with `what` after timeoutMs (a wait bound, not a timing assertion). */
 async function waitFor (cond, what, timeoutMs = 5000) {
@@ -131,6 +132,7 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     let certPem;
     let keyPem;
     before(() => {
+      assertTools(['openssl']);
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-tls-'));
       execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
         '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1',
@@ -138,7 +140,7 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
       certPem = fs.readFileSync(path.join(dir, 'cert.pem'));
       keyPem = fs.readFileSync(path.join(dir, 'key.pem'));
     });
-    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    after(() => { if (dir) fs.rmSync(dir, { recursive: true, force: true }); });
 
     it('connects over mqtts:// with the CA passed through, and refuses an unknown certificate without it', async () => {
       const b = await customBroker({}, { key: keyPem, cert: certPem });

@@ -13,6 +13,11 @@ const { startMosquitto, freePort } = require('../helpers/mosquitto');
 /**
  * The publisher against two real brokers: the embedded aedes and a Mosquitto process. The same
  * behaviours run against both (as MQTT.js runs one client suite per transport).
+ *
+ * Order, not timing: a subscriber attaches only after the broker has acknowledged the retained
+ * status it is meant to find (otherwise the status can arrive live, unretained, or twice: once live
+ * and once from the retained store, which MQTT allows), and a broker restart is hidden behind a
+ * gate until the subscriber is back. So the tests hold on a loaded machine too.
  */
 
 const BROKERS = {
@@ -26,8 +31,11 @@ const BROKERS = {
   }
 };
 
-/** Polls a condition; rejects with `what` after timeoutMs (a wait bound, never a timing assertion). */
-async function waitFor (cond, what, timeoutMs = 5000) {
+/**
+ * Polls a condition; rejects with `what` after timeoutMs (a wait bound, never a timing assertion:
+ * generous, because another test run may share the cores).
+ */
+async function waitFor (cond, what, timeoutMs = 10000) {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -59,10 +67,15 @@ async function subscriber (url, topic = 'nines/#') {
   };
 }
 
-/** A TCP proxy in front of the broker whose connections can be cut, as a network failure would. */
+/**
+ * A TCP proxy in front of the broker whose connections can be cut, as a network failure would, and
+ * which can refuse new ones (close them at once) until it is opened again.
+ */
 async function cuttableProxy (port) {
   const sockets = new Set();
+  let refusing = false;
   const server = net.createServer((down) => {
+    if (refusing) { down.on('error', () => {}); down.destroy(); return; }
     const up = net.connect(port, '127.0.0.1');
     for (const s of [down, up]) {
       sockets.add(s);
@@ -77,12 +90,20 @@ async function cuttableProxy (port) {
   return {
     url: `mqtt://127.0.0.1:${server.address().port}`,
     cut: () => { for (const s of sockets) s.resetAndDestroy(); },
+    refuse: () => { refusing = true; },
+    accept: () => { refusing = false; },
     close: () => new Promise((resolve) => { for (const s of sockets) s.destroy(); server.close(resolve); })
   };
 }
 
 const STATUS = 'nines/gw/status';
 const LATENCY = 'nines/gw/job-a/latency';
+
+/** Starts a publisher and waits until the broker has acknowledged its retained online status. */
+async function startOnline (p) {
+  await p.start();
+  await waitFor(() => p.stats.published >= 1, 'the broker to acknowledge the online status');
+}
 
 for (const [name, startBroker] of Object.entries(BROKERS)) {
   describe(`gateway/mqtt/publisher against ${name}`, function () {
@@ -112,7 +133,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
     it('a subscriber sees the retained online status with version, start time and jobs', async () => {
       const p = publisher();
       p.setJobs(['job-a', { name: 'job-b', valuesMinIntervalMs: 50 }]);
-      await p.start();
+      await startOnline(p);
       assert.equal(p.stats.connected, true);
       const s = await sub();
       await s.until((m) => m.length >= 1, 'the status');
@@ -177,7 +198,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
 
     it('stop() publishes the retained offline status and disconnects cleanly, so no last will follows', async () => {
       const p = publisher();
-      await p.start();
+      await startOnline(p);
       const s = await sub();
       await s.until(() => s.on(STATUS).length === 1, 'online');
       p.publishLatency('job-a', { seq: 1 });
@@ -199,20 +220,24 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       const code = `
         const { Publisher } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'gateway', 'runtime', 'mqtt', 'publisher.js'))});
         const p = new Publisher({ url: process.env.BROKER_URL, gatewayId: 'gw', version: 'child' });
-        p.on('connect', () => process.stdout.write('connected\\n'));
-        p.start();
+        // say so once the broker has acknowledged the retained online status, not at CONNACK
+        p.start().then(() => {
+          const t = setInterval(() => { if (p.stats.published >= 1) { clearInterval(t); process.stdout.write('online\\n'); } }, 5);
+        });
       `;
       const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, BROKER_URL: broker.url }, stdio: ['ignore', 'pipe', 'inherit'] });
       const exited = once(child, 'exit');
       cleanups.push(async () => { child.kill('SIGKILL'); await exited; });
       let out = '';
       child.stdout.on('data', (d) => { out += d; });
-      await waitFor(() => out.includes('connected'), 'the child to connect');
+      await waitFor(() => out.includes('online'), 'the child to be online');
       const s = await sub();
-      await s.until(() => s.on(STATUS).length === 1, 'the retained online');
+      await s.until(() => s.on(STATUS).some((m) => m.json.state === 'online'), 'the retained online');
+      assert.deepEqual(s.on(STATUS).map((m) => [m.json.state, m.retain]), [['online', true]]);
       child.kill('SIGKILL');
       await exited;
-      await s.until(() => s.on(STATUS).length === 2, 'the last will');
+      await s.until(() => s.on(STATUS).some((m) => m.json.state === 'offline'), 'the last will');
+      assert.equal(s.on(STATUS).length, 2, 'online, then the will');
       const will = s.on(STATUS)[1].json;
       assert.equal(will.state, 'offline');
       assert.equal(will.reason, 'connection lost');
@@ -229,7 +254,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       const p = publisher({ url: proxy.url });
       const events = [];
       for (const e of ['connect', 'offline']) p.on(e, () => events.push(e));
-      await p.start();
+      await startOnline(p);
       const s = await sub();
       await s.until(() => s.on(STATUS).length === 1, 'online');
       proxy.cut();
@@ -243,17 +268,20 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
 
     it('buffers latency (bounded, drops counted) while the broker is down, then delivers it in order with the dropped counts', async () => {
       const port = broker.port;
-      // Every reconnect delay is 600 ms (random = 1, initial = max), so the broker can restart
-      // and a subscriber can attach between two attempts
-      const p = publisher({ bufferMax: 5, reconnectInitialMs: 600, reconnectMaxMs: 600, random: () => 1 });
+      // The publisher goes through a gate that refuses it while the broker restarts, so the second
+      // subscriber is attached before the buffered summaries can go out, however slow the restart
+      const gate = await cuttableProxy(port);
+      cleanups.push(() => gate.close());
+      const p = publisher({ url: gate.url, bufferMax: 5 });
       p.setJobs(['job-a']);
-      await p.start();
+      await startOnline(p);
       const s1 = await sub();
       for (let seq = 1; seq <= 3; seq++) p.publishLatency('job-a', { seq });
       await s1.until(() => s1.on(LATENCY).length === 3, 'seq 1-3');
       await waitFor(() => p.stats.inflight === 0, 'acks');
 
       const offline = nextEvent(p, 'offline');
+      gate.refuse();
       await broker.down();
       broker = null;
       await offline;
@@ -263,9 +291,10 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       assert.equal(p.stats.dropped, 3);
       assert.deepEqual(p.stats.droppedByJob, { 'job-a': 3 });
 
-      await nextEvent(p, 'reconnecting'); // an attempt failed; the next one is 600 ms away
+      await nextEvent(p, 'reconnecting'); // it keeps trying, refused by the gate
       broker = await startBroker(port);
       const s2 = await sub();
+      gate.accept();
       await s2.until(() => s2.on(LATENCY).length === 5, 'the buffered seq 7-11');
       assert.deepEqual(s2.on(LATENCY).map((m) => m.json.seq), [7, 8, 9, 10, 11]);
       const status = s2.on(STATUS)[0].json;

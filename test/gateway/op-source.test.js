@@ -18,14 +18,33 @@ describe('op source', () => {
     assert.equal(s.label, '@AA(Data)');
   });
 
+  it('labels a generator given by its alias with its vendor name', () => {
+    const { GENERATORS } = require('../../gateway/drivers/ascii');
+    assert.ok(GENERATORS.length >= 5);
+    for (const g of GENERATORS) {
+      assert.equal(createOpSource({ generator: g.alias }, 'ascii://127.0.0.1:9500').label, g.name, g.alias);
+      assert.equal(createOpSource({ generator: g.name }, 'ascii://127.0.0.1:9500').label, g.name);
+    }
+  });
+
   it('accepts Modbus ops as objects or strings and defaults the unit id to the target\'s', () => {
     const a = createOpSource({ read: '3:0:10' }, 'modbus+tcp://127.0.0.1:5020?unitId=2');
     assert.deepEqual({ ...a.nextOp(0) }, { fc: 3, address: 0, quantity: 10, unitId: 2 });
-    assert.equal(a.label, 'fc3-0x10');
+    assert.equal(a.label, 'fc3-0+10');
     const b = createOpSource({ read: { fc: 4, address: 5, quantity: 2 } }, 'modbus+tcp://127.0.0.1:5020');
     assert.equal(b.nextOp(0).unitId, 1);
     const w = createOpSource({ write: '16:0=1,2,3' }, 'modbus+tcp://127.0.0.1:5020');
-    assert.equal(w.label, 'fc16-0x3');
+    assert.equal(w.label, 'fc16-0+3');
+  });
+
+  it('labels a Modbus operation so it cannot be read as hex, and so it can name a file anywhere', () => {
+    for (const [read, label] of [['3:0:10', 'fc3-0+10'], ['4:16:2', 'fc4-16+2'], ['1:100:8', 'fc1-100+8']]) {
+      const s = createOpSource({ read }, 'modbus+tcp://127.0.0.1:5020');
+      assert.equal(s.label, label);
+      assert.doesNotMatch(s.label, /0x/, 'no hex look-alike');
+      // the characters the probe keeps in .hgrm file names (gateway/measure/probe.js), none of Windows' reserved ones
+      assert.match(s.label, /^[A-Za-z0-9@#$%~()+._-]+$/);
+    }
   });
 
   it('rejects mismatches with codes: read given a write, ASCII op on Modbus, none or two ops', () => {

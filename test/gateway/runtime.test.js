@@ -72,10 +72,11 @@ describe('gateway runtime with a real Mosquitto', function () {
   afterEach(async () => {
     if (gw) await gw.stop().catch(() => {});
     if (sub) await sub.client.endAsync();
-    await ascii.close();
-    await modbus.close();
-    await broker.stop();
-    gw = sub = null;
+    // a beforeEach that failed part-way (no mosquitto) leaves the rest undefined
+    if (ascii) await ascii.close();
+    if (modbus) await modbus.close();
+    if (broker) await broker.stop();
+    gw = sub = ascii = modbus = broker = null;
   });
 
   it('publishes the retained status and one latency summary per job per interval, seq contiguous, hist decodes to the published figures', async () => {

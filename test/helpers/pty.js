@@ -15,6 +15,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
+const { assertTools } = require('./system-tools');
 
 /** How long socat may take to create the pair before the helper gives up, ms */
 const START_TIMEOUT_MS = 5000;
@@ -49,6 +50,8 @@ function killLiveOnExit () {
  * @returns {Promise<PtyPair>}
  */
 function createPtyPair ({ timeoutMs = START_TIMEOUT_MS } = {}) {
+  // no socat: say so now, with the install line, instead of after timeoutMs
+  assertTools(['socat']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-pty-'));
   const a = path.join(dir, 'a');
   const b = path.join(dir, 'b');

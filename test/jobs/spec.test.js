@@ -20,7 +20,7 @@ describe('jobs/spec: one module builds every job spec', () => {
     assert.equal(s.intervalMs, 10000);
     assert.deepEqual(s.values, { mode: 'off', deadband: 0, n: 1, minIntervalMs: 0 });
     assert.equal(s.device, 'plc1');
-    assert.equal(s.op, 'fc3-0x10');
+    assert.equal(s.op, 'fc3-0+10');
     assert.equal(s.label, 'hr');
   });
 

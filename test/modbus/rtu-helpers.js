@@ -12,6 +12,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { SerialPort } = require('serialport');
 const { rtuRequestLength, rtuFrame } = require('../../gateway/drivers/modbus/frame');
+const { assertTools } = require('../helpers/system-tools');
 
 /**
  * Opens `portPath` and calls onRequest for every complete request frame.
@@ -65,6 +66,8 @@ async function startResponder (portPath, onRequest) {
  * @returns {Promise<{a: string, b: string, close: () => Promise<void>}>}
  */
 async function socatPair (dir) {
+  // no socat: say so now, with the install line, instead of polling for links that never come
+  assertTools(['socat']);
   const a = path.join(dir, 'a');
   const b = path.join(dir, 'b');
   const socat = spawn('socat', [`pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: 'ignore' });

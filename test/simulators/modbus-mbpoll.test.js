@@ -9,6 +9,7 @@ const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
 const { createModbusTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
 const { createPtyPair } = require('../helpers/pty');
+const { assertTools } = require('../helpers/system-tools');
 
 /** Kill mbpoll if it has not finished by then (its own -o timeout should end it well before), ms */
 const MBPOLL_KILL_MS = 5000;
@@ -32,6 +33,8 @@ function mbpoll (args) {
 
 describe('mbpoll against the Modbus simulators', function () {
   this.timeout(15000);
+  // run alone, without the root hook of .mocharc.js, this still fails at once naming what is missing
+  before(() => assertTools(['mbpoll', 'socat']));
 
   describe('TCP', () => {
     let sim;
@@ -41,7 +44,10 @@ describe('mbpoll against the Modbus simulators', function () {
       // -1: poll once; -o: reply timeout in seconds, so a silent device never hangs the test
       tcp = (...args) => mbpoll(['-m', 'tcp', '-a', '1', '-o', '1', '-p', String(sim.port), ...args]);
     });
-    afterEach(() => sim.close());
+    afterEach(async () => {
+      if (sim) await sim.close();
+      sim = null;
+    });
 
     it('reads holding registers with 1-based references (-r 1 is address 0)', async () => {
       const r = await tcp('-r', '1', '-c', '10', '-t', '4', '-1', '127.0.0.1');
@@ -107,8 +113,9 @@ describe('mbpoll against the Modbus simulators', function () {
       rtu = (...args) => mbpoll(['-m', 'rtu', '-b', '9600', '-P', 'none', '-a', '1', '-o', '1', ...args]);
     });
     afterEach(async () => {
-      await sim.close();
-      await pty.close();
+      if (sim) await sim.close();
+      if (pty) await pty.close();
+      sim = pty = null;
     });
 
     it('reads holding registers', async () => {

@@ -192,6 +192,24 @@ describe('Modbus simulator model', () => {
       const still = createModbusModel();
       assert.deepEqual(still.handle(1, hex('04 0000 0002')), hex('04 04 0000 0000'));
     });
+
+    it('animates holding registers 0 and 1 too (FC3), until a write takes one over', () => {
+      let t = 0;
+      const model = createModbusModel({ animate: true, now: () => t });
+      t = 2500;
+      assert.deepEqual(model.handle(1, hex('03 0000 0003')), hex('03 06 0019 07D0 0000')); // counter, sine, register 2 still
+      t = 5000;
+      assert.deepEqual(model.handle(1, hex('03 0000 0001')), hex('03 02 0032'), 'the counter moved: 50 ticks');
+      // a client writes register 0: it keeps the value; register 1 keeps moving
+      assert.deepEqual(model.handle(1, hex('06 0000 1234')), hex('06 0000 1234'));
+      t = 7500;
+      assert.deepEqual(model.handle(1, hex('03 0000 0002')), hex('03 04 1234 0000'), 'sine at 3/4 period is 0');
+      model.setRegisters('holdingRegisters', 1, [7]);
+      t = 9000;
+      assert.deepEqual(model.getRegisters('holdingRegisters', 0, 2), [0x1234, 7]);
+      const still = createModbusModel();
+      assert.deepEqual(still.handle(1, hex('03 0000 0002')), hex('03 04 0000 0000'));
+    });
   });
 
   describe('validation', () => {

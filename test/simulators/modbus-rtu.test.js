@@ -121,8 +121,9 @@ describe('Modbus RTU simulator', function () {
     if (client && client.isOpen) await new Promise((resolve) => client.close(() => resolve()));
     if (line) await line.close();
     if (sim) await sim.close();
-    await pty.close();
-    client = sim = line = null;
+    // a pair that never started (no socat) leaves nothing to close
+    if (pty) await pty.close();
+    client = sim = line = pty = null;
   });
 
   async function connectClient (unitId = 1, timeoutMs = 500) {

@@ -28,6 +28,9 @@ const EXC_ILLEGAL_FUNCTION = 1;
 const EXC_ILLEGAL_DATA_ADDRESS = 2;
 const EXC_ILLEGAL_DATA_VALUE = 3;
 
+/** Registers 0 and 1 of the register banks move when animated (a counter and a sine) */
+const ANIMATED_REGISTERS = 2;
+
 /** FC5 accepts only these two values (§6.5) */
 const COIL_ON = 0xFF00;
 const COIL_OFF = 0x0000;
@@ -88,6 +91,8 @@ class ModbusModel {
     this.animate = o.animate;
     this._now = o.now;
     this._t0 = o.animate ? o.now() : 0;
+    /** Holding registers 0 and 1 move with the animation until a write takes them over (1 = animated) */
+    this._animatedHolding = new Uint8Array(Math.min(ANIMATED_REGISTERS, o.holdingRegisters)).fill(o.animate ? 1 : 0);
   }
 
   /**
@@ -140,7 +145,9 @@ class ModbusModel {
       case FC.READ_DISCRETE_INPUTS:
         if (this.animate) this._tick();
         return this._readBits(fc, this.banks.discreteInputs, buf, start, len);
-      case FC.READ_HOLDING_REGISTERS: return this._readRegisters(fc, this.banks.holdingRegisters, buf, start, len);
+      case FC.READ_HOLDING_REGISTERS:
+        if (this.animate) this._tick();
+        return this._readRegisters(fc, this.banks.holdingRegisters, buf, start, len);
       case FC.READ_INPUT_REGISTERS:
         if (this.animate) this._tick();
         return this._readRegisters(fc, this.banks.inputRegisters, buf, start, len);
@@ -208,6 +215,7 @@ class ModbusModel {
     const addr = u16(buf, s + 1);
     if (addr >= this.banks.holdingRegisters.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     this.banks.holdingRegisters[addr] = u16(buf, s + 3);
+    this._takeOver(addr, 1);
     return echoHeader(buf, s);
   }
 
@@ -238,19 +246,32 @@ class ModbusModel {
     const bank = this.banks.holdingRegisters;
     if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     for (let i = 0; i < qty; i++) bank[addr + i] = u16(buf, s + MULTI_WRITE_HEADER + 2 * i);
+    this._takeOver(addr, qty);
     return echoHeader(buf, s);
   }
 
-  /** Animation: values follow the clock, computed when read so the model needs no timer */
+  /**
+   * Animation: values follow the clock, computed when read so the model needs no timer. Register 0
+   * counts, register 1 is a slow sine, in the input registers and in the holding registers (FC3, the
+   * read most tools start with); a holding register a client writes keeps the written value.
+   */
   _tick () {
     const t = this._now() - this._t0;
+    const counter = Math.floor(t / C.SIM_MODBUS_ANIMATE_COUNTER_MS) & 0xFFFF;
+    const sine = Math.round(C.SIM_MODBUS_ANIMATE_SINE_AMPLITUDE * (1 + Math.sin(2 * Math.PI * t / C.SIM_MODBUS_ANIMATE_SINE_PERIOD_MS)));
     const ir = this.banks.inputRegisters;
-    ir[0] = Math.floor(t / C.SIM_MODBUS_ANIMATE_COUNTER_MS) & 0xFFFF;
-    if (ir.length > 1) {
-      ir[1] = Math.round(C.SIM_MODBUS_ANIMATE_SINE_AMPLITUDE *
-        (1 + Math.sin(2 * Math.PI * t / C.SIM_MODBUS_ANIMATE_SINE_PERIOD_MS)));
-    }
+    ir[0] = counter;
+    if (ir.length > 1) ir[1] = sine;
+    const hr = this.banks.holdingRegisters;
+    const animated = this._animatedHolding;
+    if (animated[0] === 1) hr[0] = counter;
+    if (animated.length > 1 && animated[1] === 1) hr[1] = sine;
     this.banks.discreteInputs[0] = Math.floor(t / C.SIM_MODBUS_ANIMATE_TOGGLE_MS) & 1;
+  }
+
+  /** A write to holding registers [addr, addr + n) stops their animation. */
+  _takeOver (addr, n) {
+    for (let i = addr; i < addr + n && i < this._animatedHolding.length; i++) this._animatedHolding[i] = 0;
   }
 
   /** @returns {Uint8Array|Uint16Array} */
@@ -263,7 +284,7 @@ class ModbusModel {
     if (!Number.isInteger(n) || n < 0 || addr + n > arr.length) {
       invalid('count', n, `a non-negative integer with addr + count <= ${arr.length} (${bank} at ${addr})`);
     }
-    if (this.animate && (bank === 'inputRegisters' || bank === 'discreteInputs')) this._tick();
+    if (this.animate) this._tick();
     return arr;
   }
 
@@ -281,6 +302,7 @@ class ModbusModel {
       if (!Number.isInteger(v) || v < -32768 || v > 0xFFFF) invalid(`values[${i}]`, v, 'an integer from -32768 to 65535');
     }
     for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] & 0xFFFF;
+    if (bank === 'holdingRegisters') this._takeOver(addr, values.length);
   }
 
   /**
@@ -356,8 +378,9 @@ class ModbusModel {
  * @param {number} [options.holdingRegisters=10000]
  * @param {number} [options.inputRegisters=10000]
  * @param {number[]|'any'} [options.unitIds=[1]] unit ids answered (0-255), or 'any'
- * @param {boolean} [options.animate=false] input register 0 counts every 100 ms, input register 1 is a slow sine
- *   (0-2000, 10 s period), discrete input 0 toggles every second
+ * @param {boolean} [options.animate=false] input and holding register 0 count every 100 ms, input and holding
+ *   register 1 are a slow sine (0-2000, 10 s period), discrete input 0 toggles every second; a holding register
+ *   a client (or setRegisters) writes stops moving and keeps its value
  * @param {'pattern'|Record<string, Record<string, Array<number|boolean>>>} [options.preset] initial values (zeros
  *   by default): 'pattern', or e.g. `{holdingRegisters: {0: [1, 2, 3]}, coils: {10: [true]}}`
  * @param {() => number} [options.now] clock in milliseconds for the animation (default performance.now)

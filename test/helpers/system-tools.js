@@ -1,0 +1,242 @@
+'use strict';
+
+/**
+ * The programs outside Node that tests run (socat, mosquitto, mbpoll, chromium…), checked before
+ * any test starts. Loaded by .mocharc.js as a root hook plugin: its `beforeAll` looks at the test
+ * files of this run, finds the programs they (and the test helpers they require) start, and fails
+ * the run at once when one is missing, naming each and the one `apt-get install` line that adds them
+ * all. A missing tool is never a 10–20 s timeout deep inside a test.
+ *
+ * The programs are found by reading the sources, so a new test that starts a new program is
+ * covered without editing a list: a literal program name passed to spawn/execFile/execFileSync
+ * (`spawn('socat', …)`), plus two uses that name no program: `startMosquitto(` (test/helpers/
+ * mosquitto.js) and a browser `executablePath`. TOOLS below only says how to find each program and
+ * which Debian package has it; a program not in TOOLS is looked up on PATH under its own name.
+ *
+ * Helpers call `assertTools([...])` before starting a program, so a suite run without this hook
+ * (another mocha config, or from another directory) fails with the same message.
+ *
+ * Only node: built-ins here: .ci/run runs this file before `npm ci` to learn what to install.
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/**
+ * @typedef {object} Tool
+ * @property {string} pkg the Debian/Ubuntu package that provides it
+ * @property {string} why what the tests use it for
+ * @property {string[]} [paths] fixed paths tried (chromium: test/editor launches /usr/bin/chromium)
+ * @property {string[]} [sbin] directories tried after PATH (daemons live in /usr/sbin)
+ * @property {string} [envVar] an environment variable naming the binary, tried first and alone
+ */
+
+/** @type {Record<string, Tool>} */
+const TOOLS = {
+  socat: { pkg: 'socat', why: 'linked pseudo-terminals for the Modbus RTU tests' },
+  mosquitto: { pkg: 'mosquitto', why: 'a real MQTT broker beside the embedded one', sbin: ['/usr/sbin', '/usr/local/sbin', '/opt/homebrew/sbin'], envVar: 'MOSQUITTO_BIN' },
+  mbpoll: { pkg: 'mbpoll', why: 'a libmodbus master against the simulators' },
+  openssl: { pkg: 'openssl', why: 'a throwaway certificate for the MQTT TLS tests' },
+  ss: { pkg: 'iproute2', why: 'counting a device\'s TCP connections in the Node-RED scale test' },
+  chromium: { pkg: 'chromium', why: 'the Node-RED editor tests (headless)', paths: ['/usr/bin/chromium'] },
+  npm: { pkg: 'npm', why: 'the clean-install test' }
+};
+
+/** A program name passed as a literal to a child_process call: spawn('socat', …), promisify(execFile)('npm', …) */
+const PROGRAM_RE = /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\)?\(\s*'([A-Za-z0-9_.+-]+)'/g;
+/** Uses that name no program literally */
+const IMPLIED = [
+  { re: /\bstartMosquitto\(/, tool: 'mosquitto' },
+  { re: /\bexecutablePath\s*:\s*CHROMIUM\b|'\/usr\/bin\/chromium'/, tool: 'chromium' }
+];
+/** Local requires, to follow into test helpers */
+const REQUIRE_RE = /\brequire\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
+
+/**
+ * @param {string} file
+ * @returns {boolean} whether file is an executable regular file
+ */
+function executable (file) {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where a tool is, without running anything (a few stat calls).
+ * @param {string} name
+ * @param {{env?: Record<string, string|undefined>, exists?: (file: string) => boolean}} [opts]
+ * @returns {string|null} its path, or null when it is not installed
+ */
+function locate (name, { env = process.env, exists = executable } = {}) {
+  const t = TOOLS[name] || {};
+  if (t.envVar && env[t.envVar]) return exists(env[t.envVar]) ? env[t.envVar] : null;
+  if (t.paths) {
+    // a fixed path is what the test launches: PATH does not help it
+    return t.paths.find(exists) || null;
+  }
+  const dirs = (env.PATH || '').split(path.delimiter).filter(Boolean).concat(t.sbin || []);
+  for (const dir of dirs) {
+    const candidate = path.join(dir, name);
+    if (exists(candidate)) return candidate;
+  }
+  return null;
+}
+
+/**
+ * The programs one source file starts itself (not through its requires).
+ * @param {string} source
+ * @returns {Set<string>}
+ */
+function programsIn (source) {
+  const out = new Set();
+  for (const m of source.matchAll(PROGRAM_RE)) out.add(m[1]);
+  for (const { re, tool } of IMPLIED) if (re.test(source)) out.add(tool);
+  return out;
+}
+
+/**
+ * The programs a test file needs: its own and those of the local modules it requires, transitively.
+ * @param {string} file absolute path
+ * @param {Map<string, Set<string>>} [cache] file → programs, shared across calls
+ * @returns {Set<string>}
+ */
+function programsNeededBy (file, cache = new Map()) {
+  if (cache.has(file)) return cache.get(file);
+  const out = new Set();
+  cache.set(file, out); // cycles end here
+  let source;
+  try {
+    source = fs.readFileSync(file, 'utf8');
+  } catch {
+    return out;
+  }
+  for (const p of programsIn(source)) out.add(p);
+  for (const m of source.matchAll(REQUIRE_RE)) {
+    let dep;
+    try {
+      dep = require.resolve(path.resolve(path.dirname(file), m[1]));
+    } catch {
+      continue;
+    }
+    // only test code: gateway/ starts no system program, and node_modules is not ours; this file
+    // names programs in its comments and tables but starts none
+    if (!dep.startsWith(path.join(ROOT, 'test') + path.sep) || dep === __filename) continue;
+    for (const p of programsNeededBy(dep, cache)) out.add(p);
+  }
+  return out;
+}
+
+/**
+ * The tools the given test files need that this machine lacks.
+ * @param {Iterable<string>} files absolute paths of test files
+ * @param {{env?: Record<string, string|undefined>, exists?: (file: string) => boolean}} [opts]
+ * @returns {Array<{name: string, pkg: string, why: string, files: string[]}>} sorted by name
+ */
+function missingTools (files, opts = {}) {
+  const cache = new Map();
+  const users = new Map(); // tool → files
+  for (const file of files) {
+    for (const name of programsNeededBy(file, cache)) {
+      if (!users.has(name)) users.set(name, []);
+      users.get(name).push(path.relative(ROOT, file));
+    }
+  }
+  const missing = [];
+  for (const [name, list] of [...users].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (locate(name, opts) !== null) continue;
+    const t = TOOLS[name] || { pkg: name, why: 'started by a test' };
+    missing.push({ name, pkg: t.pkg, why: t.why, files: list.sort() });
+  }
+  return missing;
+}
+
+/**
+ * The one command that installs every missing tool.
+ * @param {Array<{pkg: string}>} missing
+ * @param {{root?: boolean}} [opts] root: no sudo in front
+ * @returns {string}
+ */
+function installLine (missing, { root = process.getuid ? process.getuid() === 0 : false } = {}) {
+  const pkgs = [...new Set(missing.map((m) => m.pkg))].sort();
+  return `${root ? '' : 'sudo '}apt-get install ${pkgs.join(' ')}`;
+}
+
+/**
+ * The message for missing tools: each tool, why and where it is used, then the install line.
+ * @param {ReturnType<typeof missingTools>} missing non-empty
+ * @param {{root?: boolean}} [opts]
+ * @returns {string}
+ */
+function missingMessage (missing, opts) {
+  const width = Math.max(...missing.map((m) => m.name.length));
+  const lines = missing.map((m) => {
+    const where = m.files.length > 2 ? `${m.files.slice(0, 2).join(', ')} and ${m.files.length - 2} more` : m.files.join(', ');
+    return `  ${m.name.padEnd(width)}  ${m.why}${where ? ` (${where})` : ''}`;
+  });
+  return `missing system tools, needed by the tests of this run:\n${lines.join('\n')}\n` +
+    `install them all with:\n  ${installLine(missing, opts)}\n` +
+    '(or leave those test files out of the run; `npm run test:unit` needs none)';
+}
+
+/**
+ * Throws the missing-tools message when any of `names` is not installed. For helpers, before they
+ * start a program, so a run without the root hook fails as fast and as clearly.
+ * @param {string[]} names
+ * @param {{env?: Record<string, string|undefined>, exists?: (file: string) => boolean}} [opts]
+ */
+function assertTools (names, opts = {}) {
+  const missing = names.filter((name) => locate(name, opts) === null)
+    .map((name) => ({ name, ...(TOOLS[name] || { pkg: name, why: 'started by a test' }), files: [] }));
+  if (missing.length) throw toolsError(missing);
+}
+
+function toolsError (missing) {
+  const err = new Error(missingMessage(missing));
+  err.code = 'MISSING_SYSTEM_TOOLS';
+  // the message says everything; a stack trace into this helper would only bury it
+  err.stack = `Error: ${err.message}`;
+  return err;
+}
+
+/**
+ * Every test file of the run, from the root suite.
+ * @param {object} suite a mocha Suite
+ * @param {Set<string>} [out]
+ * @returns {Set<string>}
+ */
+function filesOf (suite, out = new Set()) {
+  if (suite.file) out.add(suite.file);
+  for (const t of suite.tests) if (t.file) out.add(t.file);
+  for (const s of suite.suites) filesOf(s, out);
+  return out;
+}
+
+/** The root hook: runs once, after mocha has loaded the files and before the first test. */
+const mochaHooks = {
+  beforeAll () {
+    const missing = missingTools(filesOf(this.test.parent));
+    if (missing.length) throw toolsError(missing);
+  }
+};
+
+module.exports = { mochaHooks, TOOLS, locate, programsIn, programsNeededBy, missingTools, installLine, missingMessage, assertTools };
+
+// `node test/helpers/system-tools.js [--packages]`: the apt packages every test needs that this
+// machine lacks (for .ci/run), one line; `--all`: every package the suite can need.
+if (require.main === module) {
+  const all = process.argv.includes('--all');
+  const testDir = path.join(ROOT, 'test');
+  const files = fs.readdirSync(testDir, { recursive: true })
+    .filter((f) => f.endsWith('.test.js'))
+    .map((f) => path.join(testDir, f));
+  const list = all
+    ? [...new Set(files.flatMap((f) => [...programsNeededBy(f)]))].map((name) => ({ pkg: (TOOLS[name] || { pkg: name }).pkg }))
+    : missingTools(files);
+  process.stdout.write([...new Set(list.map((m) => m.pkg))].sort().join(' ') + '\n');
+}

@@ -1,0 +1,31 @@
+'use strict';
+
+/**
+ * `npm run test:unit`: the tests that need no system tool, no child process and no network peer,
+ * in a few seconds: parsers and encoders, config validation, latency arithmetic, the scheduler with
+ * fake clients, specs and small pure modules. The rest of `npm test` (sockets to simulators, PTYs,
+ * brokers, worker pools, child processes, Node-RED) runs in the full suite.
+ *
+ * test/tools/unit-set.test.js keeps this list honest: every file here exists, starts no program
+ * and no child process.
+ */
+
+/** Whole folders, then single files per folder (the other files there use sockets or processes) */
+const FOLDERS = ['test/latency', 'test/jobs', 'test/docs'];
+const FILES = {
+  'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
+  'test/modbus': ['pdu', 'op'],
+  'test/simulators': ['modbus-model', 'ascii-device', 'faults'],
+  'test/devices': ['spec', 'fifo'],
+  'test/drivers': ['connection-options'],
+  'test/scheduler': ['scheduler'],
+  'test/gateway': ['config', 'config-rules', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors'],
+  'test/tools': ['system-tools', 'unit-set', 'package']
+};
+
+const UNIT = [
+  ...FOLDERS.map((dir) => `${dir}/*.test.js`),
+  ...Object.entries(FILES).flatMap(([dir, names]) => names.map((n) => `${dir}/${n}.test.js`))
+];
+
+module.exports = { ...require('../.mocharc.js'), spec: UNIT };
