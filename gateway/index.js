@@ -15,7 +15,8 @@
  * - latency/     HDR recorder, snapshots, summaries, .hgrm / .hlog, plots;
  * - values/      register decoding and the value gate (on change, every n-th, rate cap);
  * - jobs/        a poll job: a device, an operation, a schedule, a recorder; its spec in one module;
- * - workers/     the worker pool (one per process) that hosts devices and jobs off the main loop;
+ * - workers/     the worker pool (one per process) that hosts devices and jobs off the main loop,
+ *               and PollJob, one job in it for callers on a shared event loop;
  * - measure/     the probe, the offered-load sweep and the fleet watch;
  * - runtime/     the gateway: config, MQTT publisher and embedded broker;
  * - simulators/  ED-588 / ED-560 ASCII and Modbus TCP / RTU devices with fault injection;
@@ -49,8 +50,8 @@ const EXPORTS = {
   // jobs and the pool
   buildJobSpec: () => require('./jobs/spec').buildJobSpec,
   Job: () => require('./jobs/job').Job,
-  createPollJob: () => require('./jobs/poll-job').createPollJob,
-  PollJob: () => require('./jobs/poll-job').PollJob,
+  createPollJob: () => require('./workers/poll-job').createPollJob,
+  PollJob: () => require('./workers/poll-job').PollJob,
   WorkerPool: () => require('./workers/pool').WorkerPool,
   sharedPool: () => require('./workers/shared').sharedPool,
   // measurement tools

@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * nines-poll: a poll job in the process's shared worker pool (gateway/jobs/poll-job), on the
+ * nines-poll: a poll job in the process's shared worker pool (gateway/workers/poll-job), on the
  * connections of its device config node: values on output 1 (decoded and gated in the worker: on
  * change beyond a deadband, or every N polls, rate-capped), a latency summary per interval on
  * output 2. msg.topic start / stop / reset control the job.
@@ -11,7 +11,7 @@
  * interval that ran entirely while it was up.
  */
 
-const { PollJob } = require('../gateway/jobs/poll-job');
+const { PollJob } = require('../gateway/workers/poll-job');
 const { nodeError, invalidArg } = require('./lib/errors');
 const { errorStatus, fromHealth, isConnectionError, showStatus: setStatus, CONNECTED } = require('./lib/status');
 const { pollSettings } = require('./lib/poll-spec');

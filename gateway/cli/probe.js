@@ -5,7 +5,7 @@ const path = require('node:path');
 const { parse, intList, posInt, OP_OPTIONS } = require('./args');
 const { parseDuration, parseRate } = require('../base/units');
 const { NinesError } = require('../base/errors');
-const { errorLines } = require('../measure/outcome');
+const { errorLines } = require('../latency/outcome');
 
 /** Exit statuses besides 0 (done) and 1 (invalid arguments, or the probe could not run) */
 const EXIT_NO_SUCCESS = 2;

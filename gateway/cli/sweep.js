@@ -3,7 +3,7 @@
 const { parse, intList, posInt, OP_OPTIONS } = require('./args');
 const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
-const { errorLines } = require('../measure/outcome');
+const { errorLines } = require('../latency/outcome');
 
 const USAGE = `Usage: nines sweep <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY) [options]
 

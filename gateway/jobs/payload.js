@@ -1,7 +1,7 @@
 'use strict';
 
 const { latencyPayload } = require('../latency');
-const { fellBehind } = require('../measure/outcome');
+const { fellBehind } = require('../latency/outcome');
 
 /** An interval shorter than this, or holding fewer slots, is too short to judge whether its rate held */
 const MIN_JUDGED_MS = 100;
@@ -13,7 +13,7 @@ const MIN_JUDGED_SLOTS = 5;
  *
  * A fixed-rate job's summary says whether the interval held its rate: `fellBehind` is true when
  * what was sent (ok + errors + timeouts; slots skipped under `skip` were not sent) is below 95 % of
- * the offered rate, the sweep's and the probe's rule (measure/outcome.js). Judged over the part of
+ * the offered rate, the sweep's and the probe's rule (latency/outcome.js). Judged over the part of
  * the interval the job was sending (its first interval also holds the device's connecting), and
  * allowing one request per lane in flight across the interval's edges, so a job that keeps up is
  * never flagged for where the interval was cut. Closed-loop jobs have no rate to hold: false.

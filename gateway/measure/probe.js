@@ -10,7 +10,7 @@ const { ReconnectEachClient } = require('../drivers/reconnect-each');
 const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const { startSchedule } = require('../scheduler');
-const { fellBehind, ErrorTally } = require('./outcome');
+const { fellBehind, ErrorTally } = require('../latency/outcome');
 
 /**
  * The Brainboxes latency test as a function: for each connection count (1, 2, 4, 8…) open that many

@@ -7,7 +7,7 @@ const { createClient, openClients, closeClients } = require('../drivers');
 const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const { startSchedule } = require('../scheduler');
-const { fellBehind, ErrorTally } = require('./outcome');
+const { fellBehind, ErrorTally } = require('../latency/outcome');
 
 /**
  * Offered-load sweep (latency-method.md, "Methods from the field"): steps of offered rate, each held

@@ -16,7 +16,7 @@ const { NinesError, toNinesError } = require('../base/errors');
  */
 class PollJob extends EventEmitter {
   /**
-   * @param {import('./spec').JobSpec} spec built by jobs/spec.js, naming its device
+   * @param {import('../jobs/spec').JobSpec} spec built by jobs/spec.js, naming its device
    * @param {object} opts
    * @param {object} opts.device the device spec (devices/spec.js): added to the pool for as long as the job runs
    * @param {'worker'|'inline'} [opts.mode='worker']
@@ -46,7 +46,7 @@ class PollJob extends EventEmitter {
   /** Starts polling (a second call while running does nothing). */
   start () {
     if (this.handle) return;
-    const { sharedPool } = require('../workers/shared');
+    const { sharedPool } = require('./shared');
     this.handle = sharedPool({ mode: this.mode, workers: this.workers, gateway: this.gateway });
     const pool = this.handle.pool;
     const name = this.spec.name;
@@ -99,7 +99,7 @@ class PollJob extends EventEmitter {
 }
 
 /**
- * @param {import('./spec').JobSpec} spec
+ * @param {import('../jobs/spec').JobSpec} spec
  * @param {{device: object, mode?: 'worker'|'inline', workers?: number|'auto', gateway?: string}} opts
  * @returns {PollJob}
  */
