@@ -89,27 +89,22 @@ describe('ascii client: timeouts and late replies never mis-correlate', function
     assert.equal((await client.request('@01')).value, 0xff);
   });
 
-  it('with afterTimeout "drain", recovers from silence on the same connection [HW E1/E2]', async () => {
-    await start((line) => ED588[line], { timeoutMs: 150, afterTimeout: 'drain' });
-    await rejectsWith(client.request({ command: 'INVALIDCOMMAND', unchecked: true }), 'NINES_ERR_REPLY_TIMEOUT');
-    assert.equal((await client.request('$01M')).name, 'ED-588');
-    assert.equal(server.connections, 1);
-    assert.equal(client.stats.resyncs, 0);
-  });
-
-  it('with afterTimeout "drain", a reply that does not fit right after a silent drain makes the client reconnect', async () => {
-    // $01M goes unanswered; the device then (too late) answers it just before answering @01
+  it('a line that does not answer the timed-out command leaves its reply owed: the next command goes on a fresh connection', async () => {
+    // $01M goes unanswered; a stray ">00FF" (no answer to $01M) arrives during the drain
     await start((line, conn) => {
-      if (line === '$01M') return null;
-      if (conn.id === 1) return { raw: '!01ED-588\r>00FF\r' };
-      return '>0001';
-    }, { timeoutMs: 100, drainMs: 20, afterTimeout: 'drain' });
+      if (line === '$01M' && conn.id === 1) return { delayMs: 130, then: '>00FF' };
+      return ED588[line];
+    }, { timeoutMs: 100, drainMs: 50 });
     await rejectsWith(client.request('$01M'), 'NINES_ERR_REPLY_TIMEOUT');
-    const err = await rejectsWith(client.request('@01'), 'NINES_ERR_BAD_REPLY');
-    assert.equal(err.details.raw, '!01ED-588');
-    assert.equal((await client.request('@01')).value, 1, 'answered on a fresh connection');
+    assert.equal((await client.request('$01M', { timeoutMs: 2000 })).name, 'ED-588');
+    assert.equal(client.stats.lateReplies, 1);
     assert.equal(client.stats.resyncs, 1);
     assert.equal(server.connections, 2);
+  });
+
+  it('has no afterTimeout option: keeping the connection after silence could mis-correlate', () => {
+    assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', { afterTimeout: 'drain' }),
+      (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === 'afterTimeout');
   });
 
   it('times out a queued request with NINES_ERR_REPLY_TIMEOUT (not written) while connected', async () => {
@@ -142,5 +137,76 @@ describe('ascii client: timeouts and late replies never mis-correlate', function
     assert.equal((await client.request('$01M', { timeoutMs: 2000 })).name, 'ED-588');
     assert.equal(client.stats.resyncs, 1);
     assert.equal(server.connections, 2);
+  });
+});
+
+// Story (issue 12, item 5): many commands, each answered by a reply that names it, a few of them later
+// than timeout + drainMs. Command k is `@AA` with AA = k mod 256 (any address: the scripted device
+// answers them all), and the device answers `>00AA`: `@AA` replies carry no address, so only the
+// value tells which command a reply answers, as when a loop polls one device.
+describe('ascii client: numbered replies, some later than timeout + drainMs, never mis-correlate', function () {
+  this.timeout(60000);
+  const COUNT = 2000;
+  const TIMEOUT_MS = 60;
+  let server;
+  let client;
+
+  afterEach(async () => {
+    if (client) await client.close();
+    if (server) await server.close();
+    client = null;
+    server = null;
+  });
+
+  /** A seeded PRNG (mulberry32): the same late replies on every run. @param {number} seed */
+  function prng (seed) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6D2B79F5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  async function run (opts) {
+    const random = prng(5);
+    let late = 0;
+    server = await startScriptedServer((line) => {
+      const reply = '>00' + line.slice(1, 3);
+      if (random() >= 0.02) return reply;
+      late++;
+      return { delayMs: TIMEOUT_MS + client.drainMs + 5 + Math.floor(random() * 35), then: reply };
+    });
+    client = new AsciiClient(`ascii://127.0.0.1:${server.port}`, { timeoutMs: TIMEOUT_MS, ...opts });
+    await client.connect();
+    const out = { ok: 0, wrong: 0, errors: {}, late: 0 };
+    for (let k = 0; k < COUNT; k++) {
+      const aa = (k & 0xFF).toString(16).toUpperCase().padStart(2, '0');
+      try {
+        const r = await client.request('@' + aa);
+        if (r.value === (k & 0xFF)) out.ok++;
+        else out.wrong++;
+      } catch (err) {
+        out.errors[err.code] = (out.errors[err.code] || 0) + 1;
+      }
+    }
+    out.late = late;
+    return out;
+  }
+
+  it('gives no command another command\'s reply, and reconnects once per unanswered timeout', async () => {
+    const r = await run({ drainMs: 20 });
+    assert.equal(r.wrong, 0, `${r.wrong} of ${COUNT} commands got another command's reply: ${JSON.stringify(r)}`);
+    assert.ok(r.late >= 20, JSON.stringify(r));
+    // The timed-out commands, and (on a slow machine) a command that waited behind the drain and the
+    // reconnect past its own timeout; nothing else fails
+    for (const code of Object.keys(r.errors)) assert.ok(code === 'NINES_ERR_REPLY_TIMEOUT' || code === 'NINES_ERR_NOT_CONNECTED', JSON.stringify(r));
+    assert.ok(r.ok >= COUNT - 2 * r.late, JSON.stringify(r));
+    // Each late reply either came within the drain (counted and dropped, the connection kept) or
+    // outlived it, and then a fresh connection replaced the old one before the next command
+    const s = client.stats;
+    assert.equal(s.resyncs + s.lateReplies, r.late, JSON.stringify({ r, stats: s }));
   });
 });

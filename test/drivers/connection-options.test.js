@@ -85,7 +85,8 @@ describe('connection options: protocol differences', () => {
 
   it('each protocol\'s own options are unknown to the other', () => {
     assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', { keepAliveMs: 1000 }), (err) => err.details.field === 'keepAliveMs');
-    assert.throws(() => new ModbusClient('modbus+tcp://127.0.0.1:502', { afterTimeout: 'drain' }), (err) => err.details.field === 'afterTimeout');
+    assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', { quietMs: 100 }), (err) => err.details.field === 'quietMs');
+    assert.throws(() => new ModbusClient('modbus+tcp://127.0.0.1:502', { drainMs: 50 }), (err) => err.details.field === 'drainMs');
   });
 });
 

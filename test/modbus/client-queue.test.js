@@ -210,7 +210,8 @@ describe('modbus client: options and factory', () => {
     badOption({ random: 0.5 }, 'random');
     badOption({ keepAliveMs: -1 }, 'keepAliveMs');
     badOption({ silenceUs: -1 }, 'silenceUs');
-    badOption({ drainMs: 1e9 }, 'drainMs');
+    badOption({ quietMs: -1 }, 'quietMs');
+    badOption({ drainMs: 50 }, 'drainMs');
     badOption({ loadSerialPort: 'serialport' }, 'loadSerialPort');
     badOption({ timeout: 500 }, 'timeout');
     badOption('fast', 'options');

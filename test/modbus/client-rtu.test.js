@@ -121,7 +121,7 @@ describe('modbus client (RTU) line discipline, against a scriptable responder', 
       if (req.index === 0) return;
       r.frame(1, registersPdu(Buffer.from([3, 0, 0, 0, 2]), () => 111));
       setTimeout(() => r.frame(1, registersPdu(req.pdu, () => 222)), 20);
-    }, { timeoutMs: 80, drainMs: 10 });
+    }, { timeoutMs: 80, quietMs: 10 });
     assert.equal((await rejectionOf(client.request('3:0:2'))).code, 'NINES_ERR_REPLY_TIMEOUT');
     const r = await client.request('3:0:1', { timeoutMs: 2000 });
     assert.deepEqual(r.data, [222]);
@@ -132,7 +132,7 @@ describe('modbus client (RTU) line discipline, against a scriptable responder', 
     const { responder, client } = await setup((req, r) => {
       if (req.index === 0) setTimeout(() => normal(req, r), 100);
       else normal(req, r);
-    }, { timeoutMs: 50, drainMs: 200 });
+    }, { timeoutMs: 50, quietMs: 200 });
     assert.equal((await rejectionOf(client.request('3:0:1'))).code, 'NINES_ERR_REPLY_TIMEOUT');
     const second = client.request('3:4:1', { timeoutMs: 2000 });
     assert.deepEqual((await second).data, [4]);
@@ -197,8 +197,10 @@ describe('modbus client (RTU): the port disappears and comes back', () => {
     const client = createClient(rtuUrl(pair.b), { timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 100 } });
     try {
       await client.connect();
-      const inflight = rejectionOf(client.request('3:0:1'));
+      // Its reply is owed after the port comes back: the line is held for its timeout and a quiet period
+      const inflight = rejectionOf(client.request('3:0:1', { timeoutMs: 1000 }));
       while (responder.requests.length === 0) await wait(1);
+      const sentAt = responder.requests[0].atNs;
       const closed = eventOf(client, 'close');
       await responder.close();
       await pair.close();
@@ -213,6 +215,8 @@ describe('modbus client (RTU): the port disappears and comes back', () => {
       pair = await socatPair(dir);
       responder = await startResponder(pair.a, (req, r) => r.frame(req.unitId, registersPdu(req.pdu)));
       assert.deepEqual((await queued).data, [6]);
+      // not before the lost request's timeout plus the quiet period (1000 + 1000 ms) had passed
+      assert.ok(responder.requests[0].atNs - sentAt >= 1990000000n, `${(responder.requests[0].atNs - sentAt) / 1000000n} ms`);
       assert.equal(client.state, 'connected');
       assert.equal(client.stats.connects, 2);
     } finally {

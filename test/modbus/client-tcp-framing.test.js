@@ -212,4 +212,30 @@ describe('modbus client (TCP): framing and correlation', () => {
     for (let i = 0; i < 4; i++) await client.request(op);
     assert.deepEqual(srv.requests.map((q) => q.tid), [65534, 65535, 0, 1]);
   });
+
+  it('never reuses the transaction id of a timed-out request while its reply is owed, even after the wrap', async () => {
+    let held = null;
+    const { srv, client } = await setup((req) => {
+      if (req.index === 0) { held = req; return; }
+      if (req.index === 2) {
+        // the owed reply (value 111) comes late, then this request's own
+        req.socket.write(answer(held, registersPdu(held.pdu, () => 111)));
+        setTimeout(() => req.socket.write(answer(req, registersPdu(req.pdu, () => 222))), 5);
+        return;
+      }
+      req.socket.write(answer(req, registersPdu(req.pdu, () => 333)));
+    }, { timeoutMs: 100 });
+    const op = parseOpString('3:0:1');
+    client._transport._tid = 4; // white box: the first request gets id 5
+    assert.equal((await rejectionOf(client.request(op))).code, 'NINES_ERR_REPLY_TIMEOUT');
+    client._transport._tid = 3; // as if 65,534 requests had gone by: the ids come round to 5 again
+    assert.deepEqual((await client.request(op)).data, [333]);
+    assert.deepEqual((await client.request(op)).data, [222], 'id 5 was skipped, so the late reply to it is dropped');
+    assert.deepEqual(srv.requests.map((q) => q.tid), [5, 4, 6]);
+    assert.equal(client.stats.lateReplies, 1);
+    // Its reply has come: id 5 is free again
+    client._transport._tid = 4;
+    assert.deepEqual((await client.request(op)).data, [333]);
+    assert.deepEqual(srv.requests.map((q) => q.tid), [5, 4, 6, 5]);
+  });
 });

@@ -2,7 +2,7 @@
 
 /**
  * Options of an AsciiClient, checked once in the constructor: the shared ones in
- * ../connection-options.js, the ASCII ones (what to do after an unanswered request) here. Every bad
+ * ../connection-options.js, the ASCII one (how long to wait for the reply to a timed-out command) here. Every bad
  * value is a NINES_ERR_INVALID_ARG naming the field, the value and the rule; unknown options are
  * errors too.
  *
@@ -12,12 +12,12 @@
 
 const C = require('../../base/constants');
 const { parseDuration } = require('../../base/units');
-const { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS } = require('../connection-options');
+const { normalizeConnectionOptions, checkTimeoutMs, intIn, MAX_TIMER_MS } = require('../connection-options');
 
-const AFTER_TIMEOUT = ['reconnect', 'drain'];
-
+// No afterTimeout option: after an unanswered command the client always reconnects before the next
+// one unless the owed reply has come (client.js rules 2, 3). Keeping the connection instead could hand
+// a late reply to the next command (issue 12), so there is nothing to choose.
 const ASCII_DEFAULTS = Object.freeze({
-  afterTimeout: 'reconnect',
   drainMs: C.ASCII_DRAIN_MS
 });
 
@@ -49,9 +49,8 @@ function timeoutArg (v, field) {
  * @property {boolean} reconnect retry in the background with backoff
  * @property {{initialMs: number, maxMs: number}} backoff
  * @property {() => number} random jitter source
- * @property {'reconnect'|'drain'} afterTimeout what makes the line trustworthy again after an
- *   unanswered request (see client.js)
- * @property {number} drainMs how long to wait for a late reply after a timeout
+ * @property {number} drainMs how long to wait for the reply to a timed-out command before the
+ *   client reconnects (see client.js rules 2 and 3)
  */
 
 /**
@@ -70,7 +69,6 @@ function normalizeOptions (opts) {
     }
   }
   const o = normalizeConnectionOptions(opts, 'ASCII client', ASCII_DEFAULTS);
-  if (!AFTER_TIMEOUT.includes(o.afterTimeout)) fail('afterTimeout', o.afterTimeout, `must be one of ${AFTER_TIMEOUT.join(', ')}`);
   intIn(o.drainMs, 'drainMs', 0, MAX_TIMER_MS);
   return o;
 }

@@ -19,19 +19,20 @@
  *     dropped: bytes received before a command was sent cannot be its reply.
  *  2. After a request times out on the wire the connection DRAINS for drainMs
  *     (constants.ASCII_DRAIN_MS): nothing is written, arriving lines are late. Since only one
- *     request was on the wire, at most one reply is owed: when it arrives during the drain, the
- *     line is clean again and the queue resumes at once.
+ *     request was on the wire and the device answers each command once, at most one reply is
+ *     owed: when a line that parses as an answer to the timed-out command arrives (during the
+ *     drain or later, while nothing is in flight), the line is clean again and the queue resumes
+ *     at once. Any other line leaves the reply owed.
  *  3. If the drain ends in silence we cannot tell "silent by design" from "slow": a reply could
- *     still come. With afterTimeout 'reconnect' (default) the client closes the connection and
- *     opens a new one before it writes the next command (at once if one waits; stats.resyncs),
- *     unless the owed line turns up first. A reply to the old connection can never reach the new
- *     one, so no late reply is ever matched, whatever its timing. The cost is one TCP connect per
- *     unanswered timeout.
- *     With afterTimeout 'drain' the client keeps the connection (the device keeps it usable after
- *     silence [HW E1/E2]) and trusts the drain window: a reply later than timeout + drainMs would be
- *     taken by the next command. Two guards narrow that window: the reply must fit the next
- *     command's kind and address (reply.js), and a bad reply right after a silent drain, or
- *     leftover bytes at the drain's end, make the client reconnect as in 3.
+ *     still come. So the client closes the connection and opens a new one before it writes the
+ *     next command (at once if one waits; stats.resyncs). A reply to the old connection can never
+ *     reach the new one, so no late reply is ever matched, whatever its timing. The cost is one
+ *     TCP connect per unanswered timeout.
+ *     There is deliberately no mode that keeps the connection instead (an `afterTimeout: 'drain'`
+ *     option once did, issue 12): on the same connection a reply later than timeout + drainMs is
+ *     taken by the next command, and no check can catch it, because a DCON reply names neither
+ *     its command nor, for `@AA`, its address (`>00FF` answers every `@AA`). A quiet period as on
+ *     Modbus RTU would only move the limit; the reconnect removes it.
  *  4. `$AARS` (reboot) gets no reply and the device drops the connection [DOC]: the queue holds
  *     until it does (or for the request's timeoutMs, then the client reconnects itself), and the
  *     client reconnects with backoff.
@@ -86,8 +87,9 @@ class AsciiClient extends Connection {
   /**
    * @param {string|import('../target').Target} target e.g. 'ascii://127.0.0.1:9500?address=01&checksum=on'
    * @param {object} [opts] timeoutMs=1000, connectTimeoutMs=5000, queueMax=64, reconnect=true,
-   *   backoff={initialMs:100, maxMs:10000}, random=Math.random, afterTimeout='reconnect'|'drain',
-   *   drainMs=constants.ASCII_DRAIN_MS (durations in ms or strings like "1s")
+   *   backoff={initialMs:100, maxMs:10000}, random=Math.random, drainMs=constants.ASCII_DRAIN_MS
+   *   (how long to wait for the reply to a timed-out command before reconnecting; durations in ms
+   *   or strings like "1s")
    * @throws {NinesError} NINES_ERR_INVALID_TARGET, NINES_ERR_INVALID_ARG
    */
   constructor (target, opts) {
@@ -101,17 +103,14 @@ class AsciiClient extends Connection {
     this.address = t.address;
     /** @type {boolean} checksum mode: appended to commands, verified on replies */
     this.checksum = t.checksum;
-    /** @type {'reconnect'|'drain'} what makes the line trustworthy after an unanswered request (rule 3) */
-    this.afterTimeout = o.afterTimeout;
     /** @type {number} ms to wait for a late reply after a timeout (rule 2) */
     this.drainMs = o.drainMs;
     this._transport = new TcpTransport(t, this);
     /** @type {null|'timeout'|'reboot'|'overflow'} why nothing may be written now */
     this._draining = null;
     this._drainTimer = null;
-    this._owed = false;
-    this._suspect = false;
-    this._resyncAfterChunk = false;
+    /** @type {Pending|null} the timed-out request whose reply may still come on this connection (rules 2, 3) */
+    this._owed = null;
     this._inData = false;
     this._memo = null;
     this._framer = new AsciiFramer({ onLine: (line) => this._onLine(line), onOverflow: () => this._onOverflow() });
@@ -154,7 +153,7 @@ class AsciiClient extends Connection {
     const timeoutNs = custom ? BigInt(req.timeoutMs) * NS_PER_MS : this._timeoutNs;
     const p = new Promise((resolve, reject) => { req.resolve = resolve; req.reject = reject; });
     const free = this._state === 'connected' && this._inflight === null && this._draining === null &&
-      !this._owed && this._queue.length === 0 && !this._inData && !this._framer.discarding;
+      this._owed === null && this._queue.length === 0 && !this._inData && !this._framer.discarding;
     if (this._refused(req, free)) return p;
     if (free) {
       this._write(req);
@@ -210,7 +209,7 @@ class AsciiClient extends Connection {
   /** Writes the next queued command when the line may be used (rules 1, 3, 5). */
   _pump () {
     if (this._inflight !== null || this._draining !== null || this._inData || this._state !== 'connected') return;
-    if (this._owed) { // rule 3: a reply may still come on this connection; use a fresh one
+    if (this._owed !== null) { // rule 3: a reply may still come on this connection; use a fresh one
       if (this._queue.length !== 0) this._resync();
       return;
     }
@@ -234,12 +233,7 @@ class AsciiClient extends Connection {
       this._inData = false;
     }
     if (this._draining === 'overflow' && !this._framer.discarding) this._endDrain();
-    if (this._resyncAfterChunk) {
-      this._resyncAfterChunk = false;
-      this._resync();
-    } else {
-      this._pump();
-    }
+    this._pump();
   }
 
   /** Transport: the device closed its side; stop writing now, the drop follows. */
@@ -249,7 +243,7 @@ class AsciiClient extends Connection {
 
   _onLine (line) {
     const req = this._inflight;
-    if (req === null) return this._onLate();
+    if (req === null) return this._onLate(line);
     const doneNs = hrtime();
     this._inflight = null;
     let reply;
@@ -257,13 +251,10 @@ class AsciiClient extends Connection {
       reply = parseReply(line, { command: req.command, kind: req.kind, checksum: this.checksum });
     } catch (err) {
       err.doneNs = doneNs;
-      if (this._suspect && err.code === 'NINES_ERR_BAD_REPLY') this._resyncAfterChunk = true;
-      this._suspect = false;
       // "?" or a bare "!" is the device answering: the link is fine
       if (err.code === 'NINES_ERR_DEVICE_INVALID' || err.code === 'NINES_ERR_DEVICE_IGNORED') this._answered();
       return this._fail(req, err);
     }
-    this._suspect = false;
     reply.sentNs = req.sentNs;
     reply.doneNs = doneNs;
     this._stats.ok++;
@@ -273,7 +264,7 @@ class AsciiClient extends Connection {
 
   _onOverflow () {
     const req = this._inflight;
-    if (req === null) return this._onLate();
+    if (req === null) return this._onLate(null);
     this._inflight = null;
     const err = new NinesError('NINES_ERR_FRAME_TOO_LONG',
       `reply to ${req.command} is longer than ${this._framer.maxLineBytes} bytes; discarded up to its CR`,
@@ -282,11 +273,26 @@ class AsciiClient extends Connection {
     this._fail(req, err);
   }
 
-  _onLate () {
+  /** A line (null: an over-long one) with no request to answer. @param {string|null} line */
+  _onLate (line) {
     this._stats.lateReplies++;
-    // The one reply owed by the timed-out request has come: the line is clean again (rule 2)
-    this._owed = false;
+    const owed = this._owed;
+    if (owed === null || line === null || !this._answers(line, owed)) return;
+    // The one reply owed by the timed-out request has come: the line is clean again (rule 2). Only
+    // one command was on the wire, and the device answers each command once [HW]
+    this._owed = null;
     if (this._draining === 'timeout') this._endDrain();
+  }
+
+  /** @param {string} line @param {Pending} req @returns {boolean} the line parses as a reply to req */
+  _answers (line, req) {
+    try {
+      parseReply(line, { command: req.command, kind: req.kind, checksum: this.checksum });
+      return true;
+    } catch (err) {
+      // "?AA" and a bare "!" are the device answering req too (invalid parameter, watchdog)
+      return err.code === 'NINES_ERR_DEVICE_INVALID' || err.code === 'NINES_ERR_DEVICE_IGNORED';
+    }
   }
 
   // ---- drain after a timeout, hold after a reboot ----
@@ -308,10 +314,6 @@ class AsciiClient extends Connection {
     this._draining = null;
     if (reason === 'reboot') return this._resync(); // the device did not drop the connection itself
     if (reason === 'overflow') return this._resync(); // the over-long line never ended
-    if (this._owed && this.afterTimeout === 'drain' && this._framer.bufferedBytes === 0 && !this._framer.discarding) {
-      this._owed = false; // trust the window (rule 3, 'drain'); watch the next reply
-      this._suspect = true;
-    }
     this._pump(); // with a reply still owed: reconnects first if a request waits, else on the next one
   }
 
@@ -323,13 +325,12 @@ class AsciiClient extends Connection {
   // ---- hooks of Connection ----
 
   _onUp () {
-    this._owed = false;
+    this._owed = null;
     this._framer.reset();
   }
 
   _onDrop () {
-    this._owed = false;
-    this._suspect = false;
+    this._owed = null;
     if (this._draining !== null) this._endDrain();
   }
 
@@ -337,9 +338,9 @@ class AsciiClient extends Connection {
     if (this._draining !== null) this._endDrain();
   }
 
-  /** Rule 2: the reply may still come; drain before anything else is written. */
-  _afterTimeout () {
-    this._owed = true;
+  /** Rule 2: the reply may still come; drain before anything else is written. @param {Pending} req */
+  _afterTimeout (req) {
+    this._owed = req;
     this._startDrain('timeout', this.drainMs);
   }
 

@@ -9,8 +9,6 @@
 
 const { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS } = require('../connection-options');
 
-/** After a timeout on RTU, the line must stay quiet this long before the next request (a late reply may still come) */
-const RTU_DRAIN_MS = 50;
 /** RTU broadcast (unit 0) writes get no reply; the bus is left quiet this long after one (Modbus over Serial Line §2.4.1 "turnaround delay") */
 const RTU_TURNAROUND_MS = 100;
 /** TCP keep-alive probe delay */
@@ -26,7 +24,9 @@ const TCP_KEEPALIVE_MS = 10000;
  * @property {() => number} [random=Math.random] jitter source, injectable for tests
  * @property {number} [keepAliveMs=10000] TCP keep-alive initial delay
  * @property {number} [silenceUs] RTU inter-frame gap (t3.5) enforced between frames; default from the baud rate
- * @property {number} [drainMs=50] RTU: quiet time required after a timeout before the next request
+ * @property {number} [quietMs] RTU: after a timeout, the next request waits until the line has been quiet this
+ *   long (every byte received restarts it), so the timed-out request's late reply cannot be taken for the next
+ *   one's; default: the timed-out request's own timeout. 0 leaves only t3.5 (see rtu-transport.js)
  * @property {number} [turnaroundMs=100] RTU: quiet time after a broadcast (unit 0) write
  * @property {() => Function} [loadSerialPort] RTU seam: returns the SerialPort class (default: require('serialport').SerialPort, loaded lazily)
  */
@@ -34,7 +34,7 @@ const TCP_KEEPALIVE_MS = 10000;
 const MODBUS_DEFAULTS = Object.freeze({
   keepAliveMs: TCP_KEEPALIVE_MS,
   silenceUs: undefined,
-  drainMs: RTU_DRAIN_MS,
+  quietMs: undefined,
   turnaroundMs: RTU_TURNAROUND_MS,
   loadSerialPort: undefined
 });
@@ -42,18 +42,18 @@ const MODBUS_DEFAULTS = Object.freeze({
 /**
  * Validates client options and fills in defaults.
  * @param {ClientOptions} [opts]
- * @returns {Required<Omit<ClientOptions, 'backoff'|'silenceUs'|'loadSerialPort'>> &
- *   {backoff: {initialMs: number, maxMs: number}, silenceUs?: number, loadSerialPort?: () => Function}}
+ * @returns {Required<Omit<ClientOptions, 'backoff'|'silenceUs'|'quietMs'|'loadSerialPort'>> &
+ *   {backoff: {initialMs: number, maxMs: number}, silenceUs?: number, quietMs?: number, loadSerialPort?: () => Function}}
  * @throws {NinesError} NINES_ERR_INVALID_ARG
  */
 function normalizeOptions (opts) {
   const o = normalizeConnectionOptions(opts, 'Modbus client', MODBUS_DEFAULTS);
   intIn(o.keepAliveMs, 'keepAliveMs', 0, MAX_TIMER_MS);
-  intIn(o.drainMs, 'drainMs', 0, 60000);
+  if (o.quietMs !== undefined) intIn(o.quietMs, 'quietMs', 0, MAX_TIMER_MS);
   intIn(o.turnaroundMs, 'turnaroundMs', 0, 60000);
   if (o.silenceUs !== undefined) intIn(o.silenceUs, 'silenceUs', 0, 1e6);
   if (o.loadSerialPort !== undefined && typeof o.loadSerialPort !== 'function') fail('loadSerialPort', o.loadSerialPort, 'must be a function returning the SerialPort class');
   return o;
 }
 
-module.exports = { normalizeOptions, checkTimeoutMs, MAX_TIMER_MS, RTU_DRAIN_MS, RTU_TURNAROUND_MS, TCP_KEEPALIVE_MS };
+module.exports = { normalizeOptions, checkTimeoutMs, MAX_TIMER_MS, RTU_TURNAROUND_MS, TCP_KEEPALIVE_MS };

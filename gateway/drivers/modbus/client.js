@@ -5,7 +5,9 @@
  * The lifecycle (states, connect() waiters, reconnect with backoff, the bounded queue, deadlines,
  * counters, events) is the shared Connection (../connection.js); this file adds Modbus: ops, the
  * request path, replies and exceptions, and the wording of its errors. Never a reply given to the
- * wrong request: the transports match replies (tcp-transport.js, rtu-transport.js).
+ * wrong request: the transports match replies, TCP by transaction id (tcp-transport.js), RTU by
+ * checking each reply against its request and keeping the line quiet after a timeout
+ * (rtu-transport.js, which states the one case a serial line cannot tell apart).
  *
  * Hot path (a closed polling loop): request() writes synchronously when the connection is idle, the
  * 'data' handler settles the promise synchronously when the frame completes, the encoded request is
@@ -104,9 +106,31 @@ class ModbusClient extends Connection {
   _pump () {
     if (this._inflight !== null || this._queue.length === 0 || this._state !== 'connected') return;
     if (!this._transport.ready()) return;
+    if (this._rtu && this._transport.held && !this._dropLate()) return;
     const p = /** @type {Pending} */ (this._queue.shift());
     this._inflight = p;
     this._transport.send(p);
+  }
+
+  /**
+   * After an RTU quiet period (rtu-transport.js): fails the queued requests that have less than half of
+   * their timeout left instead of writing them. Written so late, one would most likely time out on the
+   * wire and hold the line quiet again, and the next one after it, so that one timeout would turn every
+   * later request into a timeout. The next request asked for then gets the line with its whole timeout.
+   * @returns {boolean} true when a request is left to write
+   */
+  _dropLate () {
+    const q = this._queue;
+    const now = hrtime();
+    while (q.length !== 0) {
+      const p = q[0];
+      if ((p.deadline - now) * 2n >= BigInt(p.timeoutMs) * NS_PER_MS) return true;
+      q.shift();
+      this._fail(p, new NinesError('NINES_ERR_REPLY_TIMEOUT',
+        `${p.describe()} not sent: it waited for the serial line to go quiet after a timeout until less than half of its ${p.timeoutMs} ms was left`,
+        { timeoutMs: p.timeoutMs, op: p.op, unitId: p.unitId, target: this._target.url, queued: true, quietLine: true }), 'timeouts');
+    }
+    return false;
   }
 
   /** Transport: a frame answering the request in flight. */

@@ -7,17 +7,35 @@
  * - Frames end by length, not by silence: the expected response length is known from the request
  *   (frame.js rtuResponseLength rules), so a reply is complete the moment its last byte arrives, even
  *   through USB adapters that deliver bytes in bursts.
- * - There is no transaction id. A frame whose unit id, function code or byte count does not fit the
- *   request in flight is late or foreign: it is read to its own end (its length follows from its
- *   function code and byte count) and, if its CRC holds, dropped exactly (stats.lateReplies), so a
- *   reply right behind it in the same burst is still read: USB adapters deliver bytes in bursts, and
- *   the t3.5 gap between two frames on the wire does not survive them. A foreign frame whose length
- *   cannot be known or whose CRC fails makes the reader skip input until the line has been quiet for
- *   t3.5. Either way the request in flight keeps waiting for its own reply.
+ * - There is no transaction id, so a reply is checked against the request in flight as far as Modbus
+ *   allows: unit id, function code (or its exception code), the byte count of a read, and for a write
+ *   the echoed address and value (FC5/6) or quantity (FC15/16). A frame that does not fit is late or
+ *   foreign: it is read to its own end (its length follows from its function code and byte count)
+ *   and, if its CRC holds, dropped exactly (stats.lateReplies), so a reply right behind it in the same
+ *   burst is still read: USB adapters deliver bytes in bursts, and the t3.5 gap between two frames on
+ *   the wire does not survive them. A foreign frame whose length cannot be known or whose CRC fails
+ *   makes the reader skip input until the line has been quiet for t3.5. Either way the request in
+ *   flight keeps waiting for its own reply.
  * - The t3.5 gap is enforced before every write: after the last byte received and after the end of
  *   our own last frame on the wire (users of other gateways report it ignored: mqmgateway #40).
- * - After a timeout the line must stay quiet for max(drainMs, t3.5) before the next request, so a
- *   late reply cannot be taken as the answer to the next request.
+ * - QUIET PERIOD. Those checks cannot tell two replies to reads of the same shape apart (a read reply
+ *   names no address), so after a timeout the line is suspect: the timed-out request's reply may
+ *   still come, and if it came while the next read of the same shape is in flight, it would be
+ *   taken for that read's (issue 12: 63 of 2,540 replies, with a fixed 50 ms drain). So the next
+ *   request is written only once the line has been quiet for quietMs (default: the timed-out
+ *   request's own timeout, so a reply up to twice its timeout after the request is caught); every
+ *   byte that arrives meanwhile restarts the period and is dropped as late. The period ends early
+ *   when the owed reply itself arrives whole (a CRC-valid frame that fits the timed-out request):
+ *   only one request was on the wire, and a device answers each request once, so the line is clean.
+ *   A request that was in flight when the port closed is owed in the same way after it reopens: the
+ *   line is held until its timeout plus the quiet period have passed since it was sent.
+ *   What remains: a reply later than quietMs after the timeout, into a line that stayed silent all
+ *   that time, cannot be told from the answer to a read of the same shape. Raise quietMs for a
+ *   device that can be that late.
+ *   With no timeout nothing changes: requests follow each other at t3.5.
+ * - A request that waited behind a quiet period and has less than half of its timeout left when the
+ *   line frees is failed (NINES_ERR_REPLY_TIMEOUT, not written; client.js): written so late, it would
+ *   most likely time out on the wire and hold the line quiet again, and so on for every request.
  * - Unit 0 is broadcast: writes get no reply; the request resolves once written and the bus is left
  *   quiet for turnaroundMs.
  *
@@ -40,7 +58,7 @@ function defaultLoadSerialPort () {
 class RtuTransport {
   /**
    * @param {{path: string, baudRate: number, parity: string, dataBits: number, stopBits: number, url: string}} target
-   * @param {{silenceUs?: number, drainMs: number, turnaroundMs: number, loadSerialPort?: () => Function}} opts
+   * @param {{silenceUs?: number, quietMs?: number, turnaroundMs: number, loadSerialPort?: () => Function}} opts
    * @param {object} sink the client
    * @param {{lateReplies: number, badFrames: number}} stats counters of the client, updated in place
    */
@@ -53,7 +71,8 @@ class RtuTransport {
     const silenceUs = opts.silenceUs !== undefined ? opts.silenceUs : rtuSilenceUs(target.baudRate, bitsPerChar);
     this._silenceNs = BigInt(silenceUs) * 1000n;
     this._charNs = BigInt(Math.ceil(bitsPerChar * 1e9 / target.baudRate));
-    this._drainNs = BigInt(opts.drainMs) * 1000000n;
+    // The quiet period after a timeout; -1n: the timed-out request's own timeout
+    this._quietNs = opts.quietMs === undefined ? -1n : BigInt(opts.quietMs) * 1000000n;
     this._turnaroundNs = BigInt(opts.turnaroundMs) * 1000000n;
     this._port = null;
     this._up = false;
@@ -71,6 +90,12 @@ class RtuTransport {
     this._lastRxNs = 0n;
     // Earliest time the next request may be written
     this._lineFreeAt = 0n;
+    /** @type {any} a timed-out request whose reply may still come: the line is held quiet until it does */
+    this._owed = null;
+    // The quiet period for _owed (ns): every byte received restarts it
+    this._owedQuietNs = 0n;
+    // The line was held quiet after a timeout and nothing has been written since
+    this._held = false;
     this._wakeTimer = null;
     this._wakeAt = 0n;
     this._txOp = null;
@@ -118,7 +143,15 @@ class RtuTransport {
     port.on('error', (err) => { lastError = err; });
     port.on('close', (err) => {
       const wasUp = this._up && this._port === port;
-      if (this._port === port) { this._port = null; this._up = false; this._p = null; }
+      if (this._port === port) {
+        // The request in flight may still be answered on the same wire once the port is back: its
+        // reply may come until its timeout, and late for a quiet period after that
+        const p = this._p;
+        if (p !== null) this._owe(p, p.sentNs + BigInt(p.timeoutMs) * 1000000n);
+        this._port = null;
+        this._up = false;
+        this._p = null;
+      }
       const done = this._closeCb;
       this._closeCb = null;
       if (done) done();
@@ -142,12 +175,18 @@ class RtuTransport {
       this._p = null;
       this._rxLen = 0;
       this._skipping = false;
-      // Whatever was on the line before we opened it must end before we speak
-      this._lineFreeAt = hrtime() + this._silenceNs;
+      this._foreign = false;
+      // Whatever was on the line before we opened it must end before we speak, and a reply still
+      // owed from before a drop keeps the line held (_owe)
+      const free = hrtime() + this._silenceNs;
+      if (free > this._lineFreeAt) this._lineFreeAt = free;
       port.on('data', this._onData);
       settle(null);
     });
   }
+
+  /** @returns {boolean} the line was held quiet after a timeout and nothing has been written since */
+  get held () { return this._held; }
 
   /**
    * True when a request can be written now; otherwise arranges for sink._pump() when the line is free.
@@ -172,6 +211,9 @@ class RtuTransport {
     this._rxLen = 0;
     this._skipping = false;
     this._foreign = false;
+    // The line was quiet long enough (or the owed reply came): whatever the old request owed is given up
+    this._owed = null;
+    this._held = false;
     const broadcast = p.unitId === 0;
     this._p = broadcast ? null : p;
     const port = this._port;
@@ -183,14 +225,30 @@ class RtuTransport {
     if (broadcast) port.drain(() => this._sink._onNoReply(p));
   }
 
-  /** The request in flight timed out: its reply may still come, so keep the line quiet for a while. */
+  /**
+   * The request in flight timed out: its reply may still come, so hold the line quiet (file header).
+   * @param {{unitId: number, op: any, pdu: Buffer, timeoutMs: number}} p
+   */
   abort (p) {
     if (this._p === p) this._p = null;
     this._rxLen = 0;
     this._skipping = false;
     this._foreign = false;
-    const until = hrtime() + (this._drainNs > this._silenceNs ? this._drainNs : this._silenceNs);
-    if (until > this._lineFreeAt) this._lineFreeAt = until;
+    this._owe(p, hrtime());
+  }
+
+  /**
+   * Holds the line quiet for p's late reply: for the quiet period from `from`.
+   * @param {{timeoutMs: number}} p
+   * @param {bigint} from hrtime ns when p's reply was due (its timeout)
+   */
+  _owe (p, from) {
+    let quiet = this._quietNs >= 0n ? this._quietNs : BigInt(p.timeoutMs) * 1000000n;
+    if (quiet < this._silenceNs) quiet = this._silenceNs;
+    this._owed = p;
+    this._owedQuietNs = quiet;
+    this._held = true;
+    if (from + quiet > this._lineFreeAt) this._lineFreeAt = from + quiet;
   }
 
   /** @param {() => void} cb called when the port is closed */
@@ -227,11 +285,17 @@ class RtuTransport {
     // Whatever arrives keeps the line busy: the next write waits for t3.5 of silence after it
     const free = now + this._silenceNs;
     if (free > this._lineFreeAt) this._lineFreeAt = free;
-    if (this._p === null) {
-      // Nothing asked: a late reply to a timed-out request, or noise. Count each burst once.
-      if (quietBefore) this._stats.lateReplies++;
-      return;
-    }
+    if (this._p !== null) this._readReply(chunk, quietBefore);
+    else if (this._owed !== null) this._readOwed(chunk, now, quietBefore);
+    else if (quietBefore) this._stats.lateReplies++; // nothing asked or owed: noise, or a reply later than any quiet period; count each burst once
+  }
+
+  /**
+   * Bytes while a request is in flight: its reply, or late and foreign frames to skip.
+   * @param {Buffer} chunk
+   * @param {boolean} quietBefore the line was quiet for t3.5 before this chunk
+   */
+  _readReply (chunk, quietBefore) {
     if (this._skipping) {
       if (!quietBefore) return;
       this._skipping = false;
@@ -279,12 +343,72 @@ class RtuTransport {
       this._rxLen += take;
       off += take;
       if (this._rxLen === need && need >= 5) {
+        if (need === 8 && this._p.op.fc > 4 && !echoes(rx, this._p.pdu) && rtuCrcOk(rx.subarray(0, 8))) {
+          // An intact write reply that echoes another address or value: a late reply to an earlier
+          // write, not ours. Drop it and keep reading: ours may be right behind it
+          this._stats.lateReplies++;
+          this._rxLen = 0;
+          continue;
+        }
         if (off < n) {
           // Bytes after a complete reply belong to nothing we asked
           this._stats.badFrames++;
           this._skipping = true;
         }
         this._complete(need);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Bytes while nothing is in flight but a timed-out request's reply is owed: every byte restarts the
+   * quiet period; a whole, intact frame that fits the owed request is its reply and ends the period.
+   * @param {Buffer} chunk
+   * @param {bigint} now hrtime ns of the chunk
+   * @param {boolean} quietBefore the line was quiet for t3.5 before this chunk
+   */
+  _readOwed (chunk, now, quietBefore) {
+    const until = now + this._owedQuietNs;
+    if (until > this._lineFreeAt) this._lineFreeAt = until;
+    // Counted per burst, as on an idle line: the owed reply, noise, a foreign frame
+    if (quietBefore) this._stats.lateReplies++;
+    if (this._skipping) {
+      if (!quietBefore) return;
+      this._skipping = false;
+      this._rxLen = 0;
+    }
+    const rx = this._rx;
+    const n = chunk.length;
+    let off = 0;
+    while (off < n) {
+      const len = this._rxLen >= 2 ? rtuResponseLength(rx.subarray(0, this._rxLen)) : 0;
+      if (len < 0 || len > rx.length) {
+        // Not a reply we could read to its end: skip until t3.5 of silence (the period runs on)
+        this._rxLen = 0;
+        this._skipping = true;
+        return;
+      }
+      const want = len === 0 ? this._rxLen + 1 : len;
+      const take = Math.min(want - this._rxLen, n - off);
+      chunk.copy(rx, this._rxLen, off, off + take);
+      this._rxLen += take;
+      off += take;
+      if (len === 0 || this._rxLen < len) continue;
+      this._rxLen = 0;
+      if (!rtuCrcOk(rx.subarray(0, len))) {
+        this._stats.badFrames++;
+        this._skipping = true;
+        return;
+      }
+      if (fits(rx, len, this._owed)) {
+        // The owed reply: the line is clean again after t3.5 (bytes behind it in this chunk, if
+        // any, arrived now too, so t3.5 covers them)
+        this._owed = null;
+        this._lineFreeAt = now + this._silenceNs;
+        if (off < n) this._stats.badFrames++;
+        // A request may be waiting for the end of the period: wake it at the new, earlier time
+        this._armWake(this._lineFreeAt, now);
         return;
       }
     }
@@ -329,6 +453,35 @@ class RtuTransport {
     }
     this._sink._onResponse(p, frame, 0, len, 1, len - 2);
   }
+}
+
+/**
+ * An intact frame could be the reply to request p: same unit id, and its exception, or its function
+ * code with the read's byte count or the write's echo.
+ * @param {Buffer} rx the frame at rx[0, len)
+ * @param {number} len
+ * @param {{unitId: number, op: any, pdu: Buffer}} p
+ * @returns {boolean}
+ */
+function fits (rx, len, p) {
+  if (rx[0] !== p.unitId) return false;
+  const fc = p.op.fc;
+  if (rx[1] === (fc | 0x80)) return len === 5;
+  if (rx[1] !== fc) return false;
+  if (fc <= 4) return len === 3 + responsePduLength(p.op);
+  return len === 8 && echoes(rx, p.pdu);
+}
+
+/**
+ * A write reply (FC5/6/15/16, 8 bytes) echoes its request: FC5/6 repeat the request PDU (address and
+ * value), FC15/16 its first five bytes (function code, address, quantity).
+ * @param {Buffer} rx the reply frame, unit id first
+ * @param {Buffer} pdu the request PDU
+ * @returns {boolean}
+ */
+function echoes (rx, pdu) {
+  for (let i = 0; i < 5; i++) if (rx[1 + i] !== pdu[i]) return false;
+  return true;
 }
 
 /** @param {number} n @returns {string} */

@@ -4,7 +4,13 @@
  * Modbus TCP transport: one socket, MBAP framing in both directions, and the match of each response
  * to the request in flight by transaction id and unit id (the function code is checked by the PDU
  * decoder). The client (client.js, on ../connection.js) owns the queue, timeouts and reconnects; this file
- * only moves frames. The ASCII transport (../ascii/tcp-transport.js) has the same shape where it fits.
+ * only moves frames.
+ *
+ * A late reply carries the transaction id of its timed-out request, so it is dropped, unless that id has
+ * come round again: ids are 16 bits and wrap after 65,536 requests. So the id of a request that timed
+ * out is not reused on that connection while its reply is owed (until the reply comes, or until
+ * MAX_OWED_TIDS later requests have gone unanswered too): a late reply can never match another request.
+ * A new connection starts afresh, since no reply to the old one can reach it. The ASCII transport (../ascii/tcp-transport.js) has the same shape where it fits.
  *
  * Interface shared with rtu-transport.js (the client calls these):
  *   open(connectTimeoutMs, cb(err|null))  one connection attempt
@@ -30,6 +36,8 @@ const { MBAP_LENGTH } = require('./frame');
 const MAX_MBAP_LENGTH = C.MODBUS_TCP_MAX_ADU - 6;
 /** Smallest MBAP length field that can hold a response: unit id + function code + one byte */
 const MIN_MBAP_LENGTH = 3;
+/** Transaction ids of unanswered requests kept out of use on one connection (the oldest is freed past this) */
+const MAX_OWED_TIDS = 4096;
 
 class TcpTransport {
   /**
@@ -51,6 +59,8 @@ class TcpTransport {
     /** @type {any} the request in flight, or null */
     this._p = null;
     this._tid = 0;
+    /** @type {Set<number>} transaction ids of timed-out requests whose replies may still come, oldest first */
+    this._owedTids = new Set();
     // Partial frame carried between chunks (only used when a response is split across reads)
     this._rx = Buffer.allocUnsafe(C.MODBUS_TCP_MAX_ADU);
     this._rxLen = 0;
@@ -78,6 +88,7 @@ class TcpTransport {
     this._cause = null;
     this._rxLen = 0;
     this._p = null;
+    this._owedTids.clear();
     let settled = false;
     let lastError = null;
     const timer = setTimeout(() => {
@@ -140,7 +151,10 @@ class TcpTransport {
    * @param {{op: object, pdu: Buffer, unitId: number, tid: number, sentNs: bigint}} p
    */
   send (p) {
-    const tid = this._tid = (this._tid + 1) & 0xFFFF;
+    let tid = (this._tid + 1) & 0xFFFF;
+    const owed = this._owedTids;
+    if (owed.size !== 0) while (owed.has(tid)) tid = (tid + 1) & 0xFFFF;
+    this._tid = tid;
     p.tid = tid;
     let buf = this._txBuf;
     if (p.op !== this._txOp || p.unitId !== this._txUnit) {
@@ -165,9 +179,16 @@ class TcpTransport {
     if (socket.writableLength !== 0) this._txOp = null;
   }
 
-  /** The request in flight timed out; a late answer will carry its old transaction id and be dropped. */
+  /**
+   * The request in flight timed out; a late answer will carry its transaction id and be dropped, so that
+   * id stays out of use while the answer is owed (file header).
+   * @param {{tid: number}} p
+   */
   abort (p) {
     if (this._p === p) this._p = null;
+    const owed = this._owedTids;
+    owed.add(p.tid);
+    if (owed.size > MAX_OWED_TIDS) owed.delete(/** @type {number} */ (owed.values().next().value));
   }
 
   /**
@@ -265,8 +286,10 @@ class TcpTransport {
     const p = this._p;
     const tid = (buf[s] << 8) | buf[s + 1];
     if (p === null || tid !== p.tid) {
-      // An answer to a request that already timed out (or was never ours): never give it to another
+      // An answer to a request that already timed out (or was never ours): never give it to another.
+      // Once the owed answer has come, its id may be used again
       this._stats.lateReplies++;
+      this._owedTids.delete(tid);
       return;
     }
     this._p = null;
