@@ -306,6 +306,39 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       assert.equal(p.stats.buffered, 0);
     });
 
+    it('the last will is rebuilt per connection: after a broker restart it carries the current reconnect count and drops', async () => {
+      const port = broker.port;
+      const gate = await cuttableProxy(port);
+      cleanups.push(() => gate.close());
+      const p = publisher({ url: gate.url, bufferMax: 2 });
+      p.setJobs(['job-a']);
+      await startOnline(p);
+
+      const offline = nextEvent(p, 'offline');
+      gate.refuse();
+      await broker.down();
+      broker = null;
+      await offline;
+      for (let seq = 1; seq <= 5; seq++) p.publishLatency('job-a', { seq }); // 3 dropped
+      await nextEvent(p, 'reconnecting');
+      broker = await startBroker(port);
+      const s = await sub();
+      const connected = nextEvent(p, 'connect');
+      gate.accept();
+      await connected;
+      await s.until(() => s.on(LATENCY).length === 2, 'the buffered seq 4-5');
+      await waitFor(() => p.stats.inflight === 0, 'acks');
+      assert.equal(p.stats.reconnects, 1);
+
+      // the connection dies without a DISCONNECT: the broker sends the will it holds
+      gate.cut();
+      await s.until(() => s.on(STATUS).some((m) => m.json.state === 'offline'), 'the will');
+      const will = s.on(STATUS).find((m) => m.json.state === 'offline').json;
+      assert.equal(will.reason, 'connection lost');
+      assert.equal(will.reconnects, 1);
+      assert.deepEqual(will.dropped, { total: 3, jobs: { 'job-a': 3 } });
+    });
+
     it('start() resolves while the broker is down, keeps trying, and connects when it comes up', async () => {
       const port = await freePort();
       const p = publisher({ url: `mqtt://127.0.0.1:${port}` });

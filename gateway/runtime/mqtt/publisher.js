@@ -254,7 +254,6 @@ class Publisher extends EventEmitter {
     this._reconnectTimer = null;
     if (this._stopping) return;
     const mqtt = require('mqtt');
-    const willInfo = this._statusInfo();
     const o = this._o;
     const client = mqtt.connect(this._broker.url, {
       clientId: o.clientId,
@@ -267,7 +266,11 @@ class Publisher extends EventEmitter {
       clean: true,
       queueQoSZero: false,
       resubscribe: false,
-      will: { topic: this._topics.status, payload: statusPayload('offline', willInfo, { reason: 'connection lost' }), qos: 1, retain: true },
+      // Built per attempt (each attempt is a fresh client), so the will is never older than the
+      // connection it belongs to: counts as of this attempt, and the reconnect count this
+      // connection will have once it is up (the broker keeps the will for the whole connection;
+      // MQTT has no way to update it without reconnecting)
+      will: { topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true },
       ...o.tls
     });
     this._client = client;
@@ -277,6 +280,14 @@ class Publisher extends EventEmitter {
       if (client !== this._client) return;
       this._emitError(`MQTT ${this._broker.url}: ${err.message}`, { url: this._broker.url, cause: err.code });
     });
+  }
+
+  /** @returns {Buffer} the last will of the connection about to be attempted: retained `offline`, "connection lost" */
+  _willPayload () {
+    const info = this._statusInfo();
+    // _onConnect counts a reconnect when this attempt succeeds; the will speaks for that connection
+    if (this._everConnected) info.reconnects = this._counts.reconnects + 1;
+    return statusPayload('offline', info, { reason: 'connection lost' });
   }
 
   _onConnect () {
@@ -366,16 +377,32 @@ class Publisher extends EventEmitter {
   _onAck (client, id, err) {
     if (client !== this._client || !this._inflight.has(id)) return;
     if (err) {
-      // A failure caused by the connection closing is handled (requeued) by _onClose
-      if (!client.connected || (client.stream && client.stream.destroyed)) return;
-      const msg = this._inflight.get(id);
-      this._inflight.delete(id);
-      if (msg.kind === 'latency') this._drop([msg]);
-      this._emitError(`MQTT publish to ${msg.topic} failed: ${err.message}`, { topic: msg.topic, cause: err.code });
-    } else {
-      this._inflight.delete(id);
-      this._counts.published++;
+      // MQTT.js tears a connection down (keepalive timeout on a half-open broker, end(true)) in
+      // _cleanUp(true), which fails every outstanding publish with "Connection closed" through
+      // _flush() *before* it destroys the stream: client.connected is still true at this point.
+      // So decide once the current call stack has finished (the stream is destroyed by then).
+      queueMicrotask(() => this._onPublishFailed(client, id, err));
+      return;
     }
+    this._inflight.delete(id);
+    this._counts.published++;
+    this._pump();
+  }
+
+  /**
+   * A publish callback reported an error. If the connection is going down, the message stays in
+   * flight and _onClose puts it back in the FIFO, in order (it was not acknowledged, so it may or
+   * may not have reached the broker: QoS 1 is at-least-once). Otherwise the broker (or MQTT.js)
+   * refused this message on a live connection: sending it again would fail again, so it is
+   * dropped, counted and reported.
+   */
+  _onPublishFailed (client, id, err) {
+    if (client !== this._client || !this._inflight.has(id)) return;
+    if (!client.connected || client.disconnecting || !client.stream || client.stream.destroyed) return;
+    const msg = this._inflight.get(id);
+    this._inflight.delete(id);
+    if (msg.kind === 'latency') this._drop([msg]);
+    this._emitError(`MQTT publish to ${msg.topic} failed: ${err.message}`, { topic: msg.topic, cause: err.code });
     this._pump();
   }
 
@@ -404,9 +431,17 @@ class Publisher extends EventEmitter {
         await this._until(deadline, (resolve) => client.end(false, {}, () => resolve()));
       }
     }
-    if (this._client) this._client.end(true);
+    // Whatever the broker does (frozen, half-open), the connection ends here, at the deadline:
+    // MQTT.js's end(true) is a no-op once end(false) is pending (it waits for acks that a frozen
+    // broker never sends, and its keepalive would hold the process for 1.5 x keepalive), so the
+    // socket is destroyed too. Without a DISCONNECT the broker then sends the last will.
+    const last = this._client;
     this._client = null;
     this._connected = false;
+    if (last) {
+      last.end(true);
+      if (last.stream && !last.stream.destroyed) last.stream.destroy();
+    }
     this._settleFirstAttempt();
     // Count what never went out
     const leftLatency = this._queue.drain().concat([...this._inflight.values()].filter((m) => m.kind === 'latency'));
