@@ -26,6 +26,12 @@ const PERCENTILES = Object.freeze(['p50', 'p90', 'p99', 'p99_9', 'p99_99', 'max'
 
 /** Intervals kept per key at most; beyond, the oldest go and are counted in `dropped` */
 const MAX_INTERVALS_PER_KEY = 10000;
+/** Keys (and gateway/job streams) kept at most: a flood of distinct job names must not grow the
+ * window without bound; past it the oldest key (the stream heard from least recently) goes, counted */
+const MAX_KEYS = 5000;
+/** A forward jump of seq larger than this is a resync (a restart, or a forged seq), not that many
+ * lost summaries: 10,000 intervals are 2.8 h at 1 s, the same bound as `nines watch` */
+const MAX_SEQ_JUMP = 10000;
 
 /**
  * @param {number|string} t epoch ms or an ISO date
@@ -60,6 +66,8 @@ class LatencyWindow {
     /** last seq per gateway/job stream */
     this.lastSeq = new Map();
     this.newestEndMs = -Infinity;
+    this.forgottenKeys = 0;
+    this.forgottenStreams = 0;
   }
 
   /**
@@ -72,8 +80,9 @@ class LatencyWindow {
     const key = String(KEY_BY[this.keyBy](p));
     let k = this.keys.get(key);
     if (!k) {
-      k = { entries: [], seen: new Set(), missed: 0, duplicates: 0, dropped: 0 };
+      k = { entries: [], seen: new Set(), missed: 0, duplicates: 0, dropped: 0, resyncs: 0 };
       this.keys.set(key, k);
+      if (this.keys.size > MAX_KEYS) this.forgetOldest(this.keys, 'forgottenKeys');
     }
     const id = `${p.gateway}\u0000${p.job}\u0000${p.seq}`;
     if (k.seen.has(id)) {
@@ -83,8 +92,13 @@ class LatencyWindow {
     const stream = `${p.gateway}\u0000${p.job}`;
     const last = this.lastSeq.get(stream);
     if (last === undefined || p.seq > last) {
-      if (last !== undefined && p.seq > last + 1) k.missed += p.seq - last - 1;
+      const jump = last === undefined ? 0 : p.seq - last - 1;
+      if (jump > MAX_SEQ_JUMP) k.resyncs++;
+      else if (jump > 0) k.missed += jump;
+      // re-inserted, so the Map's order is least recently heard first
+      this.lastSeq.delete(stream);
       this.lastSeq.set(stream, p.seq);
+      if (this.lastSeq.size > MAX_KEYS) this.forgetOldest(this.lastSeq, 'forgottenStreams');
     } else if (p.seq <= 1) {
       // seq starting again from the beginning: the gateway restarted
       this.lastSeq.set(stream, p.seq);
@@ -116,6 +130,13 @@ class LatencyWindow {
     if (endMs > this.newestEndMs) this.newestEndMs = endMs;
     this.evict();
     return { key, duplicate: false };
+  }
+
+  /** Forgets the first (least recently added) entry of a bounded map, and counts it. */
+  forgetOldest (map, counter) {
+    const first = map.keys().next().value;
+    map.delete(first);
+    this[counter]++;
   }
 
   /** Drops the intervals that ended before the window; keys left empty go too. */
@@ -171,6 +192,7 @@ class LatencyWindow {
     out.missed = k.missed;
     out.duplicates = k.duplicates;
     if (k.dropped) out.dropped = k.dropped;
+    if (k.resyncs) out.resyncs = k.resyncs;
     return out;
   }
 }
@@ -185,4 +207,4 @@ function chartSeries (summary, percentiles) {
   return percentiles.map((p) => ({ topic: `${summary.key} ${p}`, payload: summary[p], timestamp: summary.window.end }));
 }
 
-module.exports = { LatencyWindow, chartSeries, KEY_BY, PERCENTILES, MAX_INTERVALS_PER_KEY, toMs };
+module.exports = { LatencyWindow, chartSeries, KEY_BY, PERCENTILES, MAX_INTERVALS_PER_KEY, MAX_KEYS, MAX_SEQ_JUMP, toMs };
