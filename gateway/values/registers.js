@@ -45,6 +45,49 @@ const ORDERS = Object.freeze({
 
 const FLOAT32_MAX = 3.4028234663852886e38;
 
+/**
+ * A value for an error message. JSON.stringify throws on a bigint (and on an object holding one),
+ * which turned a bad option such as `count: 2n` into a TypeError instead of NINES_ERR_INVALID_ARG.
+ * @param {*} v
+ * @returns {string}
+ */
+function show (v) {
+  if (typeof v === 'bigint') return `${v}n`;
+  try {
+    const text = JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
+    return text === undefined ? String(v) : text;
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}
+
+/**
+ * String(v) or Number(v), or `otherwise` when v cannot become one: an object such as
+ * `{"toString": ""}` (valid JSON, so possible in a msg) made String and Number throw a TypeError.
+ * @template T
+ * @param {(v: *) => T} convert String or Number
+ * @param {*} v
+ * @param {T} otherwise
+ * @returns {T}
+ */
+function primitive (convert, v, otherwise) {
+  try {
+    return convert(v);
+  } catch {
+    return otherwise;
+  }
+}
+
+/**
+ * Whether v names one of TYPES. Only strings are looked up: an object key is converted first,
+ * and `{"toString": false}` made that conversion throw a TypeError.
+ * @param {*} v
+ * @returns {boolean}
+ */
+function isType (v) {
+  return typeof v === 'string' && Object.prototype.hasOwnProperty.call(TYPES, v);
+}
+
 function fail (message, details) {
   throw new NinesError('NINES_ERR_INVALID_ARG', message, details);
 }
@@ -55,28 +98,28 @@ function fail (message, details) {
  * @returns {{type: string, wordOrder: string, byteOrder: string, scale: number, offset: number, count?: number}}
  */
 function normalizeOptions (opts = {}) {
-  if (opts === null || typeof opts !== 'object') fail(`decode options must be an object; got ${JSON.stringify(opts)}`, { field: 'options' });
+  if (opts === null || typeof opts !== 'object') fail(`decode options must be an object; got ${show(opts)}`, { field: 'options' });
   const type = opts.type === undefined ? 'uint16' : opts.type;
-  if (!Object.prototype.hasOwnProperty.call(TYPES, type)) {
-    fail(`type must be one of ${Object.keys(TYPES).join(', ')}; got ${JSON.stringify(type)}`, { field: 'type', value: type });
+  if (!isType(type)) {
+    fail(`type must be one of ${Object.keys(TYPES).join(', ')}; got ${show(type)}`, { field: 'type', value: type });
   }
   let { wordOrder = 'big', byteOrder = 'big' } = opts;
   if (opts.order !== undefined) {
-    const o = ORDERS[String(opts.order).toUpperCase()];
-    if (!o) fail(`order must be one of ${Object.keys(ORDERS).join(', ')}; got ${JSON.stringify(opts.order)}`, { field: 'order', value: opts.order });
+    const o = ORDERS[primitive(String, opts.order, '').toUpperCase()];
+    if (!o) fail(`order must be one of ${Object.keys(ORDERS).join(', ')}; got ${show(opts.order)}`, { field: 'order', value: opts.order });
     ({ wordOrder, byteOrder } = o);
   }
   for (const [field, v] of [['wordOrder', wordOrder], ['byteOrder', byteOrder]]) {
-    if (v !== 'big' && v !== 'little') fail(`${field} must be "big" or "little"; got ${JSON.stringify(v)}`, { field, value: v });
+    if (v !== 'big' && v !== 'little') fail(`${field} must be "big" or "little"; got ${show(v)}`, { field, value: v });
   }
-  const scale = opts.scale === undefined || opts.scale === '' ? 1 : Number(opts.scale);
-  const offset = opts.offset === undefined || opts.offset === '' ? 0 : Number(opts.offset);
-  if (!Number.isFinite(scale) || scale === 0) fail(`scale must be a finite number other than 0; got ${JSON.stringify(opts.scale)}`, { field: 'scale', value: opts.scale });
-  if (!Number.isFinite(offset)) fail(`offset must be a finite number; got ${JSON.stringify(opts.offset)}`, { field: 'offset', value: opts.offset });
+  const scale = opts.scale === undefined || opts.scale === '' ? 1 : primitive(Number, opts.scale, NaN);
+  const offset = opts.offset === undefined || opts.offset === '' ? 0 : primitive(Number, opts.offset, NaN);
+  if (!Number.isFinite(scale) || scale === 0) fail(`scale must be a finite number other than 0; got ${show(opts.scale)}`, { field: 'scale', value: opts.scale });
+  if (!Number.isFinite(offset)) fail(`offset must be a finite number; got ${show(opts.offset)}`, { field: 'offset', value: opts.offset });
   const out = { type, wordOrder, byteOrder, scale, offset };
   if (opts.count !== undefined && opts.count !== null && opts.count !== '') {
-    const count = Number(opts.count);
-    if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${JSON.stringify(opts.count)}`, { field: 'count', value: opts.count });
+    const count = primitive(Number, opts.count, NaN);
+    if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${show(opts.count)}`, { field: 'count', value: opts.count });
     out.count = count;
   }
   return out;
@@ -89,9 +132,9 @@ function normalizeOptions (opts = {}) {
  * @returns {number} registers
  */
 function registersFor (type, count = 1) {
-  const t = TYPES[type];
-  if (!t) fail(`type must be one of ${Object.keys(TYPES).join(', ')}; got ${JSON.stringify(type)}`, { field: 'type', value: type });
-  if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${JSON.stringify(count)}`, { field: 'count', value: count });
+  const t = isType(type) ? TYPES[type] : undefined;
+  if (!t) fail(`type must be one of ${Object.keys(TYPES).join(', ')}; got ${show(type)}`, { field: 'type', value: type });
+  if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${show(count)}`, { field: 'count', value: count });
   if (t.bitsPerWord) return Math.ceil(count / t.bitsPerWord);
   if (t.charsPerWord) return Math.ceil(count / t.charsPerWord);
   return count * t.words;
@@ -106,7 +149,7 @@ function toBytes (words) {
   if (!Array.isArray(words)) fail(`registers must be an array of 0-65535 integers or a Buffer; got ${typeof words}`, { field: 'words' });
   const buf = Buffer.alloc(words.length * 2);
   words.forEach((w, i) => {
-    if (!Number.isInteger(w) || w < 0 || w > 0xFFFF) fail(`register ${i} must be an integer 0-65535; got ${JSON.stringify(w)}`, { field: `words[${i}]`, value: w });
+    if (!Number.isInteger(w) || w < 0 || w > 0xFFFF) fail(`register ${i} must be an integer 0-65535; got ${show(w)}`, { field: `words[${i}]`, value: w });
     buf.writeUInt16BE(w, i * 2);
   });
   return buf;
@@ -293,7 +336,7 @@ function encodeValues (values, opts) {
   if (o.type === 'bool') {
     const words = new Array(registersFor('bool', list.length)).fill(0);
     list.forEach((v, i) => {
-      if (v !== true && v !== false && v !== 0 && v !== 1) fail(`value ${i} must be true, false, 0 or 1 for bool; got ${JSON.stringify(v)}`, { field: `values[${i}]`, value: v });
+      if (v !== true && v !== false && v !== 0 && v !== 1) fail(`value ${i} must be true, false, 0 or 1 for bool; got ${show(v)}`, { field: `values[${i}]`, value: v });
       if (v === true || v === 1) words[i >> 4] |= 1 << (i & 15);
     });
     return words;

@@ -17,6 +17,24 @@ module.exports = Object.freeze({
   GATEWAY_MAX_INTERVAL_MS: 24 * 3600 * 1000,
   GATEWAY_MAX_WORKERS: 256,
 
+  /**
+   * Size limits, checked before anything is built per job or device, so a runaway generated
+   * config fails at once instead of after seconds and gigabytes (200,000 jobs once took 17 s and
+   * 1.4 GB to pass --check). 10,000 jobs is beyond any one edge gateway: at the default 10 s
+   * interval they publish 1,000 latency summaries a second, and each job holds its histograms
+   * and queue; --check of 10,000 jobs takes about 2 s and 200 MB. Each device opens at least one
+   * socket or serial port, so the process's file limit (often 1024) binds before 10,000 devices
+   * does. Larger installations split the config across gateways (gateway.id keeps them apart).
+   */
+  CONFIG_MAX_JOBS: 10000,
+  CONFIG_MAX_DEVICES: 10000,
+  /**
+   * Largest config file (or text) read, in bytes: 4 MiB holds 10,000 jobs of about 400 bytes,
+   * comments included. Parsing YAML costs about 1.3 s and 140 MB per MiB, so this also bounds
+   * the time and memory spent before the job and device limits can be checked.
+   */
+  CONFIG_MAX_BYTES: 4 * 1024 * 1024,
+
   MQTT_EMBEDDED_HOST: '127.0.0.1',
   MQTT_EMBEDDED_PORT: C.MQTT_DEFAULT_PORT,
   MQTT_QOS: 1,

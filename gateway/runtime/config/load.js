@@ -5,6 +5,8 @@ const path = require('node:path');
 const { NinesError } = require('../../base/errors');
 const { checkConfig } = require('./validate');
 const { Problems } = require('./problems');
+const { checkLimits } = require('./limits');
+const D = require('./defaults');
 
 /**
  * Reads a gateway config from a file or from text, YAML or JSON, and validates it. Syntax errors
@@ -12,6 +14,8 @@ const { Problems } = require('./problems');
  */
 
 const FORMATS = ['yaml', 'json'];
+/** yaml's own default: a config needs a few aliases, never a tree of them */
+const YAML_MAX_ALIAS_COUNT = 100;
 
 /**
  * Text or path? Text has a line break, starts like JSON, or has a "key: value" colon; a path
@@ -43,13 +47,55 @@ function linePos (text, offset) {
   return { line: lines.length, column: lines[lines.length - 1].length + 1 };
 }
 
+/** One problem with the document as a whole as a NINES_ERR_CONFIG error, with its position */
+function documentError (source, rule, pos) {
+  const where = `${source || '<text>'}:${pos.line}:${pos.column}`;
+  return new NinesError('NINES_ERR_CONFIG', `invalid gateway config ${where}: ${rule}`, {
+    source,
+    errors: [{ path: '', value: undefined, rule, line: pos.line, column: pos.column }]
+  });
+}
+
 /** One syntax error as a NINES_ERR_CONFIG error, with its position */
 function syntaxError (source, format, rule, pos) {
-  const where = `${source || '<text>'}:${pos.line}:${pos.column}`;
-  return new NinesError('NINES_ERR_CONFIG', `invalid gateway config ${where}: ${format.toUpperCase()} syntax error: ${rule}`, {
-    source,
-    errors: [{ path: '', value: undefined, rule: `${format.toUpperCase()} syntax error: ${rule}`, line: pos.line, column: pos.column }]
+  return documentError(source, `${format.toUpperCase()} syntax error: ${rule}`, pos);
+}
+
+/**
+ * The config text is larger than CONFIG_MAX_BYTES.
+ * @param {string|undefined} source
+ * @param {number} bytes the size, or a lower bound of it
+ * @param {boolean} [atLeast] whether `bytes` is a lower bound (the rest was not read)
+ */
+function tooLarge (source, bytes, atLeast = false) {
+  const rule = `is ${atLeast ? 'over ' : ''}${bytes} bytes; at most ${D.CONFIG_MAX_BYTES} (${D.CONFIG_MAX_BYTES / 1048576} MiB)`;
+  return new NinesError('NINES_ERR_CONFIG', `invalid gateway config ${source || '<text>'}: ${rule}`, {
+    source, errors: [{ path: '', value: undefined, rule }]
   });
+}
+
+/**
+ * Reads a file as UTF-8, but never more than CONFIG_MAX_BYTES + 1 bytes of it, so an oversized
+ * file (or an endless pipe such as /dev/zero) costs no more memory than the limit.
+ * @param {string} file absolute path
+ * @returns {string}
+ * @throws {NinesError} NINES_ERR_CONFIG past the limit; the fs error otherwise
+ */
+function readCapped (file) {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isFile() && st.size > D.CONFIG_MAX_BYTES) throw tooLarge(file, st.size);
+    const buf = Buffer.allocUnsafe(D.CONFIG_MAX_BYTES + 1);
+    let n = 0;
+    let got;
+    // a pipe or a file still growing has no size up front: read until end or past the limit
+    while (n < buf.length && (got = fs.readSync(fd, buf, n, buf.length - n, null)) > 0) n += got;
+    if (n > D.CONFIG_MAX_BYTES) throw tooLarge(file, D.CONFIG_MAX_BYTES, true);
+    return buf.toString('utf8', 0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**
@@ -79,6 +125,45 @@ function yamlErrorRule (e, text) {
 function yamlErrorPos (e, text) {
   if (e.linePos && e.linePos[0]) return { line: e.linePos[0].line, column: e.linePos[0].col };
   return linePos(text, e.pos ? e.pos[0] : 0);
+}
+
+/**
+ * Where an error thrown while turning the YAML document into objects points: at the alias it
+ * names ("Unresolved alias … : x"), else at the first alias (the only other cause in yaml 2 is
+ * maxAliasCount, an alias bomb), else at the start.
+ * @returns {{line: number, column: number}}
+ */
+function aliasPos (doc, lineCounter, message) {
+  const YAML = require('yaml');
+  const named = /: (\S+)$/.exec(message);
+  let first;
+  let match;
+  YAML.visit(doc, {
+    Alias (_, node) {
+      if (!first) first = node;
+      if (named && node.source === named[1]) { match = node; return YAML.visit.BREAK; }
+      return undefined;
+    }
+  });
+  const node = match || first;
+  const p = lineCounter.linePos(node && node.range ? node.range[0] : 0);
+  return { line: p.line, column: p.col };
+}
+
+/**
+ * Counts the jobs and devices in the YAML document's own nodes (before any object is built).
+ * A section that is an alias or not a list/mapping is left to the checks after toJS.
+ * @returns {{jobs?: number, devices?: number}}
+ */
+function countDocSections (doc) {
+  const YAML = require('yaml');
+  if (!YAML.isMap(doc.contents)) return {};
+  const jobs = doc.contents.get('jobs', true);
+  const devices = doc.contents.get('devices', true);
+  return {
+    jobs: YAML.isSeq(jobs) ? jobs.items.length : undefined,
+    devices: YAML.isMap(devices) ? devices.items.length : undefined
+  };
 }
 
 /**
@@ -141,7 +226,20 @@ function parse (text, format, source) {
     const e = doc.errors[0];
     throw syntaxError(source, 'yaml', yamlErrorRule(e, text), yamlErrorPos(e, text));
   }
-  return { obj: doc.toJS({ maxAliasCount: 100 }), locate: locator(doc, lineCounter) };
+  const locate = locator(doc, lineCounter);
+  const limits = new Problems();
+  if (!checkLimits(countDocSections(doc), limits)) throw limits.toError({ source: source || '<text>', locate });
+  let obj;
+  try {
+    // maxAliasCount bounds what aliases may expand to: a "billion laughs" document fails here
+    obj = doc.toJS({ maxAliasCount: YAML_MAX_ALIAS_COUNT });
+  } catch (err) {
+    const rule = /Excessive alias count/.test(err.message)
+      ? `YAML aliases expand too far (${err.message}); at most ${YAML_MAX_ALIAS_COUNT} alias expansions`
+      : `YAML ${err.message}`;
+    throw documentError(source, rule, aliasPos(doc, lineCounter, String(err.message)));
+  }
+  return { obj, locate };
 }
 
 /**
@@ -155,7 +253,8 @@ function parse (text, format, source) {
  * @param {string} [opts.baseDir] where relative TLS paths start: default the file's directory,
  *   or the working directory for text
  * @returns {import('./validate').Config}
- * @throws {NinesError} NINES_ERR_CONFIG (unreadable file, syntax error with line/column, or
+ * @throws {NinesError} NINES_ERR_CONFIG (unreadable file, larger than CONFIG_MAX_BYTES, syntax
+ *   error or alias bomb with line/column, over CONFIG_MAX_JOBS or CONFIG_MAX_DEVICES, or
  *   validation problems in details.errors); NINES_ERR_INVALID_ARG for a bad argument
  */
 function loadConfig (pathOrText, { format, env = process.env, baseDir } = {}) {
@@ -165,16 +264,22 @@ function loadConfig (pathOrText, { format, env = process.env, baseDir } = {}) {
   let text;
   let file = null;
   if (Buffer.isBuffer(pathOrText)) {
+    if (pathOrText.length > D.CONFIG_MAX_BYTES) throw tooLarge(undefined, pathOrText.length);
     text = pathOrText.toString('utf8');
   } else if (typeof pathOrText !== 'string' || pathOrText.trim() === '') {
     throw new NinesError('NINES_ERR_INVALID_ARG', `config must be a file path or the config text; got ${JSON.stringify(pathOrText)}`, { field: 'pathOrText', value: pathOrText });
   } else if (looksLikeText(pathOrText)) {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: measure exactly only when that could matter
+    if (pathOrText.length * 3 > D.CONFIG_MAX_BYTES && Buffer.byteLength(pathOrText) > D.CONFIG_MAX_BYTES) {
+      throw tooLarge(undefined, Buffer.byteLength(pathOrText));
+    }
     text = pathOrText;
   } else {
     file = path.resolve(pathOrText);
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readCapped(file);
     } catch (err) {
+      if (err instanceof NinesError) throw err;
       const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message;
       throw new NinesError('NINES_ERR_CONFIG', `cannot read gateway config ${file}: ${why}`, {
         source: file, errors: [{ path: '', value: file, rule: `cannot be read: ${why}` }], cause: err.code

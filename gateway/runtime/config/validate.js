@@ -10,6 +10,7 @@ const { isMap, durationField } = require('./fields');
 const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
 const { NAME_RULE } = require('./schema');
+const { checkLimits, countSections } = require('./limits');
 
 /**
  * @typedef {object} GatewayConfig
@@ -103,7 +104,8 @@ function checkDevices (problems, raw) {
 }
 
 /**
- * Checks a parsed config and fills in defaults. Reports every problem, not only the first.
+ * Checks a parsed config and fills in defaults. Reports every problem, not only the first, except
+ * past the job or device limit (defaults.js), which is reported alone and at once.
  * @param {*} obj parsed YAML or JSON
  * @param {object} [opts]
  * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD and
@@ -113,6 +115,8 @@ function checkDevices (problems, raw) {
  */
 function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) {
   const problems = new Problems();
+  // before the schema and before any per-job object: past a limit, that is the only answer
+  if (!checkLimits(countSections(obj), problems)) return { config: null, problems };
   checkSchema(obj, problems);
   if (!isMap(obj)) return { config: null, problems };
   const gateway = checkGateway(problems, obj.gateway, baseDir);
