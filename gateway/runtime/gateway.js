@@ -56,10 +56,13 @@ class Gateway extends EventEmitter {
     }));
   }
 
-  /** @returns {object[]} the job specs the pool runs, built once from the config (jobs/spec.js) */
-  jobSpecs () {
+  /**
+   * @param {object[]} [devices] the device specs, when already built (deviceSpecs())
+   * @returns {object[]} the job specs the pool runs, built once from the config (jobs/spec.js)
+   */
+  jobSpecs (devices = this.deviceSpecs()) {
     const { buildJobSpec } = require('../jobs/spec');
-    const devices = new Map(this.deviceSpecs().map((d) => [d.name, d]));
+    const byName = new Map(devices.map((d) => [d.name, d]));
     return this.config.jobs.map((j) => {
       const input = {
         name: j.name,
@@ -74,7 +77,7 @@ class Gateway extends EventEmitter {
       if (j.kind === 'command') input.command = j.command;
       else if (j.kind === 'generator') input.generator = j.generator;
       else input[j.kind] = j.op;
-      return buildJobSpec(input, { device: devices.get(j.device), purpose: 'poll' });
+      return buildJobSpec(input, { device: byName.get(j.device), purpose: 'poll' });
     });
   }
 
@@ -84,7 +87,7 @@ class Gateway extends EventEmitter {
     const m = this.config.mqtt;
     // built before anything starts: a spec the config let through but a builder refuses stops here
     const devices = this.deviceSpecs();
-    const jobs = this.jobSpecs();
+    const jobs = this.jobSpecs(devices);
     let url = m.url;
     let auth;
     if (!url) {

@@ -49,9 +49,4 @@ function sharedPool ({ workers = 'auto', gateway = 'node-red', mode = 'worker' }
   };
 }
 
-/** @param {'worker'|'inline'} [mode='worker'] @returns {number} users of the running pool (0 when none runs) */
-function sharedPoolUsers (mode = 'worker') {
-  return current[mode] === null ? 0 : current[mode].users;
-}
-
-module.exports = { sharedPool, sharedPoolUsers };
+module.exports = { sharedPool };

@@ -12,7 +12,7 @@ const { pickDevice, operation } = require('./job-spec');
 const { typeOptions } = require('./modbus-msg');
 const { num } = require('./device-config');
 const { parseRate } = require('../../gateway/base/units');
-const { buildJobSpec, POLICIES } = require('../../gateway/jobs/spec');
+const { buildJobSpec } = require('../../gateway/jobs/spec');
 
 /** Characters a job name may not hold (jobs/spec.js NAME_RE) */
 const NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
@@ -42,9 +42,8 @@ function pollSettings (RED, config, nodeId) {
   const valuesMode = config.values === 'every' ? 'every' : 'on-change';
   const mode = config.mode || 'worker';
   if (mode !== 'worker' && mode !== 'inline') throw invalidArg('mode', `mode must be "worker" or "inline"; got ${JSON.stringify(mode)}`);
-  // flows saved before the setting existed poll as monitoring does: skip
-  const policy = config.policy === undefined || config.policy === '' ? 'skip' : config.policy;
-  if (!POLICIES.includes(policy)) throw invalidArg('policy', `policy must be one of ${POLICIES.join(', ')}; got ${JSON.stringify(config.policy)}`);
+  // flows saved before the setting existed get the poll default (skip); buildJobSpec checks the rest
+  const policy = config.policy === undefined || config.policy === '' ? undefined : config.policy;
   // "10/s", "1000/min", "10Hz", a period such as "100ms", a bare number (per second) or "max"
   const rate = config.rate === undefined || config.rate === '' ? '10/s' : config.rate;
   const ratePerSec = parseRate(rate, 'rate');
