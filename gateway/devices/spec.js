@@ -16,7 +16,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_CONNECTIONS = 64;
 const MAX_QUEUE = 100000;
 const MAX_NAME_LENGTH = 256;
-const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax']);
+/** Requests one Modbus TCP connection may carry at once (pipelining), when the device allows it */
+const MAX_INFLIGHT = 64;
+/** Registers or bits a coalesced read may skip between two tags (gateway/tags/plan.js) */
+const DEFAULT_MAX_GAP = 16;
+const MAX_GAP = C.MODBUS_MAX_READ_BITS;
+const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
+  'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']);
+/** Fields that shape Modbus requests: an ASCII device has none of them */
+const MODBUS_KEYS = Object.freeze(['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']);
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
 
 /**
@@ -24,16 +32,22 @@ const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
  * @property {string} name
  * @property {import('../drivers/target').Target} target parsed, never parsed again
  * @property {number} maxConnections connections (sockets) the device accepts from us, 1-64
+ * @property {number} maxInflight requests one connection may carry at once: 1, or up to 64 on a
+ *   Modbus TCP device that serves pipelined requests (replies matched by transaction id)
  * @property {number} timeoutMs per request, counted from the request() call
  * @property {number} connectTimeoutMs per connection attempt
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential with jitter)
  * @property {number} queueMax requests that may wait per user
+ * @property {number} maxGap registers (or bits) a coalesced tag read may read past between two tags
+ * @property {number} maxRegistersPerRequest largest register read the device takes (≤ 125, the protocol's)
+ * @property {number} maxBitsPerRequest largest coil / discrete-input read the device takes (≤ 2000)
  */
 
 /**
  * Validates and defaults a device spec. A spec that is already built (every field present and
  * valid, the target parsed) is returned as is, so building twice costs nothing and changes nothing.
- * @param {object} input {name, target, maxConnections?, timeoutMs?, connectTimeoutMs?, backoff?, queueMax?};
+ * @param {object} input {name, target, maxConnections?, maxInflight?, timeoutMs?, connectTimeoutMs?, backoff?,
+ *   queueMax?, maxGap?, maxRegistersPerRequest?, maxBitsPerRequest?};
  *   durations are ms or strings such as "500ms", "1s"
  * @returns {DeviceSpec}
  * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field, or NINES_ERR_INVALID_TARGET from parseTarget
@@ -57,13 +71,23 @@ function buildDeviceSpec (input) {
   const connectTimeoutMs = ms(input.connectTimeoutMs, 'connectTimeoutMs', C.DEFAULT_CONNECT_TIMEOUT_MS);
   const backoff = buildBackoff(input.backoff);
   const queueMax = intIn(input.queueMax, 'queueMax', 1, MAX_QUEUE, C.DEFAULT_QUEUE_MAX);
+  if (target.protocol === 'ascii') {
+    for (const key of MODBUS_KEYS) if (input[key] !== undefined) throw invalid(key, input[key], 'applies to Modbus devices only');
+  }
+  const maxInflight = intIn(input.maxInflight, 'maxInflight', 1, MAX_INFLIGHT, 1);
+  // Pipelining needs transaction ids to match replies; RTU has none, one frame is on the line at a time
+  if (maxInflight !== 1 && target.protocol !== 'modbus+tcp') throw invalid('maxInflight', maxInflight, 'must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id)');
+  const maxGap = intIn(input.maxGap, 'maxGap', 0, MAX_GAP, DEFAULT_MAX_GAP);
+  const maxRegistersPerRequest = intIn(input.maxRegistersPerRequest, 'maxRegistersPerRequest', 1, C.MODBUS_MAX_READ_REGISTERS, C.MODBUS_MAX_READ_REGISTERS);
+  const maxBitsPerRequest = intIn(input.maxBitsPerRequest, 'maxBitsPerRequest', 1, C.MODBUS_MAX_READ_BITS, C.MODBUS_MAX_READ_BITS);
 
   // Already built: hand back the same object (a worker receiving a spec must not pay twice)
   const b = input.backoff;
-  if (target === input.target && input.maxConnections === maxConnections && input.timeoutMs === timeoutMs &&
-      input.connectTimeoutMs === connectTimeoutMs && input.queueMax === queueMax &&
+  if (target === input.target && input.maxConnections === maxConnections && input.maxInflight === maxInflight &&
+      input.timeoutMs === timeoutMs && input.connectTimeoutMs === connectTimeoutMs && input.queueMax === queueMax &&
+      input.maxGap === maxGap && input.maxRegistersPerRequest === maxRegistersPerRequest && input.maxBitsPerRequest === maxBitsPerRequest &&
       b && b.initialMs === backoff.initialMs && b.maxMs === backoff.maxMs) return input;
-  return { name, target, maxConnections, timeoutMs, connectTimeoutMs, backoff, queueMax };
+  return { name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest, maxBitsPerRequest };
 }
 
 /** @returns {{initialMs: number, maxMs: number}} */
@@ -109,4 +133,4 @@ function show (value) {
   try { return JSON.stringify(value) ?? String(value); } catch (err) { return String(value); }
 }
 
-module.exports = { buildDeviceSpec, MAX_CONNECTIONS, MAX_QUEUE, MAX_TIMER_MS };
+module.exports = { buildDeviceSpec, MAX_CONNECTIONS, MAX_INFLIGHT, MAX_QUEUE, MAX_TIMER_MS, DEFAULT_MAX_GAP };

@@ -45,15 +45,8 @@ class Gateway extends EventEmitter {
   /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
   deviceSpecs () {
     const { buildDeviceSpec } = require('../devices');
-    return Object.values(this.config.devices).map((d) => buildDeviceSpec({
-      name: d.name,
-      target: d.target,
-      maxConnections: d.maxConnections,
-      timeoutMs: d.timeoutMs,
-      connectTimeoutMs: d.connectTimeoutMs,
-      backoff: d.backoff,
-      queueMax: d.queueMax
-    }));
+    const { deviceSpecInput } = require('./config/validate');
+    return Object.values(this.config.devices).map((d) => buildDeviceSpec(deviceSpecInput(d)));
   }
 
   /**

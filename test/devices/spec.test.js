@@ -28,11 +28,33 @@ describe('buildDeviceSpec', function () {
       name: 'plc1',
       target: parseTarget(TARGET),
       maxConnections: 1,
+      maxInflight: 1,
       timeoutMs: C.DEFAULT_TIMEOUT_MS,
       connectTimeoutMs: C.DEFAULT_CONNECT_TIMEOUT_MS,
       backoff: { initialMs: C.BACKOFF_INITIAL_MS, maxMs: C.BACKOFF_MAX_MS },
-      queueMax: C.DEFAULT_QUEUE_MAX
+      queueMax: C.DEFAULT_QUEUE_MAX,
+      maxGap: 16,
+      maxRegistersPerRequest: C.MODBUS_MAX_READ_REGISTERS,
+      maxBitsPerRequest: C.MODBUS_MAX_READ_BITS
     });
+  });
+
+  it('takes maxInflight above 1 on Modbus TCP only: RTU and ASCII have no transaction id to match replies by', function () {
+    assert.equal(buildDeviceSpec({ name: 'd', target: TARGET, maxInflight: 8 }).maxInflight, 8);
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: 'modbus+rtu:///dev/ttyUSB0', maxInflight: 2 }), 'maxInflight');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxInflight: 65 }), 'maxInflight');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxInflight: 0 }), 'maxInflight');
+  });
+
+  it('refuses the Modbus request-shaping fields on an ASCII device, and out-of-protocol limits', function () {
+    for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']) {
+      assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', [key]: 1 }), key);
+    }
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxRegistersPerRequest: 126 }), 'maxRegistersPerRequest');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxBitsPerRequest: 2001 }), 'maxBitsPerRequest');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxGap: -1 }), 'maxGap');
+    const spec = buildDeviceSpec({ name: 'd', target: TARGET, maxGap: 0, maxRegistersPerRequest: 32, maxBitsPerRequest: 256 });
+    assert.deepEqual([spec.maxGap, spec.maxRegistersPerRequest, spec.maxBitsPerRequest], [0, 32, 256]);
   });
 
   it('accepts a parsed target and keeps that very object', function () {

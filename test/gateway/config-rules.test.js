@@ -199,6 +199,17 @@ describe('gateway/config: every rule names the field path, the value and the rul
       expectOne((o) => { o.devices.ed588.maxConnections = 0; }, 'devices.ed588.maxConnections', /from 1 to 64/);
       expectOne((o) => { o.devices.ed588.maxConnections = 2.5; }, 'devices.ed588.maxConnections', /from 1 to 64/);
     });
+    it('maxInflight is 1-64, and above 1 only on modbus+tcp: replies are matched by transaction id', () => {
+      expectOne((o) => { o.devices.plc1.maxInflight = 0; }, 'devices.plc1.maxInflight', /from 1 to 64/);
+      expectOne((o) => { o.devices.ed588.maxInflight = 4; }, 'devices.ed588.maxInflight', /applies to Modbus devices only/);
+      assert.equal(validateConfig((() => { const o = base(); o.devices.plc1.maxInflight = 8; return o; })(), { env: {} }).devices.plc1.maxInflight, 8);
+    });
+    it('the request limits of a device stay within the protocol, and apply to Modbus devices only', () => {
+      expectOne((o) => { o.devices.plc1.maxRegistersPerRequest = 126; }, 'devices.plc1.maxRegistersPerRequest', /from 1 to 125/);
+      expectOne((o) => { o.devices.plc1.maxBitsPerRequest = 0; }, 'devices.plc1.maxBitsPerRequest', /from 1 to 2000/);
+      expectOne((o) => { o.devices.plc1.maxGap = -1; }, 'devices.plc1.maxGap', /from 0 to 2000/);
+      expectOne((o) => { o.devices.ed588.maxGap = 4; }, 'devices.ed588.maxGap', /applies to Modbus devices only/);
+    });
     it('backoff delays are positive, and max is at least min', () => {
       expectOne((o) => { o.devices.ed588.backoff = { min: -5 }; }, 'devices.ed588.backoff.min', /is not a duration/);
       expectOne((o) => { o.devices.ed588.backoff = { min: 0 }; }, 'devices.ed588.backoff.min', /from 1ms to 1h/);

@@ -60,6 +60,8 @@ module.exports = Object.freeze({
   /** Most PLCs and I/O modules accept 1-8 TCP connections: one unless the user says otherwise */
   DEVICE_MAX_CONNECTIONS: 1,
   DEVICE_MAX_CONNECTIONS_LIMIT: 64,
+  /** Pipelining is opt-in (default 1, devices/spec.js): most devices serve one request per connection at a time */
+  DEVICE_MAX_INFLIGHT_LIMIT: 64,
   DEVICE_BACKOFF_MIN_MS: C.BACKOFF_INITIAL_MS,
   DEVICE_BACKOFF_MAX_MS: C.BACKOFF_MAX_MS,
 

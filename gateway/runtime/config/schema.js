@@ -102,6 +102,15 @@ const device = {
       maximum: D.DEVICE_MAX_CONNECTIONS_LIMIT,
       rule: `must be an integer from 1 to ${D.DEVICE_MAX_CONNECTIONS_LIMIT} (the TCP connections the device accepts; every job on it shares them)`
     },
+    maxInflight: {
+      type: 'integer',
+      minimum: 1,
+      maximum: D.DEVICE_MAX_INFLIGHT_LIMIT,
+      rule: `must be an integer from 1 to ${D.DEVICE_MAX_INFLIGHT_LIMIT} (requests one Modbus TCP connection carries at once; 1 unless the device serves pipelined requests)`
+    },
+    maxGap: { type: 'integer', minimum: 0, maximum: 2000, rule: 'must be an integer from 0 to 2000 (registers or bits a coalesced tag read may read past between two tags)' },
+    maxRegistersPerRequest: { type: 'integer', minimum: 1, maximum: 125, rule: 'must be an integer from 1 to 125 (the largest register read the device answers)' },
+    maxBitsPerRequest: { type: 'integer', minimum: 1, maximum: 2000, rule: 'must be an integer from 1 to 2000 (the largest coil or discrete-input read the device answers)' },
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     backoff: {
       type: 'object',

@@ -29,6 +29,10 @@ const { checkLimits, countSections } = require('./limits');
  * @property {number} connectTimeoutMs
  * @property {number} queueMax requests waiting per job (each job has its own queue)
  * @property {number} maxConnections connections the device gets, shared by all its jobs
+ * @property {number|undefined} maxInflight requests one connection carries at once (Modbus TCP pipelining; default 1)
+ * @property {number|undefined} maxGap registers or bits a coalesced tag read may skip (devices/spec.js default)
+ * @property {number|undefined} maxRegistersPerRequest largest register read (default 125)
+ * @property {number|undefined} maxBitsPerRequest largest bit read (default 2000)
  * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
  */
@@ -72,6 +76,39 @@ function checkBackoff (problems, segs, raw) {
   return { initialMs, maxMs: Math.max(initialMs, maxMs) };
 }
 
+/** devices/spec.js field → the YAML key it comes from */
+const DEVICE_SPEC_FIELDS = Object.freeze({
+  maxConnections: 'maxConnections',
+  maxInflight: 'maxInflight',
+  maxGap: 'maxGap',
+  maxRegistersPerRequest: 'maxRegistersPerRequest',
+  maxBitsPerRequest: 'maxBitsPerRequest',
+  timeoutMs: 'timeout',
+  connectTimeoutMs: 'connectTimeout',
+  queueMax: 'queue',
+  backoff: 'backoff'
+});
+
+/**
+ * A device of the config as devices/spec.js takes it (one mapping, used by the config check and by
+ * the gateway that builds the specs).
+ * @param {DeviceConfig} d
+ * @returns {object}
+ */
+function deviceSpecInput (d) {
+  const out = {
+    name: d.name,
+    target: d.target,
+    maxConnections: d.maxConnections,
+    timeoutMs: d.timeoutMs,
+    connectTimeoutMs: d.connectTimeoutMs,
+    backoff: d.backoff,
+    queueMax: d.queueMax
+  };
+  for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']) if (d[key] !== undefined) out[key] = d[key];
+  return out;
+}
+
 function checkDevices (problems, raw) {
   /** @type {Record<string, DeviceConfig>} */
   const devices = {};
@@ -95,10 +132,26 @@ function checkDevices (problems, raw) {
       connectTimeoutMs: durationField(problems, at('connectTimeout'), d.connectTimeout, { def: D.DEVICE_CONNECT_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
       queueMax: Number.isInteger(d.queue) ? d.queue : D.DEVICE_QUEUE_MAX,
       maxConnections: Number.isInteger(d.maxConnections) ? d.maxConnections : D.DEVICE_MAX_CONNECTIONS,
+      // the request-shaping fields are checked against the target by devices/spec.js (absent: its defaults)
+      maxInflight: Number.isInteger(d.maxInflight) ? d.maxInflight : undefined,
+      maxGap: Number.isInteger(d.maxGap) ? d.maxGap : undefined,
+      maxRegistersPerRequest: Number.isInteger(d.maxRegistersPerRequest) ? d.maxRegistersPerRequest : undefined,
+      maxBitsPerRequest: Number.isInteger(d.maxBitsPerRequest) ? d.maxBitsPerRequest : undefined,
       allowWrites: d.allowWrites === true,
       backoff: checkBackoff(problems, at('backoff'), d.backoff)
     };
-    if (target) devices[name] = device;
+    if (target) {
+      // the one device-spec check (devices/spec.js): rules that span fields and the target
+      try {
+        require('../../devices/spec').buildDeviceSpec(deviceSpecInput(device));
+      } catch (err) {
+        const field = err.details && typeof err.details.field === 'string' ? err.details.field : null;
+        if (field !== null && DEVICE_SPEC_FIELDS[field] !== undefined) problems.add(at(DEVICE_SPEC_FIELDS[field]), d[DEVICE_SPEC_FIELDS[field]], err.message.replace(/^device \S+ /, '').replace(/; got .*$/, ''));
+        else problems.add(['devices', name], undefined, err.message);
+        continue;
+      }
+      devices[name] = device;
+    }
   }
   return devices;
 }
@@ -162,4 +215,4 @@ function redactConfig (config) {
   return copy;
 }
 
-module.exports = { validateConfig, checkConfig, redactConfig };
+module.exports = { validateConfig, checkConfig, redactConfig, deviceSpecInput };
