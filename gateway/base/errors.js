@@ -15,6 +15,7 @@ const CODES = {
   NINES_ERR_INVALID_TARGET: { status: 'bad target', meaning: 'A target URL (ascii://, modbus+tcp://, modbus+rtu://) could not be parsed or has an unsupported scheme or option.' },
   NINES_ERR_INVALID_COMMAND: { status: 'bad command', meaning: 'An ASCII command was rejected before sending (prefix, address, case, printable characters, CR/LF, length).' },
   NINES_ERR_INVALID_OP: { status: 'bad operation', meaning: 'A Modbus operation was rejected before sending (function code, address, quantity, values, unit id).' },
+  NINES_ERR_INVALID_VALUE: { status: 'bad value', meaning: 'A value to write does not fit its tag or type (out of range, not a whole number for an integer type, not finite, too long); nothing was written. details names the tag or value and the type.' },
   NINES_ERR_CONFIG: { status: 'bad config', meaning: 'A gateway config file failed schema validation; details.errors lists each field path and rule.' },
   NINES_ERR_CONNECT_TIMEOUT: { status: 'connect timeout', meaning: 'The TCP connection or serial port did not open within the connect timeout.' },
   NINES_ERR_CONNECT_FAILED: { status: 'connect failed', meaning: 'The connection was refused or failed (details.cause holds the system error code, e.g. ECONNREFUSED).' },

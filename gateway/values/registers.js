@@ -15,8 +15,10 @@
  * Applied as: swap the bytes inside each register (byteOrder little), reverse the registers of one
  * value (wordOrder little), then read the bytes as big-endian.
  *
- * Values are `raw * scale + offset` on decode and `(value - offset) / scale` on encode; integer
- * types round the latter and reject what does not fit, never wrap silently.
+ * Values are `raw * scale + offset` on decode and `(value - offset) / scale` on encode. On encode an
+ * integer type takes only a whole raw value within its range: 3.7 for an int16 is refused
+ * (NINES_ERR_INVALID_VALUE), never rounded to 4 and never wrapped. A raw value within 1e-9 (relative)
+ * of a whole number counts as whole, so 71.3 at scale 0.1 is 713, not a float artefact 712.9999….
  */
 
 const { NinesError } = require('../base/errors');
@@ -91,6 +93,14 @@ function isType (v) {
 function fail (message, details) {
   throw new NinesError('NINES_ERR_INVALID_ARG', message, details);
 }
+
+/** A value to encode that its type cannot hold: nothing is written. */
+function failValue (message, details) {
+  throw new NinesError('NINES_ERR_INVALID_VALUE', message, details);
+}
+
+/** How far (relative) a raw value may sit from a whole number and still be taken as that number */
+const WHOLE_TOLERANCE = 1e-9;
 
 /**
  * Checks and completes decode/encode options.
@@ -196,6 +206,18 @@ function applyScale (raw, scale, offset) {
 }
 
 /**
+ * Decodes one value of a numeric type (not bool or string) that starts at bytes[byteOffset].
+ * @param {Buffer} bytes register bytes, big-endian as on the wire
+ * @param {number} byteOffset where the value's first register starts
+ * @param {{type: string, wordOrder: string, byteOrder: string, scale: number, offset: number}} o
+ *   options from normalizeOptions
+ * @returns {number|bigint}
+ */
+function decodeOne (bytes, byteOffset, o) {
+  return applyScale(readRaw(ordered(bytes, byteOffset, TYPES[o.type].words, o), o.type), o.scale, o.offset);
+}
+
+/**
  * Decodes registers into typed values.
  *
  * Numeric types return an array of numbers (64-bit integers beyond ±2^53 come as BigInt, so no
@@ -248,9 +270,7 @@ function decodeRegisters (words, opts) {
     fail(`${count} ${o.type} values need ${count * t.words} registers; got ${nWords}`, { field: 'count', value: count });
   }
   const out = new Array(count);
-  for (let i = 0; i < count; i++) {
-    out[i] = applyScale(readRaw(ordered(bytes, i * t.words * 2, t.words, o), o.type), o.scale, o.offset);
-  }
+  for (let i = 0; i < count; i++) out[i] = decodeOne(bytes, i * t.words * 2, o);
   return out;
 }
 
@@ -262,22 +282,28 @@ function toRaw (v, i, o) {
   if (t.big && typeof v === 'bigint') {
     if (o.scale !== 1 || o.offset !== 0) v = Number(v);
   } else if (typeof v !== 'number' || !Number.isFinite(v)) {
-    fail(`value ${i} must be a finite number for ${o.type}; got ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)}`, { field: `values[${i}]`, value: String(v) });
+    failValue(`value ${i} must be a finite number for ${o.type}; got ${show(v)}`, { field: `values[${i}]`, value: String(v), type: o.type });
   }
   let raw = typeof v === 'bigint' ? v : (v - o.offset) / o.scale;
   if (t.integer) {
     if (typeof raw === 'number') {
-      raw = Math.round(raw);
+      const whole = Math.round(raw);
+      if (Math.abs(raw - whole) > WHOLE_TOLERANCE * Math.max(1, Math.abs(raw))) {
+        const how = o.scale === 1 && o.offset === 0 ? '' : ` (raw = (value - ${o.offset}) / ${o.scale})`;
+        failValue(`value ${i} (${v}) is not representable as ${o.type}: raw ${raw}${how} is not a whole number, and it is not rounded`,
+          { field: `values[${i}]`, value: v, type: o.type, raw });
+      }
+      raw = whole;
       if (t.big) {
-        if (!Number.isSafeInteger(raw)) fail(`value ${i} (${v}) is not exact as a number; pass a BigInt for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: v });
+        if (!Number.isSafeInteger(raw)) failValue(`value ${i} (${v}) is not exact as a number; pass a BigInt for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: v, type: o.type });
         raw = BigInt(raw);
       }
     }
     if (raw < t.min || raw > t.max) {
-      fail(`value ${i} (${String(v)}) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: String(v), type: o.type });
+      failValue(`value ${i} (${String(v)}) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: String(v), type: o.type });
     }
   } else if (o.type === 'float32' && Math.abs(raw) > FLOAT32_MAX) {
-    fail(`value ${i} (${v}) is outside the float32 range`, { field: `values[${i}]`, value: v });
+    failValue(`value ${i} (${v}) is outside the float32 range`, { field: `values[${i}]`, value: v, type: o.type });
   }
   return raw;
 }
@@ -321,9 +347,9 @@ function encodeValues (values, opts) {
   if (o.type === 'string') {
     if (typeof values !== 'string') fail(`a string value is needed for type string; got ${typeof values}`, { field: 'values' });
     // latin1 keeps one byte per character; anything wider cannot be stored faithfully
-    if ([...values].some((ch) => ch.charCodeAt(0) > 0xFF)) fail('string has characters outside Latin-1, which do not fit one byte each', { field: 'values' });
+    if ([...values].some((ch) => ch.charCodeAt(0) > 0xFF)) failValue('string has characters outside Latin-1, which do not fit one byte each', { field: 'values', type: 'string' });
     const chars = o.count === undefined ? values.length : o.count;
-    if (values.length > chars) fail(`string of ${values.length} characters is longer than count ${chars}`, { field: 'values', value: values });
+    if (values.length > chars) failValue(`string of ${values.length} characters is longer than count ${chars}`, { field: 'values', value: values, type: 'string' });
     const b = Buffer.alloc(registersFor('string', Math.max(chars, 1)) * 2);
     b.write(values, 'latin1');
     return unorder(b, b.length / 2, { wordOrder: 'big', byteOrder: o.byteOrder });
@@ -336,7 +362,7 @@ function encodeValues (values, opts) {
   if (o.type === 'bool') {
     const words = new Array(registersFor('bool', list.length)).fill(0);
     list.forEach((v, i) => {
-      if (v !== true && v !== false && v !== 0 && v !== 1) fail(`value ${i} must be true, false, 0 or 1 for bool; got ${show(v)}`, { field: `values[${i}]`, value: v });
+      if (v !== true && v !== false && v !== 0 && v !== 1) failValue(`value ${i} must be true, false, 0 or 1 for bool; got ${show(v)}`, { field: `values[${i}]`, value: v, type: 'bool' });
       if (v === true || v === 1) words[i >> 4] |= 1 << (i & 15);
     });
     return words;
@@ -351,4 +377,18 @@ function encodeValues (values, opts) {
   return out;
 }
 
-module.exports = { decodeRegisters, encodeValues, registersFor, normalizeOptions, TYPES, ORDERS };
+/**
+ * Encodes one value of a numeric type (not bool or string) into its registers.
+ * @param {number|bigint|string|boolean} value engineering value
+ * @param {object} o options from normalizeOptions
+ * @returns {number[]} uint16 registers
+ * @throws {NinesError} NINES_ERR_INVALID_VALUE when the type cannot hold the value
+ */
+function encodeOne (value, o) {
+  const t = TYPES[o.type];
+  const b = Buffer.alloc(t.words * 2);
+  writeRaw(b, o.type, toRaw(value, 0, o));
+  return unorder(b, t.words, o);
+}
+
+module.exports = { decodeRegisters, decodeOne, encodeValues, encodeOne, registersFor, normalizeOptions, TYPES, ORDERS };

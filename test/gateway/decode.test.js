@@ -3,6 +3,15 @@
 const assert = require('node:assert/strict');
 const { decodeRegisters, encodeValues, registersFor, ORDERS } = require('../../gateway/values/registers');
 
+/** Asserts a NinesError with code NINES_ERR_INVALID_VALUE whose message matches */
+function invalidValue (fn, re) {
+  assert.throws(fn, (err) => {
+    assert.equal(err.code, 'NINES_ERR_INVALID_VALUE');
+    assert.match(err.message, re);
+    return true;
+  });
+}
+
 /** Asserts a NinesError with code NINES_ERR_INVALID_ARG */
 function invalid (fn, re) {
   assert.throws(fn, (err) => {
@@ -128,16 +137,24 @@ describe('gateway/decode', () => {
       invalid(() => decodeRegisters([1], { scale: 0 }), /scale/);
       invalid(() => decodeRegisters([1], { offset: 'x' }), /offset/);
     });
-    it('rejects values that do not fit, instead of wrapping', () => {
-      invalid(() => encodeValues(70000, { type: 'uint16' }), /outside uint16 range/);
-      invalid(() => encodeValues(-1, { type: 'uint32' }), /outside uint32 range/);
-      invalid(() => encodeValues(1e39, { type: 'float32' }), /float32 range/);
-      invalid(() => encodeValues('abc', { type: 'int16' }), /finite number/);
-      invalid(() => encodeValues(NaN, { type: 'float64' }), /finite number/);
+    it('rejects values that do not fit with NINES_ERR_INVALID_VALUE, instead of wrapping', () => {
+      invalidValue(() => encodeValues(70000, { type: 'uint16' }), /outside uint16 range/);
+      invalidValue(() => encodeValues(-1, { type: 'uint32' }), /outside uint32 range/);
+      invalidValue(() => encodeValues(1e39, { type: 'float32' }), /float32 range/);
+      invalidValue(() => encodeValues('abc', { type: 'int16' }), /finite number/);
+      invalidValue(() => encodeValues(NaN, { type: 'float64' }), /finite number/);
       invalid(() => encodeValues([], { type: 'int16' }), /no values/);
-      invalid(() => encodeValues([2], { type: 'bool' }), /true, false/);
-      invalid(() => encodeValues('toolong', { type: 'string', count: 3 }), /longer than count/);
-      invalid(() => encodeValues(2 ** 60, { type: 'int64' }), /BigInt/);
+      invalidValue(() => encodeValues([2], { type: 'bool' }), /true, false/);
+      invalidValue(() => encodeValues('toolong', { type: 'string', count: 3 }), /longer than count/);
+      invalidValue(() => encodeValues(2 ** 60, { type: 'int64' }), /BigInt/);
+    });
+    it('refuses a fraction for an integer type instead of rounding it (FC6 once wrote 4 for 3.7)', () => {
+      invalidValue(() => encodeValues(3.7, { type: 'int16' }), /not representable as int16: raw 3.7 is not a whole number/);
+      invalidValue(() => encodeValues(0.05, { type: 'uint16', scale: 0.1 }), /raw 0.5/);
+      invalidValue(() => encodeValues(1.5, { type: 'int64' }), /not a whole number/);
+      // a value that is whole after scaling, up to float artefacts (71.3 / 0.1 = 712.9999…)
+      assert.deepEqual(encodeValues(71.3, { type: 'int16', scale: 0.1 }), [713]);
+      assert.deepEqual(encodeValues(-0.3, { type: 'int32', scale: 0.1 }), [0xFFFF, 0xFFFD]);
     });
     it('accepts BigInt and numeric strings for writes', () => {
       assert.deepEqual(encodeValues(2n ** 64n - 1n, { type: 'uint64' }), [0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF]);
