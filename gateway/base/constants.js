@@ -35,6 +35,8 @@ module.exports = Object.freeze({
   MODBUS_MAX_READ_REGISTERS: 125,
   MODBUS_MAX_WRITE_BITS: 1968,
   MODBUS_MAX_WRITE_REGISTERS: 123,
+  /** Registers or bits a coalesced tag read may skip between two tags unless the device says otherwise */
+  TAGS_MAX_GAP: 16,
   MODBUS_TCP_MAX_ADU: 260,
   MODBUS_RTU_MAX_ADU: 256,
 

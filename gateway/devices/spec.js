@@ -19,7 +19,7 @@ const MAX_NAME_LENGTH = 256;
 /** Requests one Modbus TCP connection may carry at once (pipelining), when the device allows it */
 const MAX_INFLIGHT = 64;
 /** Registers or bits a coalesced read may skip between two tags (gateway/tags/plan.js) */
-const DEFAULT_MAX_GAP = 16;
+const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
 const MAX_GAP = C.MODBUS_MAX_READ_BITS;
 const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
   'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']);

@@ -5,6 +5,7 @@ const { startSchedule } = require('../scheduler');
 const { createOpSource } = require('./op-source');
 const { ValueGate, replyValues } = require('../values/gate');
 const { toNinesError } = require('../base/errors');
+const { MAX_QUEUE: MAX_USER_QUEUE } = require('../devices/spec');
 
 /**
  * One polling job: an operation against a device at a rate, its latency recorded per interval, its
@@ -31,7 +32,7 @@ class Job extends EventEmitter {
     super();
     this.spec = spec;
     this.device = device;
-    this.source = createOpSource({ [spec.kind]: spec.operation }, spec.target);
+    this.source = spec.kind === 'tags' ? { nextOp: () => null, label: spec.op } : createOpSource({ [spec.kind]: spec.operation }, spec.target);
     this.user = null;
     this.schedule = null;
     this.started = null;
@@ -39,7 +40,25 @@ class Job extends EventEmitter {
     this.timer = null;
     this.running = false;
     this.errorCounts = new Map();
-    this.values = new ValueGate({ ...spec.values, emit: (values, info) => this.emit('values', { values, ...info }) });
+    /** @type {import('../tags/reader').TagReader|null} a tag job's reader, made at start() */
+    this.reader = null;
+    if (spec.kind === 'tags') {
+      const { tagComparer } = require('../tags/values');
+      const cmp = tagComparer(spec.tags, spec.values.deadband);
+      let last;
+      // a tag job's values carry their read time and quality, and name the tags that changed
+      this.values = new ValueGate({
+        ...spec.values,
+        compare: cmp.compare,
+        emit: (r, info) => {
+          const changed = cmp.changedNames(last, r);
+          last = r;
+          this.emit('values', { values: r.values, quality: r.quality, ts: r.ts, changed, polls: info.polls });
+        }
+      });
+    } else {
+      this.values = new ValueGate({ ...spec.values, emit: (values, info) => this.emit('values', { values, ...info }) });
+    }
     this.decode = spec.decode ? makeDecoder(spec.decode) : null;
     this.resumeFromMs = resumeFromMs;
   }
@@ -58,8 +77,11 @@ class Job extends EventEmitter {
     this.running = true;
     this.recorder = new Recorder({ policy: s.policy });
     if (this.resumeFromMs !== undefined) this.coverGap(this.resumeFromMs);
-    // at most one request per lane is waiting, so a queue of `connections` is never full
-    this.user = this.device.user(s.name, { queueMax: s.connections });
+    // at most one request per lane is waiting, so a queue of `connections` is never full; a poll of
+    // tags has all its reads waiting at once, at most one per tag after every split (tags/reader.js)
+    const perLane = s.kind === 'tags' ? s.tags.length : 1;
+    this.user = this.device.user(s.name, { queueMax: Math.min(MAX_USER_QUEUE, s.connections * perLane) });
+    const lanes = s.kind === 'tags' ? this.tagLanes() : Array.from({ length: s.connections }, () => this.user);
     // intervals end at the job's own phase too: a thread running a thousand jobs would otherwise
     // encode all their histograms at the same instant and stall its polling for that long
     const phase = phaseOf(s.name);
@@ -72,7 +94,7 @@ class Job extends EventEmitter {
       if (!this.running) return;
       this.schedule = startSchedule({
         // one lane per allowed request in flight; the device picks the connection
-        clients: Array.from({ length: s.connections }, () => this.user),
+        clients: lanes,
         nextOp: this.source.nextOp,
         ratePerSec: s.ratePerSec,
         count: s.count,
@@ -82,7 +104,7 @@ class Job extends EventEmitter {
         recorder: this.recorder,
         startDelayMs: s.ratePerSec === Infinity ? 0 : phase * 1000 / s.ratePerSec,
         onReply: (reply) => this.onReply(reply),
-        onError: (err) => this.reportError(err)
+        onError: (err) => this.onError(err)
       });
       this.schedule.done.then(() => {
         if (!this.running) return;
@@ -108,8 +130,28 @@ class Job extends EventEmitter {
     for (let i = 0; i < slots; i++) r.recordSkipped(Math.round((nowMs - fromMs - i * 1000 / rate) * 1e6));
   }
 
+  /**
+   * A tag job's lanes: each request of the schedule is one poll of every tag (tags/reader.js).
+   * @returns {Array<{request: Function}>}
+   */
+  tagLanes () {
+    const { TagReader } = require('../tags/reader');
+    const { NinesError } = require('../base/errors');
+    const s = this.spec;
+    this.reader = new TagReader({
+      tags: s.tags,
+      blocks: s.plan,
+      request: (op, opts) => this.user.request(op, opts),
+      // a read the device refused names the tags it held; reports are coalesced per code
+      onTagError: (err, names) => this.reportError(new NinesError(err.code, `tags ${names.join(', ')} not read: ${err.message}`, { ...err.details, tags: names }))
+    });
+    const lane = { request: (op, opts) => this.reader.poll(opts) };
+    return Array.from({ length: s.connections }, () => lane);
+  }
+
   onReply (reply) {
     if (this.values.mode === 'off') return;
+    if (this.reader !== null) { this.values.offer(reply); return; }
     let values = replyValues(reply);
     if (this.decode !== null) {
       try {
@@ -140,7 +182,9 @@ class Job extends EventEmitter {
       op: this.source.label,
       policy: s.policy,
       ratePerSec: s.ratePerSec === Infinity ? null : s.ratePerSec,
-      connections: s.connections
+      connections: s.connections,
+      // a tag job: how many tags one poll reads, and in how many requests (splits add to them)
+      tags: s.kind === 'tags' ? { count: s.tags.length, reads: this.reader === null ? s.plan.length : this.reader.readsPerPoll } : undefined
     };
   }
 
@@ -149,6 +193,12 @@ class Job extends EventEmitter {
     if (this.recorder) this.recorder.snapshot();
     this.errorCounts.clear();
     this.values.forget();
+  }
+
+  /** A failed request; a tag poll's failure still carries the tags it read, with their quality. */
+  onError (err) {
+    if (this.reader !== null && err && err.poll && this.values.mode !== 'off') this.values.offer(err.poll);
+    this.reportError(err);
   }
 
   reportError (err) {

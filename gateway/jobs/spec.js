@@ -20,7 +20,7 @@ const { createOpSource } = require('./op-source');
 const POLICIES = Object.freeze(['burst', 'capped', 'skip']);
 const PURPOSE_POLICY = Object.freeze({ poll: 'skip', measure: 'capped' });
 const VALUE_MODES = Object.freeze(['off', 'on-change', 'every']);
-const OP_KEYS = Object.freeze(['command', 'generator', 'read', 'write']);
+const OP_KEYS = Object.freeze(['command', 'generator', 'read', 'write', 'tags']);
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_LANES = 64;
 const DEFAULT_INTERVAL_MS = 10000;
@@ -31,9 +31,12 @@ const DEFAULT_INTERVAL_MS = 10000;
  * @property {string} label the name summaries carry (Node-RED: the node's name)
  * @property {string|null} device name of the device whose connections the job uses
  * @property {import('../drivers/target').Target} target the device's parsed target
- * @property {'command'|'generator'|'read'|'write'} kind
- * @property {string|object} operation the command, generator name or Modbus op as given (validated)
- * @property {string} op the operation's short label (`@AA`, `fc3-0x10`)
+ * @property {'command'|'generator'|'read'|'write'|'tags'} kind
+ * @property {string|object|null} operation the command, generator name or Modbus op as given
+ *   (validated); null for tags
+ * @property {string} op the operation's short label (`@AA`, `fc3-0+10`, `tags-12`)
+ * @property {import('../tags/spec').Tag[]|null} tags the tags a tag job reads (checked), else null
+ * @property {import('../tags/plan').Block[]|null} plan the reads of one poll of the tags (coalesced), else null
  * @property {boolean} writes the operation changes the device (outputs, registers)
  * @property {number} ratePerSec Infinity for closed loop
  * @property {number} connections lanes: requests the job may have in flight at once (≤ the device's connections)
@@ -48,7 +51,7 @@ const DEFAULT_INTERVAL_MS = 10000;
 
 /**
  * Builds and checks a job spec.
- * @param {object} input {name, label?, device?, target?, command|generator|read|write, ratePerSec, connections?,
+ * @param {object} input {name, label?, device?, target?, command|generator|read|write|tags, ratePerSec, connections?,
  *   policy?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}
  * @param {object} [ctx]
  * @param {{name: string, target: object, maxConnections: number}} [ctx.device] the device the job runs on
@@ -66,9 +69,16 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   const maxLanes = device ? device.maxConnections : MAX_LANES;
 
   const kinds = OP_KEYS.filter((k) => input[k] !== undefined);
-  if (kinds.length !== 1) throw invalid('operation', kinds, 'give exactly one of command, generator, read or write');
+  if (kinds.length !== 1) throw invalid('operation', kinds, 'give exactly one of command, generator, read, write or tags');
   const kind = kinds[0];
-  const source = createOpSource({ [kind]: input[kind] }, target); // throws the driver's own coded error
+  let tagJob = null;
+  let label;
+  if (kind === 'tags') {
+    tagJob = buildTagJob(input.tags, target, device);
+    label = `tags-${tagJob.tags.length}`;
+  } else {
+    label = createOpSource({ [kind]: input[kind] }, target).label; // throws the driver's own coded error
+  }
 
   const ratePerSec = input.ratePerSec === undefined ? Infinity : input.ratePerSec;
   if (!(ratePerSec === Infinity || (typeof ratePerSec === 'number' && ratePerSec > 0 && Number.isFinite(ratePerSec)))) {
@@ -99,8 +109,10 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     device: device ? device.name : (typeof input.device === 'string' ? input.device : null),
     target,
     kind,
-    operation: input[kind],
-    op: source.label,
+    operation: kind === 'tags' ? null : input[kind],
+    op: label,
+    tags: tagJob === null ? null : tagJob.tags,
+    plan: tagJob === null ? null : tagJob.plan,
     writes,
     ratePerSec,
     connections,
@@ -120,7 +132,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
  */
 function isWrite (kind, operation, target) {
   if (kind === 'write') return true;
-  if (kind === 'read' || target.protocol !== 'ascii') return false;
+  if (kind === 'read' || kind === 'tags' || target.protocol !== 'ascii') return false;
   const ascii = require('../drivers/ascii');
   const command = kind === 'command' ? operation : ascii.createGenerator(operation, { address: target.address, random: () => 0.5 })();
   return WRITE_KINDS.includes(ascii.classifyCommand(command));
@@ -128,11 +140,23 @@ function isWrite (kind, operation, target) {
 
 const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
 
-/** The value gate's settings; a write job publishes no values. */
+/**
+ * The tags of a tag job, checked against the device (tags/spec.js), and the reads of one poll,
+ * coalesced under the device's limits (tags/plan.js).
+ * @returns {{tags: import('../tags/spec').Tag[], plan: import('../tags/plan').Block[]}}
+ */
+function buildTagJob (raw, target, device) {
+  const { buildTags, planReads, tagContext } = require('../tags');
+  const ctx = tagContext(target, device);
+  const tags = buildTags(raw, ctx, 'tags');
+  return { tags, plan: planReads(tags, ctx) };
+}
+
+/** The value gate's settings; a write job publishes no values; a tag job publishes its values on change unless told otherwise. */
 function buildValues (raw, kind) {
-  const v = raw === undefined ? { mode: 'off' } : raw;
+  const v = raw === undefined ? { mode: kind === 'tags' ? 'on-change' : 'off' } : raw;
   if (!v || typeof v !== 'object') throw invalid('values', raw, 'must be an object {mode, deadband, n, minIntervalMs}');
-  const mode = v.mode === undefined ? 'off' : v.mode;
+  const mode = v.mode === undefined ? (kind === 'tags' ? 'on-change' : 'off') : v.mode;
   if (!VALUE_MODES.includes(mode)) throw invalid('values.mode', mode, `must be one of ${VALUE_MODES.join(', ')}`);
   if (mode !== 'off' && kind === 'write') throw invalid('values.mode', mode, 'must be off for a write job: a write returns no values');
   const deadband = v.deadband === undefined ? 0 : v.deadband;

@@ -69,6 +69,7 @@ class Gateway extends EventEmitter {
       if (j.durationMs !== null && j.durationMs !== undefined) input.durationMs = j.durationMs;
       if (j.kind === 'command') input.command = j.command;
       else if (j.kind === 'generator') input.generator = j.generator;
+      else if (j.kind === 'tags') input.tags = j.tags;
       else input[j.kind] = j.op;
       return buildJobSpec(input, { device: byName.get(j.device), purpose: 'poll' });
     });
@@ -119,7 +120,10 @@ class Gateway extends EventEmitter {
     this.pool = new WorkerPool({ mode: this.mode, workers: this.config.gateway.workers, gateway: this.config.gateway.id, hlog: Boolean(this.config.gateway.hlog) });
     this.pool.on('summary', (job, payload, hlog) => this.onSummary(job, payload, hlog));
     this.pool.on('values', (job, v) => {
-      this.publisher.publishValue(job, { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values });
+      // a tag job's values come with the quality of each tag and the names of those that changed
+      const payload = { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values };
+      if (v.quality !== undefined) { payload.quality = v.quality; payload.changed = v.changed; }
+      this.publisher.publishValue(job, payload);
       this.emit('values', job, v);
     });
     this.pool.on('job-error', (job, err) => {

@@ -57,10 +57,14 @@ class ValueGate {
    * @param {number} [opts.minIntervalMs=0] rate cap between emitted values
    * @param {(values: unknown, info: {ts: number, polls: number}) => void} opts.emit
    * @param {() => number} [opts.nowMs]
+   * @param {(ref: unknown, next: unknown) => boolean} [opts.compare] whether next differs from the
+   *   last emitted (or pending) value for `on-change`; default: deep comparison with `deadband`
+   *   (tags pass their own, with a deadband per tag: tags/values.js)
    */
-  constructor ({ mode = 'off', deadband = 0, n = 1, minIntervalMs = 0, emit, nowMs = Date.now }) {
+  constructor ({ mode = 'off', deadband = 0, n = 1, minIntervalMs = 0, emit, nowMs = Date.now, compare }) {
     this.mode = mode;
     this.deadband = deadband;
+    this.compare = compare || ((a, b) => changed(a, b, this.deadband));
     this.n = n;
     this.minIntervalMs = minIntervalMs;
     this.emitFn = emit;
@@ -83,7 +87,7 @@ class ValueGate {
       candidate = this.polls % this.n === 0;
     } else {
       const ref = this.hasPending ? this.pending : this.last;
-      candidate = !(this.hasPending || this.hasLast) || changed(ref, values, this.deadband);
+      candidate = !(this.hasPending || this.hasLast) || this.compare(ref, values);
     }
     if (!candidate) return;
     this.pending = values;

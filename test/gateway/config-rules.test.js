@@ -87,8 +87,8 @@ describe('gateway/config: every rule names the field path, the value and the rul
   });
 
   describe('jobs', () => {
-    it('needs one of command, generator, read or write', () => {
-      expectOne((o) => { delete o.jobs[0].command; }, 'jobs[0]', /needs one of command, generator, read or write/);
+    it('needs one of command, generator, read, write or tags', () => {
+      expectOne((o) => { delete o.jobs[0].command; }, 'jobs[0]', /needs one of command, generator, read, write or tags/);
     });
     it('takes only one of command, generator, read or write', () => {
       expectOne((o) => { o.jobs[0].generator = '@AA'; }, 'jobs[0].generator', /cannot be combined with command/);

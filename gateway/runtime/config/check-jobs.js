@@ -4,6 +4,7 @@ const D = require('./defaults');
 const { isMap, durationField, rateField } = require('./fields');
 const { suggestKey } = require('./problems');
 const { checkCommand, checkGenerator, checkOp } = require('./deep-check');
+const { checkJobTags } = require('./check-tags');
 
 /**
  * @typedef {object} ValuesConfig
@@ -18,10 +19,11 @@ const { checkCommand, checkGenerator, checkOp } = require('./deep-check');
  * @typedef {object} JobConfig
  * @property {string} name topic level of the job
  * @property {string} device key into config.devices
- * @property {'command'|'generator'|'read'|'write'} kind which operation the job runs
+ * @property {'command'|'generator'|'read'|'write'|'tags'} kind which operation the job runs
  * @property {string} [command] ASCII command (kind command)
  * @property {string} [generator] generator name (kind generator)
  * @property {object} [op] Modbus op {fc, address, quantity | value | values, unitId} (kind read/write)
+ * @property {import('../../tags/spec').Tag[]} [tags] the tags it reads, checked (kind tags)
  * @property {number} ratePerSec requests per second, Infinity for closed loop ("max")
  * @property {number} connections 1-64
  * @property {'burst'|'capped'|'skip'} catchUp
@@ -30,7 +32,7 @@ const { checkCommand, checkGenerator, checkOp } = require('./deep-check');
  * @property {ValuesConfig} values
  */
 
-const OP_KINDS = ['command', 'generator', 'read', 'write'];
+const OP_KINDS = ['command', 'generator', 'read', 'write', 'tags'];
 
 /** Whether the operation writes, by the job-spec module's own rule (one definition of a write). */
 function writesTo (kind, operation, target) {
@@ -43,7 +45,8 @@ function writesTo (kind, operation, target) {
 const ASCII_KINDS = ['command', 'generator'];
 
 function checkValues (problems, segs, raw, kind) {
-  const spec = typeof raw === 'string' ? { mode: raw } : isMap(raw) ? raw : {};
+  // a tag job is there for its values: on change unless it says otherwise
+  const spec = typeof raw === 'string' ? { mode: raw } : isMap(raw) ? raw : kind === 'tags' ? { mode: 'on-change' } : {};
   const mode = D.VALUES_MODES.includes(spec.mode) ? spec.mode : 'off';
   if (raw !== undefined && mode !== 'off' && kind === 'write') {
     problems.add(segs, raw, 'must be off for a write job: a write returns no values to publish');
@@ -113,15 +116,18 @@ function checkJobs (problems, raw, devices, deviceNames) {
 
     const kinds = OP_KINDS.filter((k) => j[k] !== undefined);
     if (kinds.length === 0) {
-      problems.add(at(), undefined, 'needs one of command, generator, read or write (what to ask the device)');
+      problems.add(at(), undefined, 'needs one of command, generator, read, write or tags (what to ask the device)');
     } else if (kinds.length > 1) {
-      problems.add(at(kinds[1]), j[kinds[1]], `cannot be combined with ${kinds[0]}; a job has exactly one of command, generator, read, write`);
+      problems.add(at(kinds[1]), j[kinds[1]], `cannot be combined with ${kinds[0]}; a job has exactly one of command, generator, read, write, tags`);
     }
     const kind = kinds[0];
 
     let command;
     let op;
-    if (kind && device && !problems.has(at(kind))) {
+    let tags;
+    if (kind === 'tags' && device && !problems.has(at(kind))) {
+      tags = checkJobTags(problems, at('tags'), j.tags, j.device, device, device.tags);
+    } else if (kind && device && !problems.has(at(kind))) {
       const ascii = device.target.protocol === 'ascii';
       if (ASCII_KINDS.includes(kind) && !ascii) {
         problems.add(at(kind), j[kind], `needs an ascii:// device; "${j.device}" is ${device.target.protocol}://`);
@@ -171,6 +177,7 @@ function checkJobs (problems, raw, devices, deviceNames) {
     if (kind === 'command') job.command = command !== undefined ? command : j.command;
     if (kind === 'generator') job.generator = j.generator;
     if (kind === 'read' || kind === 'write') job.op = op;
+    if (kind === 'tags') job.tags = tags;
     out.push(job);
   });
   return out;

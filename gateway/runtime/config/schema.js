@@ -67,6 +67,20 @@ const values = {
   }
 };
 
+/** A tag's fields are checked by the tag module (tags/spec.js), which names each field's rule */
+const tag = { type: 'object', rule: 'must be a tag such as { name: boiler_temp, table: holding, address: 100, type: float32 }' };
+const tagList = { type: 'array', items: tag, rule: 'must be a list of tags such as - { name: boiler_temp, table: holding, address: 100, type: float32 }' };
+const jobTags = {
+  if: { type: 'string' },
+  then: { type: 'string', minLength: 1 },
+  else: {
+    type: 'array',
+    minItems: 1,
+    items: { if: { type: 'string' }, then: { type: 'string', minLength: 1 }, else: tag },
+    rule: 'must name a tag group of the device, or list tag groups and tags'
+  }
+};
+
 const job = {
   type: 'object',
   additionalProperties: false,
@@ -78,6 +92,7 @@ const job = {
     generator: { type: 'string', minLength: 1, rule: 'must name a command generator such as "@AA(Data)" (quote it in YAML)' },
     read,
     write,
+    tags: jobTags,
     rate,
     connections: { type: 'integer', minimum: 1, maximum: D.JOB_MAX_CONNECTIONS, rule: `must be an integer from 1 to ${D.JOB_MAX_CONNECTIONS}` },
     catchUp: { enum: D.CATCH_UP_POLICIES, rule: `must be one of ${D.CATCH_UP_POLICIES.join(', ')}` },
@@ -112,6 +127,21 @@ const device = {
     maxRegistersPerRequest: { type: 'integer', minimum: 1, maximum: 125, rule: 'must be an integer from 1 to 125 (the largest register read the device answers)' },
     maxBitsPerRequest: { type: 'integer', minimum: 1, maximum: 2000, rule: 'must be an integer from 1 to 2000 (the largest coil or discrete-input read the device answers)' },
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
+    tags: {
+      type: 'object',
+      additionalProperties: {
+        if: { type: 'array' },
+        then: tagList,
+        else: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['csv'],
+          properties: { csv: { type: 'string', minLength: 1, rule: 'must be the path of a CSV tag sheet (relative to the config file)' } },
+          rule: 'must be a list of tags, or { csv: <tag sheet> }'
+        }
+      },
+      rule: 'must map tag group names to lists of tags (or { csv: <tag sheet> })'
+    },
     backoff: {
       type: 'object',
       additionalProperties: false,
@@ -203,7 +233,7 @@ const schema = {
       minItems: 1,
       items: job,
       rule: 'must be a list of at least one job',
-      hint: 'list at least one job: - { name, device, command | generator | read | write, rate }'
+      hint: 'list at least one job: - { name, device, command | generator | read | write | tags, rate }'
     }
   }
 };

@@ -9,6 +9,7 @@ const { checkSchema } = require('./schema-check');
 const { isMap, durationField } = require('./fields');
 const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
+const { checkDeviceTags } = require('./check-tags');
 const { NAME_RULE } = require('./schema');
 const { checkLimits, countSections } = require('./limits');
 
@@ -35,6 +36,7 @@ const { checkLimits, countSections } = require('./limits');
  * @property {number|undefined} maxBitsPerRequest largest bit read (default 2000)
  * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
+ * @property {import('./check-tags').DeviceTags|null} tags the device's tag groups (checked), or null
  */
 
 /**
@@ -109,7 +111,7 @@ function deviceSpecInput (d) {
   return out;
 }
 
-function checkDevices (problems, raw) {
+function checkDevices (problems, raw, baseDir) {
   /** @type {Record<string, DeviceConfig>} */
   const devices = {};
   if (!isMap(raw)) return devices;
@@ -150,6 +152,7 @@ function checkDevices (problems, raw) {
         else problems.add(['devices', name], undefined, err.message);
         continue;
       }
+      device.tags = checkDeviceTags(problems, name, d.tags, device, baseDir);
       devices[name] = device;
     }
   }
@@ -174,7 +177,7 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   if (!isMap(obj)) return { config: null, problems };
   const gateway = checkGateway(problems, obj.gateway, baseDir);
   const mqtt = checkMqtt(problems, obj.mqtt, { env, baseDir, gatewayId: gateway.id });
-  const devices = checkDevices(problems, obj.devices);
+  const devices = checkDevices(problems, obj.devices, baseDir);
   const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];
   const jobs = checkJobs(problems, obj.jobs, devices, deviceNames);
   if (problems.size) return { config: null, problems };

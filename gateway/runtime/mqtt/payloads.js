@@ -103,14 +103,20 @@ function errorPayload (gateway, job, d) {
 }
 
 /**
- * Encodes a payload handed over by the runtime: objects as JSON, strings as UTF-8.
+ * Encodes a payload handed over by the runtime: objects as JSON, strings as UTF-8. A 64-bit tag
+ * value beyond ±2^53 (a BigInt) goes as its decimal text: a JSON number that large would reach
+ * most readers (JavaScript among them) with its last digits changed.
  * @param {object|string|Buffer} payload
  * @returns {Buffer}
  */
 function encode (payload) {
   if (Buffer.isBuffer(payload)) return payload;
   if (typeof payload === 'string') return Buffer.from(payload);
-  return Buffer.from(JSON.stringify(payload));
+  return Buffer.from(JSON.stringify(payload, bigintAsText));
+}
+
+function bigintAsText (key, value) {
+  return typeof value === 'bigint' ? value.toString() : value;
 }
 
 module.exports = { statusPayload, errorDigest, mergeDigests, errorPayload, encode };

@@ -21,7 +21,7 @@ const { applyPreset } = require('./preset');
 const BIT_BANKS = Object.freeze(['coils', 'discreteInputs']);
 const REGISTER_BANKS = Object.freeze(['holdingRegisters', 'inputRegisters']);
 const BANKS = Object.freeze([...BIT_BANKS, ...REGISTER_BANKS]);
-const OPTIONS = Object.freeze([...BANKS, 'unitIds', 'animate', 'preset', 'now']);
+const OPTIONS = Object.freeze([...BANKS, 'unitIds', 'animate', 'preset', 'now', 'holes']);
 
 /** Exception codes the model answers with (Modbus Application Protocol §7) */
 const EXC_ILLEGAL_FUNCTION = 1;
@@ -91,6 +91,12 @@ class ModbusModel {
     this.animate = o.animate;
     this._now = o.now;
     this._t0 = o.animate ? o.now() : 0;
+    /**
+     * Addresses the device does not have, per bank (null: none): a read or write that touches one is
+     * answered with exception 2, as a PLC answers a read across a gap in its map
+     * @type {Record<BankName, Uint8Array|null>}
+     */
+    this._holes = o.holes;
     /** Holding registers 0 and 1 move with the animation until a write takes them over (1 = animated) */
     this._animatedHolding = new Uint8Array(Math.min(ANIMATED_REGISTERS, o.holdingRegisters)).fill(o.animate ? 1 : 0);
   }
@@ -159,13 +165,26 @@ class ModbusModel {
     }
   }
 
+  /**
+   * Whether [addr, addr + qty) of a bank touches a hole of the map.
+   * @param {Uint8Array|Uint16Array} bank one of this.banks
+   * @returns {boolean}
+   */
+  _inHole (bank, addr, qty) {
+    const b = this.banks;
+    const holes = this._holes[bank === b.coils ? 'coils' : bank === b.discreteInputs ? 'discreteInputs' : bank === b.holdingRegisters ? 'holdingRegisters' : 'inputRegisters'];
+    if (holes === null) return false;
+    for (let i = addr; i < addr + qty; i++) if (holes[i] === 1) return true;
+    return false;
+  }
+
   /** FC1, FC2: quantity 1-2000, bits packed LSB first (§6.1, §6.2) */
   _readBits (fc, bank, buf, s, len) {
     if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const addr = u16(buf, s + 1);
     const qty = u16(buf, s + 3);
     if (qty < 1 || qty > C.MODBUS_MAX_READ_BITS) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     const byteCount = (qty + 7) >> 3;
     const out = Buffer.allocUnsafe(2 + byteCount);
     out[0] = fc;
@@ -184,7 +203,7 @@ class ModbusModel {
     const addr = u16(buf, s + 1);
     const qty = u16(buf, s + 3);
     if (qty < 1 || qty > C.MODBUS_MAX_READ_REGISTERS) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     const out = Buffer.allocUnsafe(2 + 2 * qty);
     out[0] = fc;
     out[1] = 2 * qty;
@@ -203,7 +222,7 @@ class ModbusModel {
     const value = u16(buf, s + 3);
     if (value !== COIL_ON && value !== COIL_OFF) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const addr = u16(buf, s + 1);
-    if (addr >= this.banks.coils.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    if (addr >= this.banks.coils.length || this._inHole(this.banks.coils, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     this.banks.coils[addr] = value === COIL_ON ? 1 : 0;
     return echoHeader(buf, s);
   }
@@ -213,7 +232,7 @@ class ModbusModel {
     const fc = FC.WRITE_SINGLE_REGISTER;
     if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const addr = u16(buf, s + 1);
-    if (addr >= this.banks.holdingRegisters.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    if (addr >= this.banks.holdingRegisters.length || this._inHole(this.banks.holdingRegisters, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     this.banks.holdingRegisters[addr] = u16(buf, s + 3);
     this._takeOver(addr, 1);
     return echoHeader(buf, s);
@@ -229,7 +248,7 @@ class ModbusModel {
     if (qty < 1 || qty > C.MODBUS_MAX_WRITE_BITS || byteCount !== (qty + 7) >> 3 ||
         len !== MULTI_WRITE_HEADER + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const bank = this.banks.coils;
-    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     for (let i = 0; i < qty; i++) bank[addr + i] = (buf[s + MULTI_WRITE_HEADER + (i >> 3)] >> (i & 7)) & 1;
     return echoHeader(buf, s);
   }
@@ -244,7 +263,7 @@ class ModbusModel {
     if (qty < 1 || qty > C.MODBUS_MAX_WRITE_REGISTERS || byteCount !== 2 * qty ||
         len !== MULTI_WRITE_HEADER + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const bank = this.banks.holdingRegisters;
-    if (addr + qty > bank.length) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     for (let i = 0; i < qty; i++) bank[addr + i] = u16(buf, s + MULTI_WRITE_HEADER + 2 * i);
     this._takeOver(addr, qty);
     return echoHeader(buf, s);
@@ -384,6 +403,9 @@ class ModbusModel {
  * @param {'pattern'|Record<string, Record<string, Array<number|boolean>>>} [options.preset] initial values (zeros
  *   by default): 'pattern', or e.g. `{holdingRegisters: {0: [1, 2, 3]}, coils: {10: [true]}}`
  * @param {() => number} [options.now] clock in milliseconds for the animation (default performance.now)
+ * @param {Partial<Record<BankName, Array<[number, number]>>>} [options.holes] address ranges (first, last,
+ *   inclusive) the device does not have, e.g. `{holdingRegisters: [[50, 59]]}`: a read or write that touches
+ *   one gets exception 2 (illegal data address), as real maps with gaps answer
  * @returns {ModbusModel}
  */
 function createModbusModel (options) {
@@ -402,9 +424,30 @@ function createModbusModel (options) {
   o.animate = opts.animate === true;
   if (opts.now !== undefined && typeof opts.now !== 'function') invalid('now', opts.now, 'a function returning milliseconds');
   o.now = opts.now || (() => performance.now());
+  o.holes = buildHoles(opts.holes, o);
   const model = new ModbusModel(o);
   applyPreset(model, opts.preset);
   return model;
+}
+
+/** @returns {Record<BankName, Uint8Array|null>} a mask per bank, 1 where the device has no address */
+function buildHoles (raw, sizes) {
+  const out = { coils: null, discreteInputs: null, holdingRegisters: null, inputRegisters: null };
+  if (raw === undefined) return out;
+  const h = objectOption(raw, 'holes');
+  noUnknownKeys(h, 'holes', BANKS);
+  for (const [bank, ranges] of Object.entries(h)) {
+    if (!Array.isArray(ranges)) invalid(`holes.${bank}`, JSON.stringify(ranges), 'a list of [first, last] address pairs');
+    const mask = new Uint8Array(sizes[bank]);
+    ranges.forEach((r, i) => {
+      if (!Array.isArray(r) || r.length !== 2 || !r.every((a) => Number.isInteger(a) && a >= 0 && a < sizes[bank]) || r[0] > r[1]) {
+        invalid(`holes.${bank}[${i}]`, JSON.stringify(r), `a pair [first, last] of addresses within 0-${sizes[bank] - 1}, first ≤ last`);
+      }
+      mask.fill(1, r[0], r[1] + 1);
+    });
+    out[bank] = mask;
+  }
+  return out;
 }
 
 /**

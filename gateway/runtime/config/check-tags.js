@@ -1,0 +1,152 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { isMap } = require('./fields');
+const { checkTags, tagConflicts, buildTags, tagContext, loadTagSheet, MAX_SHEET_BYTES } = require('../../tags');
+
+/**
+ * Tags in the gateway config, checked by the one tag module (tags/spec.js) with their paths:
+ *
+ *   devices:
+ *     plc1:
+ *       target: modbus+tcp://127.0.0.1:5020?unitId=1
+ *       tags:                                   # named groups of the device's tags
+ *         boiler:
+ *           - { name: boiler_temp, table: holding, address: 100, type: float32, order: CDAB, scale: 0.1, unit: "°C" }
+ *         pumps: { csv: plc1-pumps.csv }        # a tag sheet, relative to the config file
+ *   jobs:
+ *     - { name: boiler, device: plc1, tags: boiler, rate: 1/s }            # one group
+ *     - { name: all, device: plc1, tags: [boiler, pumps], rate: 10/s }     # several
+ *     - { name: one-off, device: plc1, tags: [ { name: x, table: input, address: 7 } ], rate: 1/s }
+ *
+ * A device's groups together are one map: names unique across them and no two tags on the same
+ * register, so a write names a tag of the device unambiguously. A job reads the tags of the groups it
+ * names plus its own; a problem between them is reported at the job.
+ */
+
+/**
+ * @typedef {object} DeviceTags
+ * @property {Record<string, import('../../tags/spec').Tag[]>} groups
+ * @property {import('../../tags/spec').Tag[]} all every tag of the device, for writes by name
+ * @property {boolean} [failed] the groups have problems (reported at the device): jobs naming them are not checked again
+ */
+
+/**
+ * Checks a device's tag groups.
+ * @param {import('./problems').Problems} problems
+ * @param {string} name the device
+ * @param {*} raw devices.<name>.tags as written
+ * @param {{target: object, maxGap?: number, maxRegistersPerRequest?: number, maxBitsPerRequest?: number}} device
+ * @param {string} baseDir where tag sheet paths start
+ * @returns {DeviceTags|null} null when absent; `failed` when wrong (problems say why)
+ */
+function checkDeviceTags (problems, name, raw, device, baseDir) {
+  if (raw === undefined || !isMap(raw)) return null; // a wrong type: the schema said so
+  const at = ['devices', name, 'tags'];
+  const ctx = tagContext(device.target, device);
+  const groups = {};
+  const all = [];
+  const origin = []; // where each tag of `all` was written
+  let ok = true;
+  for (const [group, value] of Object.entries(raw)) {
+    let tags = null;
+    if (isMap(value) && value.csv !== undefined) {
+      tags = readSheet(problems, at.concat(group, 'csv'), value.csv, ctx, baseDir);
+      if (tags !== null) tags.forEach(() => origin.push(at.concat(group, 'csv')));
+    } else if (Array.isArray(value)) {
+      tags = listTags(problems, at.concat(group), value, ctx);
+      if (tags !== null) tags.forEach((_, i) => origin.push(at.concat(group, i)));
+    }
+    if (tags === null) { ok = false; continue; }
+    groups[group] = tags;
+    all.push(...tags);
+  }
+  if (!ok) return { groups: {}, all: [], failed: true };
+  // the groups together are the device's map: a write names a tag of the device unambiguously
+  const clashes = tagConflicts(all);
+  for (const c of clashes) problems.add(origin[c.at].concat(typeof origin[c.at][origin[c.at].length - 1] === 'number' ? [c.field] : []), c.value, `${c.rule} (tag "${all[c.at].name}", in another group of the device)`);
+  return clashes.length === 0 ? { groups, all } : { groups: {}, all: [], failed: true };
+}
+
+/** @returns {import('../../tags/spec').Tag[]|null} a list's tags, or null after problems at segs */
+function listTags (problems, segs, list, ctx) {
+  const { tags, problems: found } = checkTags(list, ctx);
+  for (const p of found) problems.add(segs.concat(p.path), p.value, p.rule);
+  return found.length === 0 ? tags : null;
+}
+
+/** @returns {import('../../tags/spec').Tag[]|null} */
+function readSheet (problems, segs, file, ctx, baseDir) {
+  if (typeof file !== 'string' || file === '') { problems.add(segs, file, 'must be the path of a CSV tag sheet'); return null; }
+  const abs = path.resolve(baseDir, file);
+  let text;
+  try {
+    const stat = fs.statSync(abs);
+    if (stat.size > MAX_SHEET_BYTES) { problems.add(segs, file, `is ${stat.size} bytes; a tag sheet may hold at most ${MAX_SHEET_BYTES}`); return null; }
+    text = fs.readFileSync(abs, 'utf8');
+  } catch (err) {
+    problems.add(segs, file, `cannot be read (${err.code || err.message}): ${abs}`);
+    return null;
+  }
+  try {
+    return loadTagSheet(text, ctx, file);
+  } catch (err) {
+    problems.add(segs, file, `is not a valid tag sheet: ${err.message}`);
+    return null;
+  }
+}
+
+/**
+ * The tags a job reads: the groups it names and its own tags, checked together.
+ * @param {import('./problems').Problems} problems
+ * @param {Array<string|number>} segs the job's `tags` path
+ * @param {*} raw as written: a group name, or a list of group names and tags
+ * @param {string} deviceName
+ * @param {{target: object}} device
+ * @param {DeviceTags|null} deviceTags
+ * @returns {import('../../tags/spec').Tag[]|undefined} undefined after a problem
+ */
+function checkJobTags (problems, segs, raw, deviceName, device, deviceTags) {
+  const items = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : null;
+  if (items === null) return undefined; // the schema said so
+  if (items.length === 0) { problems.add(segs, raw, 'must name a tag group or hold at least one tag'); return undefined; }
+  if (deviceTags && deviceTags.failed) return undefined; // its problems are reported at the device
+  const ctx = tagContext(device.target, device);
+  const all = [];
+  const origin = [];
+  const named = new Set();
+  const own = [];
+  const ownAt = [];
+  let ok = true;
+  items.forEach((item, k) => {
+    const at = typeof raw === 'string' ? segs : segs.concat(k);
+    if (typeof item !== 'string') { own.push(item); ownAt.push(at); return; }
+    const groups = deviceTags ? Object.keys(deviceTags.groups) : [];
+    if (!groups.includes(item)) {
+      problems.add(at, item, groups.length ? `is not a tag group of device "${deviceName}" (groups: ${groups.join(', ')})` : `names a tag group, but device "${deviceName}" has no tags (devices.${deviceName}.tags)`);
+      ok = false;
+    } else if (named.has(item)) {
+      problems.add(at, item, 'names the same tag group twice');
+      ok = false;
+    } else {
+      named.add(item);
+      for (const t of deviceTags.groups[item]) { all.push(t); origin.push(at); }
+    }
+  });
+  if (own.length !== 0) {
+    const { tags, problems: found } = checkTags(own, ctx);
+    // a problem of one of the job's own tags is at that tag (its index in the job's list)
+    for (const p of found) problems.add(typeof p.path[0] === 'number' ? ownAt[p.path[0]].concat(p.path.slice(1)) : segs, p.value, p.rule);
+    if (found.length !== 0) ok = false;
+    else for (const t of tags) { all.push(t); origin.push(ownAt[own.indexOf(own.find((o) => o && o.name === t.name))]); }
+  }
+  if (!ok) return undefined;
+  const clashes = tagConflicts(all);
+  for (const c of clashes) problems.add(origin[c.at], all[c.at].name, `holds tag "${all[c.at].name}", which ${c.rule.replace(/^is the name/, 'has the name')}`);
+  if (clashes.length !== 0) return undefined;
+  // a list built for this device, so the job spec takes it as it is (tags/spec.js buildTags)
+  return buildTags(all, ctx, segs.join('.'));
+}
+
+module.exports = { checkDeviceTags, checkJobTags };

@@ -1,0 +1,155 @@
+'use strict';
+
+/**
+ * Writes by tag: `{ setpoint: 71.5, pump_on: true }` → one request per tag, encoded by the tag's
+ * type, scale and order. Every value is checked before anything is sent: one value that its tag
+ * cannot hold (out of range, a fraction for an integer register, not a number) refuses the whole
+ * write with NINES_ERR_INVALID_VALUE, and nothing reaches the device.
+ *
+ * Modbus: a coil is FC5; a one-register value FC6; a wider value or a string FC16. ASCII ED series:
+ * an output line is `#AAAcDD`, an analog channel `#AAn+DD.DDD` (volts after scale and offset).
+ * Read-only tags (inputs, discrete inputs, bits of a register, tags marked readOnly) are refused.
+ */
+
+const { NinesError, toNinesError } = require('../base/errors');
+const { encodeOne, encodeValues } = require('../values/registers');
+const ascii = require('../drivers/ascii/command');
+
+const MAX_WRITE_TAGS = 1000;
+
+/**
+ * @typedef {object} TagWrite
+ * @property {string} name
+ * @property {object|string} op a Modbus op ({fc, address, value|values, unitId?}) or an ASCII command
+ * @property {unknown} value the engineering value asked for
+ */
+
+/**
+ * Checks and encodes a write of named values.
+ * @param {import('./spec').Tag[]} tags the device's tags
+ * @param {unknown} input `{ name: value, … }`
+ * @param {{protocol: string, address?: string, unitId?: number}} ctx the device's protocol; ASCII
+ *   module address; Modbus unit (undefined: the target's)
+ * @returns {TagWrite[]} in the order given
+ * @throws {NinesError} NINES_ERR_INVALID_ARG (not an object, an unknown or read-only tag),
+ *   NINES_ERR_INVALID_VALUE (a value the tag cannot hold); details.problems lists every one
+ */
+function encodeTagWrites (tags, input, ctx) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `a tag write must be an object of tag names and values such as { "setpoint": 71.5 }; got ${describe(input)}`, { field: 'values' });
+  }
+  const entries = Object.entries(input);
+  if (entries.length === 0) throw new NinesError('NINES_ERR_INVALID_ARG', 'a tag write names no tag', { field: 'values' });
+  if (entries.length > MAX_WRITE_TAGS) throw new NinesError('NINES_ERR_INVALID_ARG', `a tag write names ${entries.length} tags; at most ${MAX_WRITE_TAGS}`, { field: 'values' });
+  const byName = new Map(tags.map((t) => [t.name, t]));
+  const problems = [];
+  const out = [];
+  for (const [name, value] of entries) {
+    const tag = byName.get(name);
+    if (tag === undefined) {
+      problems.push({ code: 'NINES_ERR_INVALID_ARG', tag: name, message: `tag ${JSON.stringify(name)} is not a tag of this device${suggest(name, byName)}` });
+      continue;
+    }
+    if (tag.readOnly) {
+      problems.push({ code: 'NINES_ERR_INVALID_ARG', tag: name, message: `tag ${JSON.stringify(name)} is read-only (${readOnlyWhy(tag)})` });
+      continue;
+    }
+    try {
+      out.push({ name, op: encodeOp(tag, value, ctx), value });
+    } catch (err) {
+      const e = toNinesError(err, 'NINES_ERR_INVALID_VALUE');
+      problems.push({ code: e.code === 'NINES_ERR_INVALID_ARG' ? 'NINES_ERR_INVALID_VALUE' : e.code, tag: name, message: `tag ${JSON.stringify(name)} (${tag.type}): ${e.message}` });
+    }
+  }
+  if (problems.length !== 0) {
+    // a value problem is the more specific refusal; an unknown name is a bad argument
+    const code = problems.some((p) => p.code === 'NINES_ERR_INVALID_VALUE') ? 'NINES_ERR_INVALID_VALUE' : 'NINES_ERR_INVALID_ARG';
+    const text = problems.length === 1 ? problems[0].message : `${problems.length} values refused, nothing written: ${problems.map((p) => p.message).join('; ')}`;
+    throw new NinesError(code, text, { field: problems[0].tag, tag: problems[0].tag, problems });
+  }
+  return out;
+}
+
+/** @returns {object|string} the request that writes `value` to `tag` */
+function encodeOp (tag, value, ctx) {
+  if (ctx.protocol === 'ascii') {
+    if (tag.table === 'output') return ascii.setOutput(ctx.address, tag.address, toBool(value));
+    return ascii.setAnalog(ctx.address, tag.address, toNumber(value, tag));
+  }
+  const unit = ctx.unitId === undefined ? {} : { unitId: ctx.unitId };
+  if (tag.table === 'coil') return { fc: 5, address: tag.address, value: toBool(value), ...unit };
+  let words;
+  if (tag.type === 'string') {
+    if (typeof value !== 'string') throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a string of at most ${tag.span * 2} characters; got ${describe(value)}`, { type: 'string' });
+    words = encodeValues(value, { type: 'string', byteOrder: tag.byteOrder, count: tag.span * 2 });
+  } else {
+    words = encodeOne(bigIfText(value, tag), tag);
+  }
+  return words.length === 1 ? { fc: 6, address: tag.address, value: words[0], ...unit } : { fc: 16, address: tag.address, values: words, ...unit };
+}
+
+/** A 64-bit value given as decimal text (JSON carries no integers beyond 2^53) becomes a BigInt */
+function bigIfText (value, tag) {
+  if ((tag.type === 'int64' || tag.type === 'uint64') && typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) && tag.scale === 1 && tag.offset === 0) {
+    return BigInt(value.trim());
+  }
+  return value;
+}
+
+function toBool (v) {
+  if (v === true || v === 1 || v === 'on' || v === 'true' || v === '1') return true;
+  if (v === false || v === 0 || v === 'off' || v === 'false' || v === '0') return false;
+  throw new NinesError('NINES_ERR_INVALID_VALUE', `needs true or false (1/0, "on"/"off"); got ${describe(v)}`, { type: 'bool' });
+}
+
+/** Volts for an analog channel: (value - offset) / scale, within the module's ±99.999 V format */
+function toNumber (v, tag) {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a finite number; got ${describe(v)}`, { type: tag.type });
+  const volts = (n - tag.offset) / tag.scale;
+  if (Math.abs(Number(volts.toFixed(3))) > 99.999) throw new NinesError('NINES_ERR_INVALID_VALUE', `${n} is ${volts} V, outside the module's -99.999 to +99.999 V`, { type: tag.type });
+  return volts;
+}
+
+function readOnlyWhy (tag) {
+  if (tag.type === 'bit') return 'a bit of a register: writing it would overwrite the other 15 bits';
+  if (tag.table === 'discrete' || tag.table === 'input' || tag.table === 'counter') return `${tag.table} is a read-only table`;
+  return 'marked readOnly';
+}
+
+function suggest (name, byName) {
+  const lower = name.toLowerCase();
+  for (const known of byName.keys()) if (known.toLowerCase() === lower) return ` (did you mean "${known}"?)`;
+  return '';
+}
+
+function describe (v) {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (Array.isArray(v)) return 'an array';
+  try { return JSON.stringify(v) ?? String(v); } catch { return typeof v; }
+}
+
+/**
+ * Sends encoded writes one after another (a setpoint and its enable, in the order asked).
+ * @param {TagWrite[]} writes
+ * @param {(op: any) => Promise<object>} request a device user's request
+ * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string}>}>}
+ *   never rejects: each tag says how its write went
+ */
+async function runTagWrites (writes, request) {
+  const results = {};
+  let ok = true;
+  for (const w of writes) {
+    try {
+      await request(w.op);
+      results[w.name] = { ok: true };
+    } catch (err) {
+      const e = toNinesError(err);
+      ok = false;
+      results[w.name] = { ok: false, code: e.code, message: e.message };
+    }
+  }
+  return { ok, results };
+}
+
+module.exports = { encodeTagWrites, runTagWrites };
