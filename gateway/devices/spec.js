@@ -23,8 +23,9 @@ const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
 const MAX_GAP = C.MODBUS_MAX_READ_BITS;
 const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
   'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']);
-/** Fields that shape Modbus requests: an ASCII device has none of them */
-const MODBUS_KEYS = Object.freeze(['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']);
+/** Fields that shape Modbus requests, with their defaults: an ASCII device has none of them */
+const MODBUS_DEFAULTS = Object.freeze({ maxInflight: 1, maxGap: C.TAGS_MAX_GAP, maxRegistersPerRequest: C.MODBUS_MAX_READ_REGISTERS, maxBitsPerRequest: C.MODBUS_MAX_READ_BITS });
+const MODBUS_KEYS = Object.freeze(Object.keys(MODBUS_DEFAULTS));
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
 
 /**
@@ -72,7 +73,8 @@ function buildDeviceSpec (input) {
   const backoff = buildBackoff(input.backoff);
   const queueMax = intIn(input.queueMax, 'queueMax', 1, MAX_QUEUE, C.DEFAULT_QUEUE_MAX);
   if (target.protocol === 'ascii') {
-    for (const key of MODBUS_KEYS) if (input[key] !== undefined) throw invalid(key, input[key], 'applies to Modbus devices only');
+    // the defaults pass (a built spec is rebuilt in its worker as it is); anything else has no meaning here
+    for (const key of MODBUS_KEYS) if (input[key] !== undefined && input[key] !== MODBUS_DEFAULTS[key]) throw invalid(key, input[key], 'applies to Modbus devices only');
   }
   const maxInflight = intIn(input.maxInflight, 'maxInflight', 1, MAX_INFLIGHT, 1);
   // Pipelining needs transaction ids to match replies; RTU has none, one frame is on the line at a time

@@ -190,6 +190,27 @@ class Gateway extends EventEmitter {
     if (h.writer) for (const interval of intervals) h.writer.writeEncodedInterval(interval);
   }
 
+  /**
+   * Writes named values to a device's tags (devices.<name>.tags): `{ setpoint: 71.5, pump_on: true }`.
+   * Every value is encoded by its tag and checked before anything is sent (tags/write.js); then the
+   * writes go one by one, in the order given, through the device's connections.
+   * @param {string} device
+   * @param {Record<string, unknown>} values
+   * @returns {Promise<{ok: boolean, results: Record<string, object>}>} each tag's outcome
+   * @throws {NinesError} NINES_ERR_INVALID_ARG (unknown device or tag, writes not allowed, a read-only
+   *   tag), NINES_ERR_INVALID_VALUE (a value its tag cannot hold); nothing is written then
+   */
+  async writeTags (device, values) {
+    const d = Object.prototype.hasOwnProperty.call(this.config.devices, device) ? this.config.devices[device] : undefined;
+    if (d === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in this gateway`, { field: 'device', value: device });
+    // as for write jobs and in Node-RED: nothing moves a real actuator unless its device says it may
+    if (!d.allowWrites) throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" does not allow writes; set devices.${device}.allowWrites: true`, { field: 'allowWrites', device });
+    if (!this.pool) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
+    const { encodeTagWrites, runTagWrites } = require('../tags/write');
+    const writes = encodeTagWrites(d.tags ? d.tags.all : [], values, { protocol: d.target.protocol, address: d.target.address });
+    return runTagWrites(writes, (op) => this.pool.request(device, op, { user: 'tag-writes' }));
+  }
+
   /** @returns {boolean} true when every job was bounded (count or duration) and has ended */
   get allEnded () {
     return this.config.jobs.length > 0 && this.ended.size === this.config.jobs.length;

@@ -5,6 +5,9 @@ const { Job, phaseOf } = require('../jobs/job');
 const { summaryPayload } = require('../jobs/payload');
 const { toNinesError } = require('../base/errors');
 
+/** On-demand tag readers kept per thread (one per caller and device; the oldest goes past this) */
+const MAX_READERS = 1000;
+
 /**
  * What runs in one thread of the pool: devices (each owning its connections) and the jobs that poll
  * them. The same code runs in a worker thread (job-worker.js) and inline on the caller's thread; it
@@ -15,7 +18,7 @@ const { toNinesError } = require('../base/errors');
  * logs, service and lag are encoded here too, once.
  *
  * In:  device {spec} · drop-device {name} · job {spec, resumeFromMs?} · stop-job {name} · reset {job} ·
- *      req {id, device, op, timeoutMs} · stop
+ *      req {id, device, op, timeoutMs} · tags {id, device, key, tags, plan, user, timeoutMs} · stop
  * Out: health {device, health} · summary {job, payload, hlog} · values {job, values} ·
  *      error {job, error} · end {job} · job-stopped {name} · res {id, reply | error} · stopped
  */
@@ -34,6 +37,8 @@ class Host {
     this.createDevice = createDevice || ((spec) => new (require('../devices').Device)(spec));
     this.devices = new Map();
     this.jobs = new Map();
+    /** on-demand tag readers by device and caller key, so a read split around a hole stays split */
+    this.readers = new Map();
     // the thread's own event-loop delay over each interval, so a subscriber can tell a slow device
     // from a busy poller
     this.loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -50,6 +55,7 @@ class Host {
         case 'stop-job': this.stopJob(m.name); break;
         case 'reset': for (const [name, job] of this.jobs) if (!m.job || m.job === name) job.reset(); break;
         case 'req': this.request(m); break;
+        case 'tags': this.readTags(m); break;
         case 'stop': this.stop(); break;
         default: break;
       }
@@ -72,6 +78,7 @@ class Host {
     const device = this.devices.get(name);
     if (!device) return;
     this.devices.delete(name);
+    for (const key of this.readers.keys()) if (key.startsWith(`${name}\0`)) this.readers.delete(key);
     device.close().catch(() => {});
   }
 
@@ -135,6 +142,34 @@ class Host {
       (err) => {
         const e = toNinesError(err);
         this.post({ type: 'res', id: m.id, error: e.toJSON(), sentNs: err && err.sentNs });
+      });
+  }
+
+  /**
+   * One poll of a tag list on demand (the Node-RED read node): read and decoded here, beside the
+   * device, so only named values cross back to the caller's thread.
+   */
+  readTags (m) {
+    const device = this.devices.get(m.device);
+    if (!device) {
+      this.post({ type: 'res', id: m.id, error: { code: 'NINES_ERR_INVALID_ARG', message: `no device ${JSON.stringify(m.device)} in this pool`, details: { device: m.device } } });
+      return;
+    }
+    const key = `${m.device}\0${m.key}`;
+    let reader = this.readers.get(key);
+    if (reader === undefined) {
+      const { TagReader } = require('../tags/reader');
+      // every read of a poll waits at once: the user's queue holds at least one per tag
+      const user = device.user(m.user || 'on-demand', { queueMax: Math.max(device.spec.queueMax, Math.min(m.tags.length, 100000)) });
+      reader = new TagReader({ tags: m.tags, blocks: m.plan, request: (op, o) => user.request(op, o) });
+      if (this.readers.size >= MAX_READERS) this.readers.delete(this.readers.keys().next().value);
+      this.readers.set(key, reader);
+    }
+    reader.poll(m.timeoutMs === undefined ? undefined : { timeoutMs: m.timeoutMs }).then(
+      (result) => this.post({ type: 'res', id: m.id, reply: result }),
+      (err) => {
+        const e = toNinesError(err);
+        this.post({ type: 'res', id: m.id, error: e.toJSON(), sentNs: err && err.sentNs, poll: err && err.poll });
       });
   }
 

@@ -162,6 +162,25 @@ class WorkerPool extends EventEmitter {
     });
   }
 
+  /**
+   * One poll of a tag list on the device's connections, decoded in the device's thread.
+   * @param {string} device
+   * @param {{tags: object[], plan: object[]}} read checked tags and their plan (tags/spec.js, tags/plan.js)
+   * @param {{user?: string, key?: string, timeoutMs?: number}} [opts] key: the caller's, so a read split
+   *   around a hole in the device's map stays split for the caller's later reads
+   * @returns {Promise<import('../tags/reader').PollResult>} rejects with the poll's error; `err.poll`
+   *   holds the tags read and the quality of the others
+   */
+  readTags (device, read, opts = {}) {
+    const slot = this.deviceSlot.get(device);
+    if (!slot) return Promise.reject(new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in the pool`, { device }));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, slot });
+      this.post(slot, { type: 'tags', id, device, key: opts.key || opts.user || 'on-demand', tags: read.tags, plan: read.plan, timeoutMs: opts.timeoutMs, user: opts.user });
+    });
+  }
+
   /** @param {string} device @returns {object|null} the device's last health (devices/device.js) */
   health (device) {
     return this.healthOf.get(device) || null;
@@ -248,7 +267,7 @@ class WorkerPool extends EventEmitter {
     if (slot.host) slot.host.handle(msg);
     else if (slot.worker) slot.worker.postMessage(msg);
     // else: a worker is being restarted; it gets its devices and jobs from the slot when it starts
-    else if (msg.type === 'req') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'the worker serving this device is restarting', details: { worker: slot.index } } });
+    else if (msg.type === 'req' || msg.type === 'tags') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'the worker serving this device is restarting', details: { worker: slot.index } } });
     else if (msg.type === 'stop-job') this.onMessage(slot, { type: 'job-stopped', name: msg.name });
   }
 
@@ -292,6 +311,7 @@ class WorkerPool extends EventEmitter {
     if (m.error) {
       const err = fromJSON(m.error);
       if (m.sentNs !== undefined) err.sentNs = m.sentNs;
+      if (m.poll !== undefined) err.poll = m.poll;
       p.reject(err);
       return;
     }

@@ -48,8 +48,11 @@ describe('buildDeviceSpec', function () {
 
   it('refuses the Modbus request-shaping fields on an ASCII device, and out-of-protocol limits', function () {
     for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']) {
-      assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', [key]: 1 }), key);
+      assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', [key]: 2 }), key);
     }
+    // an ASCII spec, built, passes again as it is (a worker rebuilds what it is sent)
+    const built = buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500' });
+    assert.deepEqual(buildDeviceSpec(structuredClone(built)), built);
     assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxRegistersPerRequest: 126 }), 'maxRegistersPerRequest');
     assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxBitsPerRequest: 2001 }), 'maxBitsPerRequest');
     assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxGap: -1 }), 'maxGap');
