@@ -20,7 +20,8 @@ const FILES = {
   'test/drivers': ['connection-options'],
   'test/scheduler': ['scheduler'],
   'test/gateway': ['config', 'config-rules', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors'],
-  'test/tools': ['system-tools', 'unit-set', 'package']
+  'test/tools': ['system-tools', 'unit-set', 'package'],
+  'test/tags': ['spec', 'plan', 'csv', 'write', 'values']
 };
 
 const UNIT = [

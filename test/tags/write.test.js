@@ -1,0 +1,81 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { buildTags } = require('../../gateway/tags/spec');
+const { encodeTagWrites, runTagWrites } = require('../../gateway/tags/write');
+const { NinesError } = require('../../gateway/base/errors');
+
+const MODBUS = { protocol: 'modbus+tcp' };
+const tags = buildTags([
+  { name: 'setpoint', table: 'holding', address: 10, type: 'int16', scale: 0.1 },
+  { name: 'level', table: 'holding', address: 20, type: 'float32', order: 'CDAB' },
+  { name: 'count', table: 'holding', address: 30, type: 'uint64' },
+  { name: 'label', table: 'holding', address: 40, type: 'string', length: 2 },
+  { name: 'pump', table: 'coil', address: 3 },
+  { name: 'raw', table: 'holding', address: 50, type: 'uint16' },
+  { name: 'temp', table: 'input', address: 0 },
+  { name: 'alarm', table: 'holding', address: 60, type: 'bit', bit: 2 },
+  { name: 'locked', table: 'holding', address: 70, readOnly: true }
+], MODBUS);
+
+function refused (values, code, re) {
+  assert.throws(() => encodeTagWrites(tags, values, MODBUS), (err) => {
+    assert.ok(err instanceof NinesError);
+    assert.equal(err.code, code);
+    assert.match(err.message, re);
+    return true;
+  });
+}
+
+describe('tags/write: writes by name, every value checked before anything is sent', () => {
+  it('encodes by the tag: FC6 for one register, FC16 for wider values and strings, FC5 for a coil', () => {
+    const w = encodeTagWrites(tags, { setpoint: 71.3, level: 123.456, count: '18446744073709551615', label: 'OK', pump: 'on' }, MODBUS);
+    assert.deepEqual(w.map((x) => x.op), [
+      { fc: 6, address: 10, value: 713 },
+      { fc: 16, address: 20, values: [0xE979, 0x42F6] },
+      { fc: 16, address: 30, values: [0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF] },
+      { fc: 16, address: 40, values: [0x4F4B, 0x0000] },
+      { fc: 5, address: 3, value: true }
+    ]);
+  });
+
+  it('refuses 3.7 for a one-register integer instead of writing 4', () => {
+    refused({ raw: 3.7 }, 'NINES_ERR_INVALID_VALUE', /tag "raw" \(uint16\): value 0 \(3.7\) is not representable as uint16/);
+    refused({ setpoint: 71.35 }, 'NINES_ERR_INVALID_VALUE', /not a whole number/);
+    refused({ raw: 70000 }, 'NINES_ERR_INVALID_VALUE', /outside uint16 range/);
+    refused({ label: 'TOO LONG' }, 'NINES_ERR_INVALID_VALUE', /longer than count 4/);
+    refused({ pump: 2 }, 'NINES_ERR_INVALID_VALUE', /true or false/);
+  });
+
+  it('refuses read-only and unknown tags by name, and a whole write when one value is bad', () => {
+    refused({ temp: 1 }, 'NINES_ERR_INVALID_ARG', /"temp" is read-only \(input is a read-only table\)/);
+    refused({ alarm: true }, 'NINES_ERR_INVALID_ARG', /a bit of a register/);
+    refused({ locked: 1 }, 'NINES_ERR_INVALID_ARG', /marked readOnly/);
+    refused({ Pump: true }, 'NINES_ERR_INVALID_ARG', /not a tag of this device \(did you mean "pump"\?\)/);
+    assert.throws(() => encodeTagWrites(tags, { pump: true, raw: 3.7 }, MODBUS), (err) => {
+      assert.equal(err.code, 'NINES_ERR_INVALID_VALUE');
+      assert.deepEqual(err.details.problems.map((p) => p.tag), ['raw']);
+      return true;
+    });
+    refused([1], 'NINES_ERR_INVALID_ARG', /must be an object/);
+    refused({}, 'NINES_ERR_INVALID_ARG', /names no tag/);
+  });
+
+  it('writes ED-series outputs and analog channels as commands', () => {
+    const ascii = buildTags([{ name: 'lamp', table: 'output', address: 2 }, { name: 'valve', table: 'analog', address: 1, scale: 10, unit: '%' }], { protocol: 'ascii' });
+    const w = encodeTagWrites(ascii, { lamp: true, valve: 55 }, { protocol: 'ascii', address: '01' });
+    assert.deepEqual(w.map((x) => x.op), ['#01A201', '#011+05.500']);
+    assert.throws(() => encodeTagWrites(ascii, { valve: 2000 }, { protocol: 'ascii', address: '01' }), /outside the module's -99.999 to \+99.999 V/);
+  });
+
+  it('runs writes in order and reports each tag, never throwing', async () => {
+    const sent = [];
+    const writes = encodeTagWrites(tags, { pump: true, raw: 5 }, MODBUS);
+    const out = await runTagWrites(writes, (op) => {
+      sent.push(op.fc);
+      return op.fc === 6 ? Promise.reject(new NinesError('NINES_ERR_REPLY_TIMEOUT', 'no reply')) : Promise.resolve({});
+    });
+    assert.deepEqual(sent, [5, 6]);
+    assert.deepEqual(out, { ok: false, results: { pump: { ok: true }, raw: { ok: false, code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply' } } });
+  });
+});
