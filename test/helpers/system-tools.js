@@ -31,6 +31,8 @@ const ROOT = path.join(__dirname, '..', '..');
  * @property {string[]} [paths] fixed paths tried (chromium: test/editor launches /usr/bin/chromium)
  * @property {string[]} [sbin] directories tried after PATH (daemons live in /usr/sbin)
  * @property {string} [envVar] an environment variable naming the binary, tried first and alone
+ * @property {string[]} [files] files whose presence is the tool (a Python module of Debian's
+ *   python3, which the tests run as /usr/bin/python3): found by stat, not by running anything
  */
 
 /** @type {Record<string, Tool>} */
@@ -41,7 +43,9 @@ const TOOLS = {
   openssl: { pkg: 'openssl', why: 'a throwaway certificate for the MQTT TLS tests' },
   ss: { pkg: 'iproute2', why: 'counting a device\'s TCP connections in the Node-RED scale test' },
   chromium: { pkg: 'chromium', why: 'the Node-RED editor tests (headless)', paths: ['/usr/bin/chromium'] },
-  npm: { pkg: 'npm', why: 'the clean-install test' }
+  npm: { pkg: 'npm', why: 'the clean-install test' },
+  // Debian's pymodbus 3.0 imports serial_asyncio without depending on it
+  pymodbus: { pkg: 'python3-pymodbus python3-serial-asyncio', why: 'an independent Modbus client and payload encoder for the interop tests', files: ['/usr/lib/python3/dist-packages/pymodbus/__init__.py', '/usr/lib/python3/dist-packages/serial_asyncio/__init__.py'] }
 };
 
 /** A program name passed as a literal to a child_process call: spawn('socat', …), promisify(execFile)('npm', …) */
@@ -49,7 +53,8 @@ const PROGRAM_RE = /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\)?
 /** Uses that name no program literally */
 const IMPLIED = [
   { re: /\bstartMosquitto\(/, tool: 'mosquitto' },
-  { re: /\bexecutablePath\s*:\s*CHROMIUM\b|'\/usr\/bin\/chromium'/, tool: 'chromium' }
+  { re: /\bexecutablePath\s*:\s*CHROMIUM\b|'\/usr\/bin\/chromium'/, tool: 'chromium' },
+  { re: /\brunPymodbus\(/, tool: 'pymodbus' }
 ];
 /** Local requires, to follow into test helpers */
 const REQUIRE_RE = /\brequire\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
@@ -75,6 +80,7 @@ function executable (file) {
  */
 function locate (name, { env = process.env, exists = executable } = {}) {
   const t = TOOLS[name] || {};
+  if (t.files) return t.files.every((f) => fs.existsSync(f)) ? t.files[0] : null;
   if (t.envVar && env[t.envVar]) return exists(env[t.envVar]) ? env[t.envVar] : null;
   if (t.paths) {
     // a fixed path is what the test launches: PATH does not help it

@@ -82,7 +82,7 @@ describe('system tools the tests need', () => {
     const files = fs.readdirSync(at('test'), { recursive: true }).filter((f) => f.endsWith('.test.js')).map((f) => at(path.join('test', f)));
     const cache = new Map();
     // npm comes with Node (the suite is started with it)
-    const pkgs = new Set(files.flatMap((f) => [...tools.programsNeededBy(f, cache)]).filter((p) => p !== 'npm').map((p) => tools.TOOLS[p].pkg));
+    const pkgs = new Set(files.flatMap((f) => [...tools.programsNeededBy(f, cache)]).filter((p) => p !== 'npm').flatMap((p) => tools.TOOLS[p].pkg.split(' ')));
     assert.deepEqual(m[1].split(' ').sort(), [...pkgs].sort());
   });
 
