@@ -56,13 +56,25 @@ async function startDemo ({ say }) {
         ed588: { target: ed588.url, timeout: '500ms' },
         ed560: { target: ed560.url, timeout: '500ms', allowWrites: true }, // its job sets the analog outputs
         tail: { target: tail.url, timeout: '500ms' },
-        plc1: { target: plc.url, timeout: '500ms', maxConnections: 4 }
+        plc1: {
+          target: plc.url,
+          timeout: '500ms',
+          maxConnections: 4,
+          // named, typed values: the simulator's animated input registers (a counter and a slow sine)
+          tags: {
+            process: [
+              { name: 'counter', table: 'input', address: 0, description: 'counts every 100 ms' },
+              { name: 'level', table: 'input', address: 1, scale: 0.05, unit: '%', deadband: 0.5 },
+              { name: 'pump_on', table: 'coil', address: 0 }
+            ]
+          }
+        }
       },
       jobs: [
         { name: 'ed588-inputs', device: 'ed588', command: '@01', rate: '500/s', values: { mode: 'on-change', maxRate: '2/s' } },
         { name: 'ed588-long-tail', device: 'tail', command: '@01', rate: '200/s' },
         { name: 'ed560-set4', device: 'ed560', generator: '#AA1N0F', rate: '100/s' },
-        { name: 'plc1-inputs', device: 'plc1', read: { fc: 4, address: 0, quantity: 4 }, rate: '500/s', values: { mode: 'on-change', maxRate: '2/s' } },
+        { name: 'plc1-tags', device: 'plc1', tags: 'process', rate: '100/s', values: { mode: 'on-change', maxRate: '2/s' } },
         { name: 'plc1-hr-4conn', device: 'plc1', read: { fc: 3, address: 0, quantity: 10 }, rate: '1000/s', connections: 4 }
       ]
     };
