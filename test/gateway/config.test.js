@@ -161,8 +161,9 @@ describe('gateway/config: loading', () => {
     assert.equal(c.devices.ed588.target.url, 'ascii://127.0.0.1:9500?address=01&checksum=off');
     assert.equal(c.devices.plc1.target.url, 'modbus+tcp://127.0.0.1:5020?unitId=1');
     assert.deepEqual(c.jobs.map((j) => [j.name, j.kind]), [
-      ['ed588-inputs', 'command'], ['probe', 'generator'], ['plc1-hr', 'read'], ['plc1-setpoint', 'write']
+      ['ed588-inputs', 'command'], ['probe', 'generator'], ['plc1-hr', 'read'], ['plc1-setpoint', 'write'], ['plc1-process', 'tags']
     ]);
+    assert.deepEqual(c.jobs[4].tags.map((t) => t.name), ['counter', 'level', 'flow', 'pump_on']);
     assert.equal(c.jobs[1].ratePerSec, Infinity);
     assert.equal(c.jobs[1].count, 100000);
     assert.equal(c.jobs[3].durationMs, 3600000);
