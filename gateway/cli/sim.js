@@ -27,8 +27,29 @@ Options:
                        holding registers 0 (a counter) and 1 (a sine) and discrete input 0 move
   --max-connections <n> open connections allowed at once (default 32, as many devices allow)
   --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
+  --holes <spec>       addresses the Modbus map lacks (exception 2 when touched), e.g. "hr:50-59,coil:7"
+                       (tables coil, di, hr, ir)
   --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C
 `;
+
+const HOLE_BANKS = Object.freeze({ coil: 'coils', co: 'coils', di: 'discreteInputs', discrete: 'discreteInputs', hr: 'holdingRegisters', holding: 'holdingRegisters', ir: 'inputRegisters', input: 'inputRegisters' });
+
+/**
+ * `--holes hr:50-59,coil:7` → the model's holes option (simulators/modbus/model.js checks the ranges).
+ * @param {string|undefined} spec
+ * @returns {{holes?: object}}
+ */
+function holesOption (spec) {
+  if (spec === undefined) return {};
+  const holes = {};
+  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([a-z]+):(\d+)(?:-(\d+))?$/i.exec(part);
+    const bank = m && HOLE_BANKS[m[1].toLowerCase()];
+    if (!bank) throw new NinesError('NINES_ERR_INVALID_ARG', `--holes: "${part}" must be <table>:<first>[-<last>] with table coil, di, hr or ir, e.g. "hr:50-59"`, { field: 'holes', value: part });
+    (holes[bank] = holes[bank] || []).push([Number(m[2]), Number(m[3] === undefined ? m[2] : m[3])]);
+  }
+  return { holes };
+}
 
 /** @param {string[]} argv @returns {Promise<number>} */
 async function main (argv) {
@@ -45,7 +66,8 @@ async function main (argv) {
     animate: { type: 'boolean', default: false },
     faults: { type: 'string' },
     duration: { type: 'string' },
-    'max-connections': { type: 'string' }
+    'max-connections': { type: 'string' },
+    holes: { type: 'string' }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   const kind = positionals[0] || 'all';
@@ -77,12 +99,12 @@ async function main (argv) {
     if (kind === 'modbus' || kind === 'all') {
       const { createModbusTcpSimulator } = require('../simulators/modbus');
       const p = kind === 'all' ? C.SIM_MODBUS_PORT : (port ?? C.SIM_MODBUS_PORT);
-      started('Modbus TCP', await createModbusTcpSimulator({ ...common, port: p, modelOptions: { unitIds: [unitId], animate: values.animate } }));
+      started('Modbus TCP', await createModbusTcpSimulator({ ...common, port: p, modelOptions: { unitIds: [unitId], animate: values.animate, ...holesOption(values.holes) } }));
     }
     if (kind === 'rtu') {
       if (!values.path) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim rtu needs --path <serial device>\n\n${USAGE}`);
       const { createModbusRtuSimulator } = require('../simulators/modbus');
-      started('Modbus RTU', await createModbusRtuSimulator({ path: values.path, baudRate: posInt(values.baud, 'baud'), parity: values.parity, faults: values.faults, modelOptions: { unitIds: [unitId], animate: values.animate } }));
+      started('Modbus RTU', await createModbusRtuSimulator({ path: values.path, baudRate: posInt(values.baud, 'baud'), parity: values.parity, faults: values.faults, modelOptions: { unitIds: [unitId], animate: values.animate, ...holesOption(values.holes) } }));
     }
   } catch (err) {
     await Promise.allSettled(sims.map((s) => s.close()));
@@ -99,4 +121,4 @@ async function main (argv) {
   return 0;
 }
 
-module.exports = { main, USAGE };
+module.exports = { main, USAGE, holesOption };

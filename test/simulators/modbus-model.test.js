@@ -235,6 +235,20 @@ describe('Modbus simulator model', () => {
       assert.throws(() => createModbusModel('big'), { code: 'NINES_ERR_INVALID_ARG' });
     });
 
+    it('models a map with holes: a read or write touching one gets exception 2, the rest of the map answers', () => {
+      const { holesOption } = require('../../gateway/cli/sim');
+      const model = createModbusModel({ holdingRegisters: 100, coils: 16, ...holesOption('hr:50-59,coil:7') });
+      assert.deepEqual(model.execute(hex('03 002D 000A')), exc(3, 2)); // 45..54 covers 50
+      assert.deepEqual(model.execute(hex('03 003C 0002')), hex('03 04 0000 0000')); // 60..61 is there
+      assert.deepEqual(model.execute(hex('03 0028 000A')), hex('03 14' + '0000'.repeat(10))); // 40..49 ends before the hole
+      assert.deepEqual(model.execute(hex('06 0037 0001')), exc(6, 2));
+      assert.deepEqual(model.execute(hex('10 0031 0002 04 0001 0002')), exc(16, 2));
+      assert.deepEqual(model.execute(hex('01 0000 0008')), exc(1, 2));
+      assert.deepEqual(model.execute(hex('05 0007 FF00')), exc(5, 2));
+      assert.throws(() => createModbusModel({ holdingRegisters: 10, holes: { holdingRegisters: [[5, 10]] } }), { code: 'NINES_ERR_INVALID_ARG', message: /holes\.holdingRegisters\[0\]/ });
+      assert.throws(() => holesOption('xx:1'), { code: 'NINES_ERR_INVALID_ARG', message: /--holes/ });
+    });
+
     it('rejects bad accessor arguments with NINES_ERR_INVALID_ARG', () => {
       const model = createModbusModel({ holdingRegisters: 10 });
       assert.equal(codeOf(() => model.setRegister('coils', 0, 1)), 'NINES_ERR_INVALID_ARG');
