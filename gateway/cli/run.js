@@ -24,6 +24,12 @@ Options:
   --hlog <dir>       write each job's intervals as an HdrHistogram log (.hlog) in this directory
   --quiet            no live table (errors are still reported)
   --check            validate the config and exit
+  --watch            reload the config when its file changes (as on SIGHUP)
+
+Reload: SIGHUP (or --watch) reloads the config file. Unchanged jobs go on without a gap; changed
+and new jobs start, removed ones publish their last summary and stop. A config that is invalid, or
+that changes mqtt, gateway.id, workers, mode or hlog (they apply at a restart), is refused whole
+and the running one goes on.
 `;
 
 /** @param {string[]} argv @returns {Promise<number>} */
@@ -36,7 +42,8 @@ async function main (argv) {
     workers: { type: 'string' },
     hlog: { type: 'string' },
     quiet: { type: 'boolean', default: false },
-    check: { type: 'boolean', default: false }
+    check: { type: 'boolean', default: false },
+    watch: { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length > 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines run takes at most one config file\n\n${USAGE}`);
@@ -57,14 +64,8 @@ async function main (argv) {
     ({ config: raw, sims } = await require('./demo').startDemo({ say }));
     config = validateConfig(raw);
   }
-  if (values.mqtt) config.mqtt = { ...config.mqtt, url: values.mqtt, embedded: null };
-  if (values.interval) config.gateway.intervalMs = parseDuration(values.interval, '--interval');
-  if (values.hlog) config.gateway.hlog = require('node:path').resolve(values.hlog);
-  if (values.workers) {
-    const n = Number(values.workers);
-    if (!Number.isInteger(n) || n < 1) throw new NinesError('NINES_ERR_INVALID_ARG', `--workers must be a whole number ≥ 1; got "${values.workers}"`);
-    config.gateway.workers = n;
-  }
+  if (values.watch && !positionals[0]) throw new NinesError('NINES_ERR_INVALID_ARG', 'nines run --watch needs a config file');
+  applyOverrides(config, values);
 
   const { Gateway } = require('../runtime/gateway');
   const gw = new Gateway(config, { mode: values.inline ? 'inline' : undefined });
@@ -123,6 +124,24 @@ async function main (argv) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // reloads: SIGHUP, and with --watch a change of the file; one at a time, the last one wins
+  const reload = async (why) => {
+    if (stopping) return;
+    if (!positionals[0]) { say(`${why}: the demo has no config file to reload`); return; }
+    try {
+      const next = await loadConfig(positionals[0]);
+      applyOverrides(next, values);
+      const r = await gw.reload(next);
+      config = next;
+      const list = (names) => (names.length ? ` (${names.join(', ')})` : '');
+      say(`${why}: config reloaded: ${r.kept.length} jobs unchanged, ${r.changed.length} changed${list(r.changed)}, ${r.added.length} added${list(r.added)}, ${r.removed.length} removed${list(r.removed)}`);
+    } catch (err) {
+      say(`${why}: config not reloaded, the running one goes on: ${err.code ? `${err.code}: ` : ''}${err.message}`);
+    }
+  };
+  const onHup = () => { reload('SIGHUP'); };
+  process.on('SIGHUP', onHup);
+  const watcher = values.watch && positionals[0] ? watchFile(positionals[0], () => reload('config file changed')) : null;
   try {
     await gw.start();
     if (!values.quiet) say(`${config.jobs.length} jobs running in ${gw.mode} mode; summaries every ${config.gateway.intervalMs / 1000}s`);
@@ -136,8 +155,47 @@ async function main (argv) {
     await Promise.allSettled(sims.map((s) => s.close()));
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGHUP', onHup);
+    if (watcher) watcher.close();
   }
   return 0;
 }
+
+/** The command line's overrides of a config (also applied to each reloaded one). */
+function applyOverrides (config, values) {
+  if (values.mqtt) config.mqtt = { ...config.mqtt, url: values.mqtt, embedded: null };
+  if (values.interval) config.gateway.intervalMs = parseDuration(values.interval, '--interval');
+  if (values.hlog) config.gateway.hlog = require('node:path').resolve(values.hlog);
+  if (values.workers) {
+    const n = Number(values.workers);
+    if (!Number.isInteger(n) || n < 1) throw new NinesError('NINES_ERR_INVALID_ARG', `--workers must be a whole number ≥ 1; got "${values.workers}"`);
+    config.gateway.workers = n;
+  }
+}
+
+/**
+ * Calls onChange once a file has stopped changing for a moment. The directory is watched, not the
+ * file: editors save by writing a new file and renaming it over the old one, which ends a watch on
+ * the old file.
+ * @param {string} file
+ * @param {() => void} onChange
+ * @returns {{close: () => void}}
+ */
+function watchFile (file, onChange) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const abs = path.resolve(file);
+  const name = path.basename(abs);
+  let timer = null;
+  const watcher = fs.watch(path.dirname(abs), (event, changed) => {
+    if (changed !== null && changed !== name) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => { timer = null; onChange(); }, WATCH_SETTLE_MS);
+  });
+  return { close: () => { if (timer) clearTimeout(timer); watcher.close(); } };
+}
+
+/** A save is often several writes: wait this long after the last before reloading */
+const WATCH_SETTLE_MS = 300;
 
 module.exports = { main, USAGE };

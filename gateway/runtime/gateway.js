@@ -40,6 +40,10 @@ class Gateway extends EventEmitter {
     this.ended = new Set();
     this.hlogs = new Map(); // job → {stream, writer, file}
     this.health = new Map(); // device → health
+    /** @type {{devices: object[], jobs: object[]}|null} the specs running now (reload compares with them) */
+    this.running = null;
+    /** @type {Promise<unknown>} reloads one at a time */
+    this.reloading = Promise.resolve();
   }
 
   /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
@@ -82,6 +86,7 @@ class Gateway extends EventEmitter {
     // built before anything starts: a spec the config let through but a builder refuses stops here
     const devices = this.deviceSpecs();
     const jobs = this.jobSpecs(devices);
+    this.running = { devices, jobs };
     let url = m.url;
     let auth;
     if (!url) {
@@ -209,6 +214,60 @@ class Gateway extends EventEmitter {
     const { encodeTagWrites, runTagWrites } = require('../tags/write');
     const writes = encodeTagWrites(d.tags ? d.tags.all : [], values, { protocol: d.target.protocol, address: d.target.address });
     return runTagWrites(writes, (op) => this.pool.request(device, op, { user: 'tag-writes' }));
+  }
+
+  /**
+   * Applies a new config without a restart (runtime/reload.js): unchanged jobs keep running with no
+   * gap; changed and new jobs start, removed ones flush their last summary and stop. A config that
+   * changes what applies only at a restart (mqtt, gateway.id, workers, mode, hlog) is refused whole.
+   * Reloads run one at a time.
+   * @param {import('./config/validate').Config} next a validated config
+   * @returns {Promise<{kept: string[], changed: string[], added: string[], removed: string[]}>}
+   * @throws {NinesError} NINES_ERR_CONFIG (refused: nothing changed), or a builder's coded error
+   */
+  reload (next) {
+    const run = this.reloading.then(() => this._reload(next));
+    this.reloading = run.catch(() => {});
+    return run;
+  }
+
+  async _reload (next) {
+    if (!this.pool || !this.running) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
+    const { planReload } = require('./reload');
+    // built before anything changes: a spec a builder refuses leaves the running config as it is
+    const previous = this.config;
+    this.config = next;
+    let devices, jobs;
+    try {
+      devices = this.deviceSpecs();
+      jobs = this.jobSpecs(devices);
+    } finally {
+      this.config = previous;
+    }
+    const plan = planReload({ config: previous, ...this.running }, { config: next, devices, jobs });
+    this.config = next;
+    this.running = { devices, jobs };
+    // stopped first (each publishes its last interval), then devices swapped, then the new jobs
+    await Promise.all(plan.jobsStopped.map((name) => this.pool.stopJob(name)));
+    for (const name of plan.jobs.removed) { this.latest.delete(name); this.ended.delete(name); this.closeHlog(name); }
+    for (const name of plan.devicesRemoved) {
+      this.pool.removeDevice(name);
+      if (!plan.devicesAdded.some((d) => d.name === name)) { this.health.delete(name); this.publisher.setDeviceHealth(name, null); }
+    }
+    for (const d of plan.devicesAdded) this.pool.addDevice(d);
+    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j); }
+    const { publisherJobs } = require('./mqtt/publisher-options');
+    this.publisher.setJobs(publisherJobs(next));
+    this.emit('reload', plan.jobs);
+    return plan.jobs;
+  }
+
+  /** Ends a removed job's interval log. @param {string} job */
+  closeHlog (job) {
+    const h = this.hlogs.get(job);
+    if (h === undefined) return;
+    this.hlogs.delete(job);
+    if (h.stream) h.stream.end();
   }
 
   /** @returns {boolean} true when every job was bounded (count or duration) and has ended */

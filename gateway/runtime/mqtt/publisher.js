@@ -136,12 +136,18 @@ class Publisher extends EventEmitter {
    * connecting or closed, since when, the last error) and republishes the status when connected,
    * so a subscriber sees a device go down and come back at once.
    * @param {string} name
-   * @param {{state: string, since: number, lastError: {code: string, message: string}|null}} health
+   * @param {{state: string, since: number, lastError: {code: string, message: string}|null}|null} health
+   *   null: the device is gone (removed by a reload)
    */
   setDeviceHealth (name, health) {
-    const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
-    if (health.connections) h.connections = health.connections;
-    this._devices.set(name, h);
+    if (health === null) {
+      // a device taken out by a config reload leaves the status
+      this._devices.delete(name);
+    } else {
+      const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
+      if (health.connections) h.connections = health.connections;
+      this._devices.set(name, h);
+    }
     if (this._connected) {
       this._statusPending = true;
       this._pump();
