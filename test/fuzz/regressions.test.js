@@ -25,8 +25,9 @@ describe('fuzz regressions: registers', () => {
     invalidArg(() => decodeRegisters([1, 2n], { type: 'uint16' }), /register 1 must be an integer 0-65535; got 2n/);
   });
 
-  it('rejects a bigint bool value with NINES_ERR_INVALID_ARG', () => {
-    invalidArg(() => encodeValues([true, 1n], { type: 'bool' }), /value 1 must be true, false, 0 or 1 for bool; got 1n/);
+  it('rejects a bigint bool value with a coded error (NINES_ERR_INVALID_VALUE: a value its type cannot hold)', () => {
+    assert.throws(() => encodeValues([true, 1n], { type: 'bool' }),
+      (err) => err instanceof NinesError && err.code === 'NINES_ERR_INVALID_VALUE' && /value 1 must be true, false, 0 or 1 for bool; got 1n/.test(err.message));
   });
 });
 
