@@ -5,7 +5,7 @@
  * way Prometheus negotiates: Prometheus 2.x with native histograms on asks for
  * `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited`
  * first, then OpenMetrics, then `text/plain;version=0.0.4`; without them it asks for the text
- * formats only. A request with no Accept header (curl) gets the 0.0.4 text.
+ * formats only. A request with no Accept header, or a wildcard (curl, a browser), gets the 0.0.4 text.
  *
  * An Accept header that names none of the three (and no wildcard) is answered 406, never with a
  * format the client did not ask for.
@@ -56,7 +56,8 @@ function negotiate (accept) {
         if (!(q >= 0 && q <= 1)) return { format: null, reason: `Accept header has q=${JSON.stringify(value)}; q is a number from 0 to 1` };
       } else params[key] = value;
     }
-    const names = range === '*/*' ? FORMATS : range === 'text/*' ? ['text'] : range === 'application/*' ? ['protobuf', 'openmetrics'] : [formatOf(range, params)];
+    // a wildcard gets the plain text, the one format every reader (curl, a browser) can show
+    const names = range === '*/*' || range === 'text/*' ? ['text'] : [formatOf(range, params)];
     for (const name of names) if (name && (!best.has(name) || best.get(name) < q)) best.set(name, q);
   }
   let pick = null;
