@@ -41,7 +41,8 @@ const TOOLS = {
   openssl: { pkg: 'openssl', why: 'a throwaway certificate for the MQTT TLS tests' },
   ss: { pkg: 'iproute2', why: 'counting a device\'s TCP connections in the Node-RED scale test' },
   chromium: { pkg: 'chromium', why: 'the Node-RED editor tests (headless)', paths: ['/usr/bin/chromium'] },
-  npm: { pkg: 'npm', why: 'the clean-install test' }
+  npm: { pkg: 'npm', why: 'the clean-install test' },
+  prometheus: { pkg: 'prometheus', why: 'a real Prometheus server scraping two gateways\' metrics endpoints' }
 };
 
 /** A program name passed as a literal to a child_process call: spawn('socat', …), promisify(execFile)('npm', …) */
