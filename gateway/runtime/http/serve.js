@@ -1,8 +1,8 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const http = require('node:http');
 const { NinesError } = require('../../base/errors');
-const { sameSecret } = require('../mqtt/broker-guard');
 
 /**
  * The small HTTP server under the metrics endpoint and the status page (node:http, no framework):
@@ -30,6 +30,19 @@ function sendError (res, status, err, headers = {}) {
   const body = JSON.stringify({ error: err.toJSON() }) + '\n';
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
   res.end(res.req && res.req.method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * Compares a secret in constant time: digests first, so neither the content nor the length of a
+ * wrong guess shows in the time taken.
+ * @param {string} given
+ * @param {string} expected
+ * @returns {boolean}
+ */
+function sameSecret (given, expected) {
+  const a = crypto.createHash('sha256').update(given, 'utf8').digest();
+  const b = crypto.createHash('sha256').update(expected, 'utf8').digest();
+  return crypto.timingSafeEqual(a, b);
 }
 
 /**
@@ -64,6 +77,15 @@ function loginMatches (header, login) {
  */
 function startServer ({ host, port, login = null, realm, handle }) {
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+    // nothing a request carries may throw out of here and take the gateway down
+    try {
+      route(req, res);
+    } catch (err) {
+      if (res.headersSent) res.destroy();
+      else sendError(res, 500, new NinesError('NINES_ERR_HTTP_BAD_REQUEST', `the request failed: ${err && err.message}`, { status: 500 }));
+    }
+  });
+  const route = (req, res) => {
     let url;
     try {
       url = new URL(req.url, 'http://localhost');
@@ -95,7 +117,7 @@ function startServer ({ host, port, login = null, realm, handle }) {
         const e = err instanceof NinesError ? err : new NinesError('NINES_ERR_HTTP_BAD_REQUEST', `the request failed: ${err && err.message}`, { status: 500 });
         sendError(res, 500, e);
       });
-  });
+  };
   // Node's parser refused the request (bad syntax, headers too large): answer it with our code
   // when the socket still can be written to, instead of Node's bare 400
   server.on('clientError', (err, socket) => {
@@ -138,4 +160,4 @@ function notFound (res, url, paths) {
   sendError(res, 404, new NinesError('NINES_ERR_HTTP_NOT_FOUND', `nothing at ${JSON.stringify(url.pathname.slice(0, 200))}; served: ${paths.join(', ')}`, { status: 404, path: url.pathname.slice(0, 200) }));
 }
 
-module.exports = { startServer, sendError, notFound, loginMatches };
+module.exports = { startServer, sendError, notFound, loginMatches, sameSecret };
