@@ -44,6 +44,7 @@ function renderPage (s) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nines · ${esc(s.gateway)}</title>
+<link rel="icon" href="assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="assets/status.css">
 <script src="assets/status.js" defer></script>
 </head>

@@ -13,7 +13,8 @@ const { renderPage } = require('./page');
 
 const ASSETS = Object.freeze({
   '/assets/status.js': { file: 'status.js', type: 'text/javascript; charset=utf-8' },
-  '/assets/status.css': { file: 'status.css', type: 'text/css; charset=utf-8' }
+  '/assets/status.css': { file: 'status.css', type: 'text/css; charset=utf-8' },
+  '/assets/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' }
 });
 const PATHS = Object.freeze(['/', '/status.json', '/plot/<job>.svg', ...Object.keys(ASSETS)]);
 const SECURITY = Object.freeze({
