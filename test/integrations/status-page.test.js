@@ -1,5 +1,7 @@
 'use strict';
 
+/* global document -- the waitForFunction callbacks run in the page */
+
 /**
  * The status page in headless Chromium (Debian's `chromium`, driven by playwright-core): it loads
  * with the login, shows the jobs with live percentiles and the devices' health, its table and its
