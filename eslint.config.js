@@ -30,6 +30,10 @@ module.exports = [
     languageOptions: { globals: { ...globals.node, ...globals.mocha } }
   },
   {
+    files: ['gateway/runtime/http/assets/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser } }
+  },
+  {
     files: ['nodes/**/*.html.js', 'test/editor/**/*.js'],
     languageOptions: { globals: { ...globals.browser, RED: 'readonly', $: 'readonly' } }
   }

@@ -35,6 +35,9 @@ const CODES = {
   NINES_ERR_PORT_IN_USE: { status: 'port in use', meaning: 'A server (simulator, embedded broker) could not listen because its port is taken.' },
   NINES_ERR_WORKER: { status: 'worker failed', meaning: 'A worker thread died or failed to start; its jobs are restarted and the death is reported.' },
   NINES_ERR_MQTT: { status: 'mqtt error', meaning: 'The MQTT publisher failed to connect or publish; polling goes on and summaries are buffered (bounded).' },
+  NINES_ERR_HTTP_NOT_FOUND: { status: 'http: not found', meaning: 'The metrics endpoint or the status page has nothing at that path for that method (HTTP 404 or 405); nothing was changed.' },
+  NINES_ERR_HTTP_BAD_REQUEST: { status: 'http: bad request', meaning: 'An HTTP request to the metrics endpoint or the status page was refused for its headers or body (HTTP 400, 406 or 431): an Accept header naming no served format, a body on a GET, malformed or oversized headers; nothing was changed.' },
+  NINES_ERR_HTTP_UNAUTHORIZED: { status: 'http: unauthorized', meaning: 'An HTTP request to the metrics endpoint or the status page lacked the configured username and password, or they did not match (HTTP 401).' },
   NINES_ERR_IO: { status: 'file error', meaning: 'A file nines writes (an HdrHistogram interval log) could not be created or written; details.file names it and details.cause holds the system error code (e.g. EACCES, ENOSPC).' }
 };
 

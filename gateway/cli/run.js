@@ -28,7 +28,8 @@ Options:
 
 Reload: SIGHUP (or --watch) reloads the config file. Unchanged jobs go on without a gap; changed
 and new jobs start, removed ones publish their last summary and stop. A config that is invalid, or
-that changes mqtt, gateway.id, workers, mode or hlog (they apply at a restart), is refused whole
+that changes mqtt, gateway.id, workers, mode, hlog, metrics or http (they apply at a restart), is
+refused whole
 and the running one goes on.
 `;
 
@@ -81,6 +82,7 @@ async function main (argv) {
       : `clients must log in as "${b.login}" (password from ${b.passwordSource === 'env' ? 'NINES_MQTT_EMBEDDED_PASSWORD' : 'mqtt.embedded.password'})`;
     say(`embedded broker: ${where}; ${login}; only this gateway may publish under ${b.prefix}/ and use its client id; a connected client id cannot be taken over`);
   });
+  gw.on('listening', (l) => say(`${l.what} ${l.url}${l.login ? ` (login ${l.login})` : ''}`));
   gw.on('broker-refused', (r) => say(`${new Date().toISOString()} embedded broker ${r.message}${r.repeated ? ` (and ${r.repeated} more like it in the last 10 s)` : ''}`));
   gw.on('job-error', (job, err) => {
     const line = `${new Date().toISOString()} ${job || 'gateway'}: ${err.code || 'error'}: ${err.message}${err.details && err.details.repeated ? ` (×${err.details.repeated + 1})` : ''}`;

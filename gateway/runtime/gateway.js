@@ -15,10 +15,14 @@ const { NinesError } = require('../base/errors');
  * Devices live in the pool with their connections (maxConnections each, shared by their jobs); every
  * change of a device's health is published in the retained status.
  *
- * Events: 'summary' (job, payload), 'values' (job, {values, ts, polls}), 'job-error' (job|null, NinesError),
+ * The metrics endpoint and the status page (integrations.js), when configured, listen to the
+ * gateway's events; for the metrics the workers encode the service and lag histograms too.
+ *
+ * Events: 'summary' (job, payload, hists: {service, lag} encoded when the metrics are on, else null),
+ * 'values' (job, {values, ts, polls}), 'job-error' (job|null, NinesError),
  * 'worker-exit' (info), 'broker' ({url, embedded, host, loopback, login, passwordSource, prefix}),
  * 'broker-refused' (refusal: what the embedded broker refused, rate-limited), 'health' (device, health),
- * 'end' (job).
+ * 'listening' ({what, url, login}: the metrics endpoint or the status page is up), 'end' (job).
  */
 class Gateway extends EventEmitter {
   /**
@@ -44,6 +48,7 @@ class Gateway extends EventEmitter {
     this.running = null;
     /** @type {Promise<unknown>} reloads one at a time */
     this.reloading = Promise.resolve();
+    this.integrations = null;
   }
 
   /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
@@ -122,8 +127,18 @@ class Gateway extends EventEmitter {
     this.publisher.setJobs(publisherJobs(this.config));
     await this.publisher.start();
 
-    this.pool = new WorkerPool({ mode: this.mode, workers: this.config.gateway.workers, gateway: this.config.gateway.id, hlog: Boolean(this.config.gateway.hlog) });
-    this.pool.on('summary', (job, payload, hlog) => this.onSummary(job, payload, hlog));
+    if (this.config.gateway.metrics || this.config.gateway.http) {
+      this.integrations = await require('./integrations').startIntegrations(this);
+    }
+
+    this.pool = new WorkerPool({
+      mode: this.mode,
+      workers: this.config.gateway.workers,
+      gateway: this.config.gateway.id,
+      hlog: Boolean(this.config.gateway.hlog),
+      allHistograms: Boolean(this.config.gateway.metrics)
+    });
+    this.pool.on('summary', (job, payload, hlog, meta, hists) => this.onSummary(job, payload, hlog, hists));
     this.pool.on('values', (job, v) => {
       // a tag job's values come with the quality of each tag and the names of those that changed
       const payload = { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values };
@@ -152,11 +167,11 @@ class Gateway extends EventEmitter {
   }
 
   /** A summary from the pool: numbered there, computed and encoded where the histogram lives. */
-  onSummary (job, payload, hlog) {
+  onSummary (job, payload, hlog, hists = null) {
     this.latest.set(job, payload);
     if (this.config.gateway.hlog && hlog) this.writeHlog(job, hlog, payload);
     this.publisher.publishLatency(job, payload);
-    this.emit('summary', job, payload);
+    this.emit('summary', job, payload, hists);
   }
 
   /**
@@ -258,6 +273,7 @@ class Gateway extends EventEmitter {
     for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j); }
     const { publisherJobs } = require('./mqtt/publisher-options');
     this.publisher.setJobs(publisherJobs(next));
+    if (this.integrations) this.integrations.setJobs(next);
     this.emit('reload', plan.jobs);
     return plan.jobs;
   }
@@ -276,11 +292,13 @@ class Gateway extends EventEmitter {
   }
 
   /**
-   * Stops the jobs (their last intervals are published), then the publisher (`offline` status,
-   * buffered summaries flushed within its stop timeout), then the embedded broker.
+   * Stops the jobs (their last intervals are published), the metrics endpoint and the status page,
+   * then the publisher (`offline` status, buffered summaries flushed within its stop timeout), then
+   * the embedded broker.
    */
   async stop () {
     if (this.pool) await this.pool.stop();
+    if (this.integrations) await this.integrations.close();
     await Promise.all([...this.hlogs.values()].filter((h) => h.stream).map((h) => new Promise((resolve) => h.stream.end(resolve))));
     if (this.publisher) await this.publisher.stop();
     if (this.broker) await this.broker.close();

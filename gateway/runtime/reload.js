@@ -9,8 +9,8 @@ const { NinesError } = require('../base/errors');
  * published) and started anew; a removed one is stopped; a new one started. A device whose spec
  * changed is replaced, and its jobs with it.
  *
- * Sections that shape the process itself (mqtt, gateway.id, workers, mode, hlog) apply at a
- * restart: a reload that changes them is refused whole, nothing changes, and the error names each
+ * Sections that shape the process itself (mqtt, gateway.id, workers, mode, hlog, metrics, http)
+ * apply at a restart: a reload that changes them is refused whole, nothing changes, and the error names each
  * field, as an invalid config is.
  */
 
@@ -20,7 +20,9 @@ const FIXED = Object.freeze([
   ['gateway.id', (c) => c.gateway.id],
   ['gateway.workers', (c) => c.gateway.workers],
   ['gateway.mode', (c) => c.gateway.mode],
-  ['gateway.hlog', (c) => c.gateway.hlog]
+  ['gateway.hlog', (c) => c.gateway.hlog],
+  ['gateway.metrics', (c) => c.gateway.metrics],
+  ['gateway.http', (c) => c.gateway.http]
 ]);
 
 /**

@@ -15,11 +15,12 @@ const MAX_READERS = 1000;
  *
  * Where the histograms live, the summary is made: percentiles are computed and the response
  * histogram is encoded here, once. The pool only numbers `seq`. When the pool asks for interval
- * logs, service and lag are encoded here too, once.
+ * logs or for every histogram (the gateway's metrics endpoint), service and lag are encoded here
+ * too, once, and both uses share the encodings.
  *
  * In:  device {spec} · drop-device {name} · job {spec, resumeFromMs?} · stop-job {name} · reset {job} ·
  *      req {id, device, op, timeoutMs} · tags {id, device, key, tags, plan, user, timeoutMs} · stop
- * Out: health {device, health} · summary {job, payload, hlog} · values {job, values} ·
+ * Out: health {device, health} · summary {job, payload, hlog, hists} · values {job, values} ·
  *      error {job, error} · end {job} · job-stopped {name} · res {id, reply | error} · stopped
  */
 class Host {
@@ -28,12 +29,15 @@ class Host {
    * @param {(msg: object) => void} opts.post sends a message to the pool
    * @param {string} [opts.gateway='nines'] the `gateway` field of the summaries
    * @param {boolean} [opts.hlog=false] also encode service and lag for interval logs
+   * @param {boolean} [opts.allHistograms=false] also encode service and lag with every summary
+   *   (`hists`), for whoever accumulates all three on the pool's side
    * @param {Function} [opts.createDevice] (spec) => Device (tests)
    */
-  constructor ({ post, gateway = 'nines', hlog = false, createDevice }) {
+  constructor ({ post, gateway = 'nines', hlog = false, allHistograms = false, createDevice }) {
     this.post = post;
     this.gateway = gateway;
     this.hlog = hlog;
+    this.allHistograms = allHistograms;
     this.createDevice = createDevice || ((spec) => new (require('../devices').Device)(spec));
     this.devices = new Map();
     this.jobs = new Map();
@@ -112,16 +116,21 @@ class Host {
       this.post({ type: 'error', job: name, error: toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM').toJSON() });
       return;
     }
+    let hists = null;
+    if (this.allHistograms || this.hlog) {
+      const { encodeHistogram } = require('../latency');
+      hists = { service: encodeHistogram(snap.service), lag: encodeHistogram(snap.lag) };
+    }
     let hlog = null;
     if (this.hlog) {
       const { encodeInterval } = require('../latency');
       hlog = [
         encodeInterval('response', snap.response, snap.startMs, snap.endMs, payload.hist),
-        encodeInterval('service', snap.service, snap.startMs, snap.endMs),
-        encodeInterval('lag', snap.lag, snap.startMs, snap.endMs)
+        encodeInterval('service', snap.service, snap.startMs, snap.endMs, hists.service),
+        encodeInterval('lag', snap.lag, snap.startMs, snap.endMs, hists.lag)
       ];
     }
-    this.post({ type: 'summary', job: name, payload, hlog, meta });
+    this.post({ type: 'summary', job: name, payload, hlog, meta, hists: this.allHistograms ? hists : null });
   }
 
   stopJob (name) {

@@ -16,7 +16,8 @@ const host = new Host({
     if (msg.type === 'stopped') parentPort.close();
   },
   gateway: workerData.gateway,
-  hlog: workerData.hlog
+  hlog: workerData.hlog,
+  allHistograms: workerData.allHistograms
 });
 
 parentPort.on('message', (m) => host.handle(m));

@@ -28,8 +28,9 @@ const HEALTHY_AFTER_MS = 30000;
  * nobody served while the worker was away are counted as skipped.
  *
  * Events:
- * - 'summary' (job, payload, hlog): the design.md latency payload, seq numbered; hlog: encoded
- *   intervals when the pool was asked for them;
+ * - 'summary' (job, payload, hlog, meta, hists): the design.md latency payload, seq numbered; hlog:
+ *   encoded intervals when the pool was asked for them; hists: {service, lag} encoded (V2 base64,
+ *   ns) when the pool was asked for all histograms, else null (response is the payload's `hist`);
  * - 'values' (job, {values, ts, polls}); 'job-error' (job|null, NinesError); 'end' (job);
  * - 'health' (device, health): devices/device.js health, on every change;
  * - 'worker-exit' ({worker, code, jobs, devices, restartInMs}).
@@ -41,8 +42,9 @@ class WorkerPool extends EventEmitter {
    * @param {number|'auto'} [opts.workers='auto'] cores − 1, at least 1
    * @param {string} [opts.gateway='nines'] the `gateway` field of the summaries
    * @param {boolean} [opts.hlog=false] summaries carry encoded intervals for .hlog files
+   * @param {boolean} [opts.allHistograms=false] summaries carry service and lag encoded too
    */
-  constructor ({ mode = 'worker', workers = 'auto', gateway = 'nines', hlog = false } = {}) {
+  constructor ({ mode = 'worker', workers = 'auto', gateway = 'nines', hlog = false, allHistograms = false } = {}) {
     super();
     this.setMaxListeners(0); // every poll node of a flow listens
     if (mode !== 'worker' && mode !== 'inline') throw new NinesError('NINES_ERR_INVALID_ARG', `mode must be worker or inline; got ${JSON.stringify(mode)}`, { field: 'mode', value: mode });
@@ -54,6 +56,7 @@ class WorkerPool extends EventEmitter {
     if (mode === 'inline') this.workerCount = 1;
     this.gateway = gateway;
     this.hlog = hlog;
+    this.allHistograms = allHistograms;
     /** @type {Array<{index: number, host: object|null, worker: Worker|null, devices: Map, jobs: Map, backoff: Backoff, upSince: number}>} */
     this.slots = Array.from({ length: this.workerCount }, (_, index) => ({
       index, host: null, worker: null, devices: new Map(), jobs: new Map(), backoff: new Backoff({ initialMs: 500, maxMs: 30000 }), upSince: 0, restartTimer: null
@@ -226,7 +229,7 @@ class WorkerPool extends EventEmitter {
     if (slot.host || slot.worker || slot.restartTimer) return;
     if (this.mode === 'inline') {
       const { Host } = require('./host');
-      slot.host = new Host({ post: (m) => this.onMessage(slot, m), gateway: this.gateway, hlog: this.hlog });
+      slot.host = new Host({ post: (m) => this.onMessage(slot, m), gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms });
       return;
     }
     this.spawn(slot);
@@ -234,7 +237,7 @@ class WorkerPool extends EventEmitter {
 
   spawn (slot) {
     slot.restartTimer = null;
-    const worker = new Worker(path.join(__dirname, 'job-worker.js'), { workerData: { gateway: this.gateway, hlog: this.hlog } });
+    const worker = new Worker(path.join(__dirname, 'job-worker.js'), { workerData: { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms } });
     slot.worker = worker;
     slot.upSince = Date.now();
     worker.on('message', (m) => this.onMessage(slot, m));
@@ -278,7 +281,7 @@ class WorkerPool extends EventEmitter {
         this.seq.set(m.job, seq + 1);
         m.payload.seq = seq;
         this.coveredUntil.set(m.job, m.payload.end);
-        this.emit('summary', m.job, m.payload, m.hlog, m.meta);
+        this.emit('summary', m.job, m.payload, m.hlog, m.meta, m.hists || null);
         break;
       }
       case 'values': this.emit('values', m.job, m.values); break;

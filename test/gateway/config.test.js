@@ -43,7 +43,7 @@ describe('gateway/config: loading', () => {
 
   it('loads the design.md example from YAML text and normalizes it', () => {
     const c = loadConfig(YAML_TEXT, { env: {} });
-    assert.deepEqual(c.gateway, { id: 'edge-1', intervalMs: 10000, workers: 'auto', mode: 'worker', hlog: null });
+    assert.deepEqual(c.gateway, { id: 'edge-1', intervalMs: 10000, workers: 'auto', mode: 'worker', hlog: null, metrics: null, http: null });
     assert.equal(c.mqtt.url, 'mqtt://127.0.0.1:1883');
     assert.equal(c.mqtt.embedded, null);
     assert.equal(c.mqtt.prefix, 'nines');
@@ -203,7 +203,7 @@ describe('gateway/config: normalization', () => {
     obj.devices.d.timeout = '250ms';
     obj.jobs[0] = { ...obj.jobs[0], rate: '60/min', duration: '2h', values: { mode: 'every', n: 100, maxRate: '2/s' } };
     const c = validateConfig(obj, { env: {} });
-    assert.deepEqual(c.gateway, { id: c.gateway.id, intervalMs: 1500, workers: 4, mode: 'inline', hlog: null });
+    assert.deepEqual(c.gateway, { id: c.gateway.id, intervalMs: 1500, workers: 4, mode: 'inline', hlog: null, metrics: null, http: null });
     assert.equal(c.mqtt.keepaliveMs, 60000);
     assert.equal(c.mqtt.connectTimeoutMs, 2500);
     assert.equal(c.mqtt.errorsMinIntervalMs, 5000);

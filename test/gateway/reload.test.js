@@ -111,4 +111,24 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     await until(() => ['j5', 'j9'].every((j) => gw.latest.has(j) && gw.latest.get(j).start >= reloadedAt && gw.latest.get(j).ok > 0));
     assert.equal(gw.health.get('b').state, 'up');
   });
+
+  it('the metrics endpoint follows a reload: series of a new job appear, those of a removed job go, kept counters keep growing', async () => {
+    sim = await createModbusTcpSimulator({ port: 0 });
+    const withMetrics = (c) => { c.gateway.metrics = { listen: '127.0.0.1:0' }; c.jobs = c.jobs.slice(0, 2); };
+    gw = new Gateway(validateConfig(rawConfig(sim.url, withMetrics), { env: {} }));
+    await gw.start();
+    const okOf = async (job) => {
+      const text = await (await fetch(gw.metrics.url)).text();
+      const m = new RegExp(`^nines_job_requests_total\\{[^}]*job_name="${job}"[^}]*outcome="ok"[^}]*\\} (\\d+)`, 'm').exec(text);
+      return m ? Number(m[1]) : null;
+    };
+    await until(() => gw.latest.has('j1') && gw.latest.get('j1').ok > 0);
+    const before = await okOf('j0');
+    assert.ok(before > 0);
+    await gw.reload(validateConfig(rawConfig(sim.url, (c) => { withMetrics(c); c.jobs[1] = { name: 'n1', device: 'a', read: { fc: 3, address: 9, quantity: 1 }, rate: '50/s' }; }), { env: {} }));
+    await until(() => gw.latest.has('n1') && gw.latest.get('n1').ok > 0);
+    assert.equal(await okOf('j1'), null);
+    assert.ok((await okOf('n1')) > 0);
+    assert.ok((await okOf('j0')) >= before);
+  });
 });

@@ -45,7 +45,8 @@ const TOOLS = {
   chromium: { pkg: 'chromium', why: 'the Node-RED editor tests (headless)', paths: ['/usr/bin/chromium'] },
   npm: { pkg: 'npm', why: 'the clean-install test' },
   // Debian's pymodbus 3.0 imports serial_asyncio without depending on it
-  pymodbus: { pkg: 'python3-pymodbus python3-serial-asyncio', why: 'an independent Modbus client and payload encoder for the interop tests', files: ['/usr/lib/python3/dist-packages/pymodbus/__init__.py', '/usr/lib/python3/dist-packages/serial_asyncio/__init__.py'] }
+  pymodbus: { pkg: 'python3-pymodbus python3-serial-asyncio', why: 'an independent Modbus client and payload encoder for the interop tests', files: ['/usr/lib/python3/dist-packages/pymodbus/__init__.py', '/usr/lib/python3/dist-packages/serial_asyncio/__init__.py'] },
+  prometheus: { pkg: 'prometheus', why: 'a real Prometheus server scraping two gateways\' metrics endpoints' }
 };
 
 /** A program name passed as a literal to a child_process call: spawn('socat', …), promisify(execFile)('npm', …) */

@@ -53,6 +53,18 @@ module.exports = Object.freeze({
   /** Environment variable that may hold mqtt.embedded.password (the login the embedded broker asks of clients) */
   MQTT_EMBEDDED_PASSWORD_ENV: 'NINES_MQTT_EMBEDDED_PASSWORD',
 
+  /** The metrics endpoint (gateway.metrics) and the status page (gateway.http): off unless configured, loopback unless set otherwise */
+  METRICS_LISTEN_HOST: '127.0.0.1',
+  METRICS_LISTEN_PORT: 9464,
+  HTTP_LISTEN_HOST: '127.0.0.1',
+  HTTP_LISTEN_PORT: 9465,
+  /** Environment variables that may hold gateway.metrics.password and gateway.http.password */
+  METRICS_PASSWORD_ENV: 'NINES_METRICS_PASSWORD',
+  HTTP_PASSWORD_ENV: 'NINES_HTTP_PASSWORD',
+  /** The status page's percentiles and curves cover this many of the latest intervals, merged */
+  HTTP_WINDOW_INTERVALS: 6,
+  HTTP_WINDOW_MAX_INTERVALS: 360,
+
   DEVICE_TIMEOUT_MS: C.DEFAULT_TIMEOUT_MS,
   DEVICE_CONNECT_TIMEOUT_MS: C.DEFAULT_CONNECT_TIMEOUT_MS,
   DEVICE_QUEUE_MAX: C.DEFAULT_QUEUE_MAX,

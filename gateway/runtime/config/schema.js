@@ -196,6 +196,23 @@ const mqtt = {
   }
 };
 
+const listen = {
+  type: ['string', 'integer'],
+  rule: 'must be "host:port" such as "127.0.0.1:9464" or "[::1]:9464", or a port number (then on 127.0.0.1)'
+};
+/** gateway.metrics and gateway.http: where they listen and the login they ask for */
+const endpoint = (what, extra = {}) => ({
+  type: 'object',
+  additionalProperties: false,
+  rule: `must be a mapping such as { listen: "127.0.0.1:${what === 'metrics' ? 9464 : 9465}" } (omit it to turn the ${what === 'metrics' ? 'metrics endpoint' : 'status page'} off)`,
+  properties: {
+    listen,
+    username: { type: 'string', minLength: 1, rule: 'must be a non-empty string (the HTTP Basic login)' },
+    password: { type: 'string', minLength: 1, rule: `must be a non-empty string (or leave it out and set ${what === 'metrics' ? D.METRICS_PASSWORD_ENV : D.HTTP_PASSWORD_ENV})` },
+    ...extra
+  }
+});
+
 const gateway = {
   type: 'object',
   additionalProperties: false,
@@ -208,7 +225,11 @@ const gateway = {
       else: { type: 'integer', minimum: 1, maximum: D.GATEWAY_MAX_WORKERS, rule: `must be "auto" or an integer from 1 to ${D.GATEWAY_MAX_WORKERS}` }
     },
     mode: { enum: ['worker', 'inline'], rule: 'must be worker (poll in worker threads) or inline (on the main thread)' },
-    hlog: { type: 'string', minLength: 1, rule: 'must be a directory path for HdrHistogram interval logs (.hlog), one file per job and run' }
+    hlog: { type: 'string', minLength: 1, rule: 'must be a directory path for HdrHistogram interval logs (.hlog), one file per job and run' },
+    metrics: endpoint('metrics'),
+    http: endpoint('http', {
+      window: { type: 'integer', minimum: 1, maximum: D.HTTP_WINDOW_MAX_INTERVALS, rule: `must be an integer from 1 to ${D.HTTP_WINDOW_MAX_INTERVALS} (intervals the status page merges)` }
+    })
   }
 };
 

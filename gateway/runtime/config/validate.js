@@ -10,6 +10,7 @@ const { isMap, durationField } = require('./fields');
 const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
 const { checkDeviceTags } = require('./check-tags');
+const { checkEndpoint } = require('./check-http');
 const { NAME_RULE } = require('./schema');
 const { checkLimits, countSections } = require('./limits');
 
@@ -20,6 +21,8 @@ const { checkLimits, countSections } = require('./limits');
  * @property {'auto'|number} workers worker threads ("auto": the runtime decides)
  * @property {'worker'|'inline'} mode poll in worker threads or on the main thread
  * @property {string|null} hlog absolute directory for .hlog interval logs, or null for none
+ * @property {import('./check-http').EndpointConfig|null} metrics the metrics endpoint, or null (off)
+ * @property {import('./check-http').EndpointConfig|null} http the status page, or null (off)
  */
 
 /**
@@ -56,7 +59,7 @@ function defaultGatewayId () {
   return id || 'gateway';
 }
 
-function checkGateway (problems, raw, baseDir) {
+function checkGateway (problems, raw, baseDir, env) {
   const g = isMap(raw) ? raw : {};
   return {
     id: typeof g.id === 'string' && NAME_RE.test(g.id) ? g.id : defaultGatewayId(),
@@ -65,7 +68,9 @@ function checkGateway (problems, raw, baseDir) {
     }),
     workers: Number.isInteger(g.workers) ? g.workers : 'auto',
     mode: g.mode === 'inline' ? 'inline' : 'worker',
-    hlog: typeof g.hlog === 'string' && g.hlog !== '' ? path.resolve(baseDir, g.hlog) : null
+    hlog: typeof g.hlog === 'string' && g.hlog !== '' ? path.resolve(baseDir, g.hlog) : null,
+    metrics: checkEndpoint(problems, 'metrics', g.metrics, env),
+    http: checkEndpoint(problems, 'http', g.http, env)
   };
 }
 
@@ -164,8 +169,8 @@ function checkDevices (problems, raw, baseDir) {
  * past the job or device limit (defaults.js), which is reported alone and at once.
  * @param {*} obj parsed YAML or JSON
  * @param {object} [opts]
- * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD and
- *   NINES_MQTT_EMBEDDED_PASSWORD
+ * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD,
+ *   NINES_MQTT_EMBEDDED_PASSWORD, NINES_METRICS_PASSWORD and NINES_HTTP_PASSWORD
  * @param {string} [opts.baseDir=process.cwd()] directory relative TLS paths start from
  * @returns {{config: Config|null, problems: Problems}} config is null when there are problems
  */
@@ -175,7 +180,7 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   if (!checkLimits(countSections(obj), problems)) return { config: null, problems };
   checkSchema(obj, problems);
   if (!isMap(obj)) return { config: null, problems };
-  const gateway = checkGateway(problems, obj.gateway, baseDir);
+  const gateway = checkGateway(problems, obj.gateway, baseDir, env);
   const mqtt = checkMqtt(problems, obj.mqtt, { env, baseDir, gatewayId: gateway.id });
   const devices = checkDevices(problems, obj.devices, baseDir);
   const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];
@@ -207,6 +212,13 @@ function validateConfig (obj, opts) {
  */
 function redactConfig (config) {
   const copy = { ...config, mqtt: { ...config.mqtt } };
+  if (copy.gateway) {
+    copy.gateway = { ...copy.gateway };
+    for (const key of ['metrics', 'http']) {
+      const e = copy.gateway[key];
+      if (e && e.login) copy.gateway[key] = { ...e, login: { ...e.login, password: '***' } };
+    }
+  }
   if (copy.mqtt.password !== null) copy.mqtt.password = '***';
   if (copy.mqtt.embedded && copy.mqtt.embedded.auth) {
     copy.mqtt.embedded = { ...copy.mqtt.embedded, auth: { ...copy.mqtt.embedded.auth, password: '***' } };

@@ -1,0 +1,81 @@
+'use strict';
+
+const net = require('node:net');
+const D = require('./defaults');
+const { isMap } = require('./fields');
+const { isLoopbackHost } = require('../mqtt/broker-guard');
+
+/**
+ * @typedef {object} EndpointConfig where gateway.metrics or gateway.http listens
+ * @property {string} host
+ * @property {number} port 0 picks a free one
+ * @property {{username: string, password: string, passwordSource: 'file'|'env'}|null} login
+ *   HTTP Basic login every request needs (null: none, allowed on loopback only for the status page)
+ * @property {number} [windowIntervals] status page only: intervals merged for its percentiles
+ */
+
+const LISTEN_RE = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/;
+
+/**
+ * Parses `host:port`, `[v6]:port` or a bare port (loopback).
+ * @param {string|number} listen
+ * @param {string} defaultHost
+ * @returns {{host: string, port: number}|{rule: string}}
+ */
+function parseListen (listen, defaultHost) {
+  if (typeof listen === 'number') {
+    return Number.isInteger(listen) && listen >= 0 && listen <= 65535 ? { host: defaultHost, port: listen } : { rule: 'must be a port from 0 to 65535' };
+  }
+  const m = LISTEN_RE.exec(listen);
+  if (!m) return { rule: 'must be "host:port" such as "127.0.0.1:9464" or "[::1]:9464", or a port number (then on 127.0.0.1)' };
+  const host = m[1] !== undefined ? m[1] : m[2];
+  if (m[1] !== undefined && net.isIPv6(host) === false) return { rule: `has "${host}" in brackets, which is not an IPv6 address` };
+  const port = Number(m[3]);
+  if (port > 65535) return { rule: `has port ${port}; a port is from 0 to 65535` };
+  return { host, port };
+}
+
+/**
+ * Semantic checks of gateway.metrics or gateway.http (the schema checked the types).
+ * @param {import('./problems').Problems} problems
+ * @param {'metrics'|'http'} key
+ * @param {*} raw the section as written; undefined when omitted (off)
+ * @param {Record<string, string|undefined>} env for the password variable
+ * @returns {EndpointConfig|null} null when off
+ */
+function checkEndpoint (problems, key, raw, env) {
+  if (raw === undefined) return null;
+  if (!isMap(raw)) return null; // reported by the schema
+  const at = (field) => ['gateway', key, field];
+  const defHost = key === 'metrics' ? D.METRICS_LISTEN_HOST : D.HTTP_LISTEN_HOST;
+  const defPort = key === 'metrics' ? D.METRICS_LISTEN_PORT : D.HTTP_LISTEN_PORT;
+  const envName = key === 'metrics' ? D.METRICS_PASSWORD_ENV : D.HTTP_PASSWORD_ENV;
+  let host = defHost;
+  let port = defPort;
+  if (typeof raw.listen === 'string' || typeof raw.listen === 'number') {
+    const got = parseListen(raw.listen, defHost);
+    if ('rule' in got) problems.add(at('listen'), raw.listen, got.rule);
+    else ({ host, port } = got);
+  }
+  const username = typeof raw.username === 'string' && raw.username !== '' ? raw.username : null;
+  let password = typeof raw.password === 'string' && raw.password !== '' ? raw.password : null;
+  let passwordSource = password !== null ? 'file' : null;
+  const envPassword = env ? env[envName] : undefined;
+  if (password === null && raw.password === undefined && typeof envPassword === 'string' && envPassword !== '') {
+    password = envPassword;
+    passwordSource = 'env';
+  }
+  if (username !== null && password === null && raw.password === undefined) {
+    problems.add(at('password'), undefined, `is required with gateway.${key}.username (or set ${envName})`);
+  } else if (password !== null && username === null && raw.username === undefined) {
+    problems.add(at('username'), undefined, passwordSource === 'env' ? `is required: the password comes from ${envName}` : `is required with gateway.${key}.password`);
+  } else if (key === 'http' && username === null && password === null && !isLoopbackHost(host) && !problems.has(at('listen'))) {
+    // the page shows job and device names, targets and health: beyond this machine, only with a login
+    problems.add(at('listen'), raw.listen, `listens beyond loopback (${host}); set gateway.http.username and gateway.http.password (or ${envName}) so that the status page asks for a login, or listen on 127.0.0.1`);
+  }
+  const out = { host, port, login: username !== null && password !== null ? { username, password, passwordSource } : null };
+  if (key === 'http') out.windowIntervals = Number.isInteger(raw.window) ? raw.window : D.HTTP_WINDOW_INTERVALS;
+  return out;
+}
+
+module.exports = { checkEndpoint, parseListen };

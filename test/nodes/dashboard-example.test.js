@@ -1,0 +1,94 @@
+'use strict';
+
+/**
+ * The FlowFuse Dashboard 2 example (examples/fleet-percentiles-and-device-health-in-flowfuse-dashboard.json),
+ * checked as data without installing the dashboard: its widgets and config nodes refer to each
+ * other correctly, the chart gets one series per percentile (p50, p99, p99.9) in a fixed order
+ * and so with fixed colours, and the health table's function turns retained gateway statuses into
+ * one row per gateway and device. The series names and rows are computed by running the flow's
+ * own change rules and function body.
+ */
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const { chartSeries } = require('../../nodes/lib/latency-window');
+
+const FILE = path.join(__dirname, '..', '..', 'examples', 'fleet-percentiles-and-device-health-in-flowfuse-dashboard.json');
+const nodes = JSON.parse(fs.readFileSync(FILE, 'utf8'));
+const byId = new Map(nodes.map((n) => [n.id, n]));
+const one = (type) => { const list = nodes.filter((n) => n.type === type); assert.equal(list.length, 1, type); return list[0]; };
+
+/** Node types of FlowFuse Dashboard 2 (@flowfuse/node-red-dashboard 1.x) that the flow uses */
+const DASHBOARD = new Set(['ui-base', 'ui-theme', 'ui-page', 'ui-group', 'ui-chart', 'ui-table']);
+const CORE = new Set(['comment', 'mqtt-broker', 'mqtt in', 'change', 'function', 'catch', 'debug']);
+
+describe('example: fleet percentiles and device health in FlowFuse Dashboard 2', () => {
+  it('uses only core, nines and Dashboard 2 nodes, and every dashboard reference resolves', () => {
+    for (const n of nodes) assert.ok(CORE.has(n.type) || DASHBOARD.has(n.type) || n.type.startsWith('nines-'), n.type);
+    const ref = (n, field, type) => {
+      const target = byId.get(n[field]);
+      assert.ok(target && target.type === type, `${n.type} ${n.id}.${field} → ${type}`);
+    };
+    for (const n of nodes) {
+      if (n.type === 'ui-page') { ref(n, 'ui', 'ui-base'); ref(n, 'theme', 'ui-theme'); }
+      if (n.type === 'ui-group') ref(n, 'page', 'ui-page');
+      if (n.type === 'ui-chart' || n.type === 'ui-table') ref(n, 'group', 'ui-group');
+      if (n.type === 'mqtt in') ref(n, 'broker', 'mqtt-broker');
+    }
+  });
+
+  it('charts p50, p99 and p99.9 of the whole fleet, from merged histograms, one series each, always in that order', () => {
+    const merge = one('nines-latency-merge');
+    assert.equal(merge.keyBy, 'all');
+    assert.equal(merge.percentiles, 'p50,p99,p99_9');
+    const mqttIn = nodes.find((n) => n.type === 'mqtt in' && n.wires[0].includes(merge.id));
+    assert.equal(mqttIn.topic, 'nines/+/+/latency');
+    assert.equal(mqttIn.datatype, 'json');
+    // output 2 (chart points) goes through the change node to the chart
+    const change = byId.get(merge.wires[1][0]);
+    assert.equal(change.type, 'change');
+    const chart = byId.get(change.wires[0][0]);
+    assert.equal(chart.type, 'ui-chart');
+    assert.deepEqual([chart.chartType, chart.category, chart.categoryType, chart.yAxisProperty, chart.xAxisPropertyType], ['line', 'topic', 'msg', 'payload', 'timestamp']);
+
+    // the merge node's own chart messages, through the flow's own change rules
+    const summary = { key: 'all', p50: 1.2, p99: 8.5, p99_9: 31, window: { end: 1700000000000 } };
+    const topics = chartSeries(summary, merge.percentiles.split(',')).map((msg) => {
+      let topic = msg.topic;
+      for (const r of change.rules) {
+        assert.equal(r.t, 'change');
+        topic = r.fromt === 're' ? topic.replace(new RegExp(r.from, 'g'), r.to) : topic.split(r.from).join(r.to);
+      }
+      return topic;
+    });
+    assert.deepEqual(topics, ['p50', 'p99', 'p99.9']);
+    // ui-chart colours series in the order they first appear: fixed order, fixed colours
+    assert.deepEqual(chart.colors.slice(0, 3), ['#1f77b4', '#ff7f0e', '#d62728']);
+    assert.equal(new Set(chart.colors.slice(0, 3)).size, 3);
+  });
+
+  it('shows one health row per gateway and device from the retained statuses', () => {
+    const mqttIn = nodes.find((n) => n.type === 'mqtt in' && n.topic === 'nines/+/status');
+    const fn = byId.get(mqttIn.wires[0][0]);
+    assert.equal(fn.type, 'function');
+    const table = byId.get(fn.wires[0][0]);
+    assert.equal(table.type, 'ui-table');
+    const store = {};
+    const context = { get: (k) => store[k], set: (k, v) => { store[k] = v; } };
+    // plain data back from the sandbox's realm, so that deepEqual compares values, not prototypes
+    const run = (payload) => JSON.parse(JSON.stringify(vm.runInNewContext(`(function (msg, context) {\n${fn.func}\n})`, {})({ payload }, context)));
+    run({ state: 'online', gateway: 'edge-2', devices: { plc: { state: 'down', since: '2026-01-01T00:00:00.000Z', lastError: { code: 'NINES_ERR_CONNECT_FAILED' } } } });
+    const out = run({ state: 'online', gateway: 'edge-1', devices: { ed588: { state: 'up', since: '2026-01-01T00:00:01.000Z', lastError: null } } });
+    assert.deepEqual(out.payload.map((r) => [r.gateway, r.device, r.state, r['last error']]), [
+      ['edge-1', 'ed588', 'up', ''],
+      ['edge-2', 'plc', 'down', 'NINES_ERR_CONNECT_FAILED']
+    ]);
+    // a gateway that went offline (its last will) marks its devices so
+    const gone = run({ state: 'offline', gateway: 'edge-2', devices: { plc: { state: 'down', since: '2026-01-01T00:00:00.000Z', lastError: null } } });
+    assert.equal(gone.payload.find((r) => r.gateway === 'edge-2').state, 'gateway offline');
+    assert.equal(run({ not: 'a status' }), null);
+    assert.deepEqual(table.columns.map((c) => c.key), ['gateway', 'device', 'state', 'since', 'last error']);
+  });
+});
