@@ -22,10 +22,13 @@ const MAX_INFLIGHT = 64;
 const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
 const MAX_GAP = C.MODBUS_MAX_READ_BITS;
 const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
-  'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']);
+  'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
+/** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
+const OPTIONAL_FUNCTION_CODES = Object.freeze([5, 6, 15, 16]);
+const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
 /** Fields that shape Modbus requests, with their defaults: an ASCII device has none of them */
-const MODBUS_DEFAULTS = Object.freeze({ maxInflight: 1, maxGap: C.TAGS_MAX_GAP, maxRegistersPerRequest: C.MODBUS_MAX_READ_REGISTERS, maxBitsPerRequest: C.MODBUS_MAX_READ_BITS });
-const MODBUS_KEYS = Object.freeze(Object.keys(MODBUS_DEFAULTS));
+const MODBUS_DEFAULTS = Object.freeze({ maxInflight: 1, maxGap: C.TAGS_MAX_GAP, maxRegistersPerRequest: C.MODBUS_MAX_READ_REGISTERS, maxBitsPerRequest: C.MODBUS_MAX_READ_BITS, addressBase: 0, order: 'ABCD' });
+const MODBUS_KEYS = Object.freeze([...Object.keys(MODBUS_DEFAULTS), 'unsupportedFunctionCodes']);
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
 
 /**
@@ -42,6 +45,10 @@ const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
  * @property {number} maxGap registers (or bits) a coalesced tag read may read past between two tags
  * @property {number} maxRegistersPerRequest largest register read the device takes (≤ 125, the protocol's)
  * @property {number} maxBitsPerRequest largest coil / discrete-input read the device takes (≤ 2000)
+ * @property {0|1} addressBase 1: the device's tag addresses count from 1 (data sheets that number from 1)
+ * @property {string} order the device's word and byte order (ABCD, CDAB, BADC, DCBA) for tags that give none
+ * @property {number[]} unsupportedFunctionCodes write function codes the device lacks (5, 6, 15, 16),
+ *   sorted; writes by tag use the one that stands in (FC6 per register for FC16, …)
  */
 
 /**
@@ -74,7 +81,11 @@ function buildDeviceSpec (input) {
   const queueMax = intIn(input.queueMax, 'queueMax', 1, MAX_QUEUE, C.DEFAULT_QUEUE_MAX);
   if (target.protocol === 'ascii') {
     // the defaults pass (a built spec is rebuilt in its worker as it is); anything else has no meaning here
-    for (const key of MODBUS_KEYS) if (input[key] !== undefined && input[key] !== MODBUS_DEFAULTS[key]) throw invalid(key, input[key], 'applies to Modbus devices only');
+    for (const key of MODBUS_KEYS) {
+      const v = input[key];
+      const isDefault = v === MODBUS_DEFAULTS[key] || (key === 'unsupportedFunctionCodes' && Array.isArray(v) && v.length === 0);
+      if (v !== undefined && !isDefault) throw invalid(key, v, 'applies to Modbus devices only');
+    }
   }
   const maxInflight = intIn(input.maxInflight, 'maxInflight', 1, MAX_INFLIGHT, 1);
   // Pipelining needs transaction ids to match replies; RTU has none, one frame is on the line at a time
@@ -82,14 +93,34 @@ function buildDeviceSpec (input) {
   const maxGap = intIn(input.maxGap, 'maxGap', 0, MAX_GAP, DEFAULT_MAX_GAP);
   const maxRegistersPerRequest = intIn(input.maxRegistersPerRequest, 'maxRegistersPerRequest', 1, C.MODBUS_MAX_READ_REGISTERS, C.MODBUS_MAX_READ_REGISTERS);
   const maxBitsPerRequest = intIn(input.maxBitsPerRequest, 'maxBitsPerRequest', 1, C.MODBUS_MAX_READ_BITS, C.MODBUS_MAX_READ_BITS);
+  const addressBase = input.addressBase === undefined ? 0 : input.addressBase;
+  if (addressBase !== 0 && addressBase !== 1) throw invalid('addressBase', addressBase, 'must be 0 (protocol addresses) or 1 (data sheets that count registers from 1)');
+  const order = input.order === undefined ? 'ABCD' : input.order;
+  if (!ORDERS.includes(order)) throw invalid('order', order, `must be one of ${ORDERS.join(', ')}`);
+  const unsupportedFunctionCodes = functionCodes(input.unsupportedFunctionCodes);
 
   // Already built: hand back the same object (a worker receiving a spec must not pay twice)
   const b = input.backoff;
   if (target === input.target && input.maxConnections === maxConnections && input.maxInflight === maxInflight &&
       input.timeoutMs === timeoutMs && input.connectTimeoutMs === connectTimeoutMs && input.queueMax === queueMax &&
       input.maxGap === maxGap && input.maxRegistersPerRequest === maxRegistersPerRequest && input.maxBitsPerRequest === maxBitsPerRequest &&
+      input.addressBase === addressBase && input.order === order &&
+      Array.isArray(input.unsupportedFunctionCodes) && input.unsupportedFunctionCodes.join() === unsupportedFunctionCodes.join() &&
       b && b.initialMs === backoff.initialMs && b.maxMs === backoff.maxMs) return input;
-  return { name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest, maxBitsPerRequest };
+  return { name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest, maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes };
+}
+
+/** @returns {number[]} the write function codes a device lacks, sorted; FC5 and FC15 (or FC6 and FC16) not both */
+function functionCodes (raw) {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.some((fc) => !OPTIONAL_FUNCTION_CODES.includes(fc))) {
+    throw invalid('unsupportedFunctionCodes', raw, `must be a list of the write function codes the device lacks: ${OPTIONAL_FUNCTION_CODES.join(', ')}`);
+  }
+  const list = [...new Set(raw)].sort((a, b) => a - b);
+  // each write needs one of a pair: FC5 or FC15 for coils, FC6 or FC16 for registers
+  if (list.includes(5) && list.includes(15)) throw invalid('unsupportedFunctionCodes', raw, 'cannot hold both 5 and 15: coils could not be written at all');
+  if (list.includes(6) && list.includes(16)) throw invalid('unsupportedFunctionCodes', raw, 'cannot hold both 6 and 16: registers could not be written at all');
+  return list;
 }
 
 /** @returns {{initialMs: number, maxMs: number}} */

@@ -227,7 +227,8 @@ class Gateway extends EventEmitter {
     if (!d.allowWrites) throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" does not allow writes; set devices.${device}.allowWrites: true`, { field: 'allowWrites', device });
     if (!this.pool) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
     const { encodeTagWrites, runTagWrites } = require('../tags/write');
-    const writes = encodeTagWrites(d.tags ? d.tags.all : [], values, { protocol: d.target.protocol, address: d.target.address });
+    const spec = this.running.devices.find((x) => x.name === device);
+    const writes = encodeTagWrites(d.tags ? d.tags.all : [], values, { protocol: d.target.protocol, address: d.target.address, unsupportedFunctionCodes: spec.unsupportedFunctionCodes });
     return runTagWrites(writes, (op) => this.pool.request(device, op, { user: 'tag-writes' }));
   }
 

@@ -113,6 +113,8 @@ const NUMERIC_TYPES = Object.freeze(['int16', 'uint16', 'int32', 'uint32', 'floa
  * @property {'ascii'|'modbus+tcp'|'modbus+rtu'} protocol the device's
  * @property {number} [maxRegistersPerRequest=125] the device's largest register read
  * @property {number} [maxBitsPerRequest=2000] the device's largest bit read
+ * @property {0|1} [addressBase=0] 1: tag addresses count from 1, as on data sheets that number registers from 1
+ * @property {string} [order='ABCD'] the device's word and byte order, for tags that give none
  */
 
 /**
@@ -136,7 +138,10 @@ function checkTags (list, ctx) {
   const modbus = ctx.protocol !== 'ascii';
   const limits = {
     registers: ctx.maxRegistersPerRequest === undefined ? C.MODBUS_MAX_READ_REGISTERS : ctx.maxRegistersPerRequest,
-    bits: ctx.maxBitsPerRequest === undefined ? C.MODBUS_MAX_READ_BITS : ctx.maxBitsPerRequest
+    bits: ctx.maxBitsPerRequest === undefined ? C.MODBUS_MAX_READ_BITS : ctx.maxBitsPerRequest,
+    addressBase: ctx.addressBase === 1 ? 1 : 0,
+    // the device's word and byte order, for tags that name none
+    order: ctx.order !== undefined && ORDERS[ctx.order] ? ORDERS[ctx.order] : ORDERS.ABCD
   };
   const tags = [];
   const at = [];
@@ -158,7 +163,7 @@ function checkTags (list, ctx) {
 
 /** The limits a tag is checked under, as one string */
 function contextKey (ctx) {
-  return `${ctx.protocol}/${ctx.maxRegistersPerRequest}/${ctx.maxBitsPerRequest}`;
+  return `${ctx.protocol}/${ctx.maxRegistersPerRequest}/${ctx.maxBitsPerRequest}/${ctx.addressBase}/${ctx.order}`;
 }
 
 /**
@@ -227,10 +232,16 @@ function checkTag (raw, i, modbus, limits, add) {
     add([i, 'name'], name, 'must start with a letter or _ and hold 1-128 letters, digits, _ . - or /');
   }
   const tables = modbus ? MODBUS_TABLES : ASCII_TABLES;
-  const table = resolveTable(raw.table, tables);
+  // a Modicon reference from a data sheet ("40101": holding register 101, protocol address 100)
+  const modicon = modbus ? parseModicon(raw.address) : null;
+  let table = raw.table === undefined && modicon !== null ? modicon.table : resolveTable(raw.table, tables);
   if (table === null) {
-    add([i, 'table'], raw.table, `must be one of ${Object.keys(tables).join(', ')} on ${modbus ? 'a Modbus' : 'an ASCII'} device`);
+    add([i, 'table'], raw.table, `must be one of ${Object.keys(tables).join(', ')} on ${modbus ? 'a Modbus' : 'an ASCII'} device${modbus ? ' (or left out with a Modicon address such as "40101")' : ''}`);
     return null;
+  }
+  if (modicon !== null && modicon.table !== table) {
+    add([i, 'address'], raw.address, `is a Modicon reference to the ${modicon.table} table, but table says ${table}`);
+    table = modicon.table;
   }
   const t = tables[table];
   const tag = {
@@ -240,8 +251,8 @@ function checkTag (raw, i, modbus, limits, add) {
     type: '',
     bit: null,
     span: 1,
-    wordOrder: 'big',
-    byteOrder: 'big',
+    wordOrder: limits.order.wordOrder,
+    byteOrder: limits.order.byteOrder,
     scale: 1,
     offset: 0,
     unit: null,
@@ -252,12 +263,15 @@ function checkTag (raw, i, modbus, limits, add) {
   tag.type = resolveType(raw.type, t, add, i);
   if (tag.type === null) return null;
   const maxAddress = t.kind === 'bits' || t.kind === 'registers' ? 65535 : t.max;
-  if (!Number.isInteger(raw.address) || raw.address < 0 || raw.address > maxAddress) {
+  // numbers count from the device's addressBase (1 for data sheets that start at 1)
+  const base = modicon !== null || !(t.kind === 'bits' || t.kind === 'registers') ? 0 : limits.addressBase;
+  const address = modicon !== null ? modicon.address : raw.address;
+  if (!Number.isInteger(address) || address - base < 0 || address - base > maxAddress) {
     add([i, 'address'], raw.address, t.kind === 'bits' || t.kind === 'registers'
-      ? 'must be an integer from 0 to 65535 (the 0-based protocol address)'
+      ? (base === 0 ? 'must be an integer from 0 to 65535 (the 0-based protocol address), or a Modicon reference such as "40101"' : 'must be an integer from 1 to 65536 (the device counts addresses from 1: addressBase 1), or a Modicon reference such as "40101"')
       : `must be an integer from 0 to ${maxAddress} (the ${table === 'analog' ? 'channel' : table === 'counter' ? 'counter' : 'line'})`);
   } else {
-    tag.address = raw.address;
+    tag.address = address - base;
   }
 
   if (tag.type === 'bit') {
@@ -316,6 +330,20 @@ function checkTag (raw, i, modbus, limits, add) {
   // two would be overwritten, so bit tags are read-only
   if (tag.type === 'bit') tag.readOnly = true;
   return tag;
+}
+
+/** Modicon reference: first digit → table; the rest counts from 1 (5 digits to 9999, 6 digits to 65536) */
+const MODICON_TABLES = Object.freeze({ 0: 'coil', 1: 'discrete', 3: 'input', 4: 'holding' });
+const MODICON_RE = /^\s*([0134])(\d{4,5})\s*$/;
+
+/** @returns {{table: string, address: number}|null} a Modicon reference ("40101", "400101") read, or null */
+function parseModicon (value) {
+  if (typeof value !== 'string') return null;
+  const m = MODICON_RE.exec(value);
+  if (m === null) return null;
+  const n = Number(m[2]);
+  // address -1 (reference 0) or past 65536 falls out as an address problem
+  return { table: MODICON_TABLES[m[1]], address: n === 0 || n > 65536 ? -1 : n - 1 };
 }
 
 /** @returns {string|null} the table's canonical name */
@@ -427,8 +455,8 @@ function jsonable (v) {
  * The context tags of a device are checked and planned in (one mapping for every caller, so a list
  * built once is recognized as built).
  * @param {{protocol: string, address?: string}} target the device's parsed target
- * @param {{maxGap?: number, maxRegistersPerRequest?: number, maxBitsPerRequest?: number}} [device] the
- *   device's spec or config (absent fields: the protocol's limits, maxGap 16)
+ * @param {{maxGap?: number, maxRegistersPerRequest?: number, maxBitsPerRequest?: number, addressBase?: 0|1, order?: string}} [device]
+ *   the device's spec or config (absent fields: the protocol's limits, maxGap 16, addresses from 0, ABCD)
  * @returns {TagContext & import('./plan').PlanContext}
  */
 function tagContext (target, device = {}) {
@@ -437,6 +465,8 @@ function tagContext (target, device = {}) {
     maxGap: device.maxGap === undefined ? DEFAULT_MAX_GAP : device.maxGap,
     maxRegistersPerRequest: device.maxRegistersPerRequest === undefined ? C.MODBUS_MAX_READ_REGISTERS : device.maxRegistersPerRequest,
     maxBitsPerRequest: device.maxBitsPerRequest === undefined ? C.MODBUS_MAX_READ_BITS : device.maxBitsPerRequest,
+    addressBase: device.addressBase === 1 ? 1 : 0,
+    order: device.order === undefined ? 'ABCD' : device.order,
     address: target.address
   };
 }

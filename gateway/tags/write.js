@@ -6,8 +6,12 @@
  * cannot hold (out of range, a fraction for an integer register, not a number) refuses the whole
  * write with NINES_ERR_INVALID_VALUE, and nothing reaches the device.
  *
- * Modbus: a coil is FC5; a one-register value FC6; a wider value or a string FC16. ASCII ED series:
- * an output line is `#AAAcDD`, an analog channel `#AAn+DD.DDD` (volts after scale and offset).
+ * Modbus: a coil is FC5; a one-register value FC6; a wider value or a string FC16. A device that
+ * lacks one of them (devices/spec.js unsupportedFunctionCodes) gets the one that stands in: FC15 of
+ * one coil for FC5, FC16 of one register for FC6, and for FC16 one FC6 per register, in order. That
+ * last one is not atomic: between two of its writes the device holds half a new value (the README
+ * says so; such devices leave no other way). ASCII ED series: an output line is `#AAAcDD`, an analog
+ * channel `#AAn+DD.DDD` (volts after scale and offset).
  * Read-only tags (inputs, discrete inputs, bits of a register, tags marked readOnly) are refused.
  */
 
@@ -20,7 +24,8 @@ const MAX_WRITE_TAGS = 1000;
 /**
  * @typedef {object} TagWrite
  * @property {string} name
- * @property {object|string} op a Modbus op ({fc, address, value|values, unitId?}) or an ASCII command
+ * @property {Array<object|string>} ops Modbus ops ({fc, address, value|values, unitId?}) or an ASCII
+ *   command: one, or one per register where FC6 stands in for FC16
  * @property {unknown} value the engineering value asked for
  */
 
@@ -28,8 +33,9 @@ const MAX_WRITE_TAGS = 1000;
  * Checks and encodes a write of named values.
  * @param {import('./spec').Tag[]} tags the device's tags
  * @param {unknown} input `{ name: value, … }`
- * @param {{protocol: string, address?: string, unitId?: number}} ctx the device's protocol; ASCII
- *   module address; Modbus unit (undefined: the target's)
+ * @param {{protocol: string, address?: string, unitId?: number, unsupportedFunctionCodes?: number[]}} ctx the
+ *   device's protocol; ASCII module address; Modbus unit (undefined: the target's); the write function
+ *   codes the device lacks
  * @returns {TagWrite[]} in the order given
  * @throws {NinesError} NINES_ERR_INVALID_ARG (not an object, an unknown or read-only tag),
  *   NINES_ERR_INVALID_VALUE (a value the tag cannot hold); details.problems lists every one
@@ -55,7 +61,7 @@ function encodeTagWrites (tags, input, ctx) {
       continue;
     }
     try {
-      out.push({ name, op: encodeOp(tag, value, ctx), value });
+      out.push({ name, ops: encodeOps(tag, value, ctx), value });
     } catch (err) {
       const e = toNinesError(err, 'NINES_ERR_INVALID_VALUE');
       problems.push({ code: e.code === 'NINES_ERR_INVALID_ARG' ? 'NINES_ERR_INVALID_VALUE' : e.code, tag: name, message: `tag ${JSON.stringify(name)} (${tag.type}): ${e.message}` });
@@ -70,14 +76,18 @@ function encodeTagWrites (tags, input, ctx) {
   return out;
 }
 
-/** @returns {object|string} the request that writes `value` to `tag` */
-function encodeOp (tag, value, ctx) {
+/** @returns {Array<object|string>} the requests that write `value` to `tag`, in order */
+function encodeOps (tag, value, ctx) {
   if (ctx.protocol === 'ascii') {
-    if (tag.table === 'output') return ascii.setOutput(ctx.address, tag.address, toBool(value));
-    return ascii.setAnalog(ctx.address, tag.address, toNumber(value, tag));
+    if (tag.table === 'output') return [ascii.setOutput(ctx.address, tag.address, toBool(value))];
+    return [ascii.setAnalog(ctx.address, tag.address, toNumber(value, tag))];
   }
+  const lacks = ctx.unsupportedFunctionCodes || [];
   const unit = ctx.unitId === undefined ? {} : { unitId: ctx.unitId };
-  if (tag.table === 'coil') return { fc: 5, address: tag.address, value: toBool(value), ...unit };
+  if (tag.table === 'coil') {
+    const on = toBool(value);
+    return [lacks.includes(5) ? { fc: 15, address: tag.address, values: [on], ...unit } : { fc: 5, address: tag.address, value: on, ...unit }];
+  }
   let words;
   if (tag.type === 'string') {
     if (typeof value !== 'string') throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a string of at most ${tag.span * 2} characters; got ${describe(value)}`, { type: 'string' });
@@ -85,7 +95,9 @@ function encodeOp (tag, value, ctx) {
   } else {
     words = encodeOne(bigIfText(value, tag), tag);
   }
-  return words.length === 1 ? { fc: 6, address: tag.address, value: words[0], ...unit } : { fc: 16, address: tag.address, values: words, ...unit };
+  if (words.length === 1 && !lacks.includes(6)) return [{ fc: 6, address: tag.address, value: words[0], ...unit }];
+  if (!lacks.includes(16)) return [{ fc: 16, address: tag.address, values: words, ...unit }];
+  return words.map((w, i) => ({ fc: 6, address: tag.address + i, value: w, ...unit }));
 }
 
 /** A 64-bit value given as decimal text (JSON carries no integers beyond 2^53) becomes a BigInt */
@@ -133,20 +145,23 @@ function describe (v) {
  * Sends encoded writes one after another (a setpoint and its enable, in the order asked).
  * @param {TagWrite[]} writes
  * @param {(op: any) => Promise<object>} request a device user's request
- * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string}>}>}
- *   never rejects: each tag says how its write went
+ * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written?: string}>}>}
+ *   never rejects: each tag says how its write went; a write of several requests that failed part
+ *   way says how many of them went through (`written: "1 of 2"`), as the device now holds part of it
  */
 async function runTagWrites (writes, request) {
   const results = {};
   let ok = true;
   for (const w of writes) {
+    let done = 0;
     try {
-      await request(w.op);
+      for (const op of w.ops) { await request(op); done++; }
       results[w.name] = { ok: true };
     } catch (err) {
       const e = toNinesError(err);
       ok = false;
       results[w.name] = { ok: false, code: e.code, message: e.message };
+      if (w.ops.length > 1) results[w.name].written = `${done} of ${w.ops.length}`;
     }
   }
   return { ok, results };

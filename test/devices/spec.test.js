@@ -35,8 +35,21 @@ describe('buildDeviceSpec', function () {
       queueMax: C.DEFAULT_QUEUE_MAX,
       maxGap: 16,
       maxRegistersPerRequest: C.MODBUS_MAX_READ_REGISTERS,
-      maxBitsPerRequest: C.MODBUS_MAX_READ_BITS
+      maxBitsPerRequest: C.MODBUS_MAX_READ_BITS,
+      addressBase: 0,
+      order: 'ABCD',
+      unsupportedFunctionCodes: []
     });
+  });
+
+  it('takes the quirks of a device: counting from 1, its word order, the write function codes it lacks', () => {
+    const spec = buildDeviceSpec({ name: 'd', target: TARGET, addressBase: 1, order: 'CDAB', unsupportedFunctionCodes: [16, 15, 16] });
+    assert.deepEqual([spec.addressBase, spec.order, spec.unsupportedFunctionCodes], [1, 'CDAB', [15, 16]]);
+    assert.equal(buildDeviceSpec(structuredClone(spec)).order, 'CDAB');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, addressBase: 2 }), 'addressBase');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, order: 'ACBD' }), 'order');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, unsupportedFunctionCodes: [3] }), 'unsupportedFunctionCodes');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, unsupportedFunctionCodes: [6, 16] }), 'unsupportedFunctionCodes');
   });
 
   it('takes maxInflight above 1 on Modbus TCP only: RTU and ASCII have no transaction id to match replies by', function () {
@@ -47,9 +60,11 @@ describe('buildDeviceSpec', function () {
   });
 
   it('refuses the Modbus request-shaping fields on an ASCII device, and out-of-protocol limits', function () {
-    for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']) {
-      assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', [key]: 2 }), key);
+    for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase']) {
+      assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', [key]: key === 'addressBase' ? 1 : 2 }), key);
     }
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', order: 'CDAB' }), 'order');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500', unsupportedFunctionCodes: [16] }), 'unsupportedFunctionCodes');
     // an ASCII spec, built, passes again as it is (a worker rebuilds what it is sent)
     const built = buildDeviceSpec({ name: 'd', target: 'ascii://127.0.0.1:9500' });
     assert.deepEqual(buildDeviceSpec(structuredClone(built)), built);

@@ -30,13 +30,28 @@ function refused (values, code, re) {
 describe('tags/write: writes by name, every value checked before anything is sent', () => {
   it('encodes by the tag: FC6 for one register, FC16 for wider values and strings, FC5 for a coil', () => {
     const w = encodeTagWrites(tags, { setpoint: 71.3, level: 123.456, count: '18446744073709551615', label: 'OK', pump: 'on' }, MODBUS);
-    assert.deepEqual(w.map((x) => x.op), [
-      { fc: 6, address: 10, value: 713 },
-      { fc: 16, address: 20, values: [0xE979, 0x42F6] },
-      { fc: 16, address: 30, values: [0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF] },
-      { fc: 16, address: 40, values: [0x4F4B, 0x0000] },
-      { fc: 5, address: 3, value: true }
+    assert.deepEqual(w.map((x) => x.ops), [
+      [{ fc: 6, address: 10, value: 713 }],
+      [{ fc: 16, address: 20, values: [0xE979, 0x42F6] }],
+      [{ fc: 16, address: 30, values: [0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF] }],
+      [{ fc: 16, address: 40, values: [0x4F4B, 0x0000] }],
+      [{ fc: 5, address: 3, value: true }]
     ]);
+  });
+
+  it('uses the function code that stands in for one the device lacks', () => {
+    const lacking = (fcs, values) => encodeTagWrites(tags, values, { ...MODBUS, unsupportedFunctionCodes: fcs }).map((x) => x.ops);
+    // no FC16: one FC6 per register, in register order
+    assert.deepEqual(lacking([16], { level: 123.456 }), [[{ fc: 6, address: 20, value: 0xE979 }, { fc: 6, address: 21, value: 0x42F6 }]]);
+    // no FC6: FC16 of one register; no FC5: FC15 of one coil
+    assert.deepEqual(lacking([6, 5], { raw: 7, pump: false }), [[{ fc: 16, address: 50, values: [7] }], [{ fc: 15, address: 3, values: [false] }]]);
+  });
+
+  it('a write of several requests that fails part way says how much of it the device took', async () => {
+    const [w] = encodeTagWrites(tags, { level: 1.5 }, { ...MODBUS, unsupportedFunctionCodes: [16] });
+    let n = 0;
+    const out = await runTagWrites([w], () => (n++ === 0 ? Promise.resolve({}) : Promise.reject(new NinesError('NINES_ERR_REPLY_TIMEOUT', 'no reply'))));
+    assert.deepEqual(out.results.level, { ok: false, code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply', written: '1 of 2' });
   });
 
   it('refuses 3.7 for a one-register integer instead of writing 4', () => {
@@ -64,7 +79,7 @@ describe('tags/write: writes by name, every value checked before anything is sen
   it('writes ED-series outputs and analog channels as commands', () => {
     const ascii = buildTags([{ name: 'lamp', table: 'output', address: 2 }, { name: 'valve', table: 'analog', address: 1, scale: 10, unit: '%' }], { protocol: 'ascii' });
     const w = encodeTagWrites(ascii, { lamp: true, valve: 55 }, { protocol: 'ascii', address: '01' });
-    assert.deepEqual(w.map((x) => x.op), ['#01A201', '#011+05.500']);
+    assert.deepEqual(w.map((x) => x.ops), [['#01A201'], ['#011+05.500']]);
     assert.throws(() => encodeTagWrites(ascii, { valve: 2000 }, { protocol: 'ascii', address: '01' }), /outside the module's -99.999 to \+99.999 V/);
   });
 

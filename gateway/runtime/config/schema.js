@@ -126,6 +126,13 @@ const device = {
     maxGap: { type: 'integer', minimum: 0, maximum: 2000, rule: 'must be an integer from 0 to 2000 (registers or bits a coalesced tag read may read past between two tags)' },
     maxRegistersPerRequest: { type: 'integer', minimum: 1, maximum: 125, rule: 'must be an integer from 1 to 125 (the largest register read the device answers)' },
     maxBitsPerRequest: { type: 'integer', minimum: 1, maximum: 2000, rule: 'must be an integer from 1 to 2000 (the largest coil or discrete-input read the device answers)' },
+    addressBase: { enum: [0, 1], rule: 'must be 0 (tag addresses as on the wire) or 1 (the data sheet counts registers from 1)' },
+    order: { enum: ['ABCD', 'CDAB', 'BADC', 'DCBA'], rule: 'must be ABCD, CDAB, BADC or DCBA (the word and byte order of tags that give none)' },
+    unsupportedFunctionCodes: {
+      type: 'array',
+      items: { enum: [5, 6, 15, 16] },
+      rule: 'must list the write function codes the device lacks, of 5, 6, 15, 16 (writes by tag then use the one that stands in)'
+    },
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     tags: {
       type: 'object',

@@ -37,6 +37,9 @@ const { checkLimits, countSections } = require('./limits');
  * @property {number|undefined} maxGap registers or bits a coalesced tag read may skip (devices/spec.js default)
  * @property {number|undefined} maxRegistersPerRequest largest register read (default 125)
  * @property {number|undefined} maxBitsPerRequest largest bit read (default 2000)
+ * @property {0|1|undefined} addressBase 1: tag addresses count from 1 (default 0)
+ * @property {string|undefined} order word and byte order of tags that give none (default ABCD)
+ * @property {number[]|undefined} unsupportedFunctionCodes write function codes the device lacks
  * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
  * @property {import('./check-tags').DeviceTags|null} tags the device's tag groups (checked), or null
@@ -90,6 +93,9 @@ const DEVICE_SPEC_FIELDS = Object.freeze({
   maxGap: 'maxGap',
   maxRegistersPerRequest: 'maxRegistersPerRequest',
   maxBitsPerRequest: 'maxBitsPerRequest',
+  addressBase: 'addressBase',
+  order: 'order',
+  unsupportedFunctionCodes: 'unsupportedFunctionCodes',
   timeoutMs: 'timeout',
   connectTimeoutMs: 'connectTimeout',
   queueMax: 'queue',
@@ -112,7 +118,7 @@ function deviceSpecInput (d) {
     backoff: d.backoff,
     queueMax: d.queueMax
   };
-  for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest']) if (d[key] !== undefined) out[key] = d[key];
+  for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']) if (d[key] !== undefined) out[key] = d[key];
   return out;
 }
 
@@ -144,6 +150,9 @@ function checkDevices (problems, raw, baseDir) {
       maxGap: Number.isInteger(d.maxGap) ? d.maxGap : undefined,
       maxRegistersPerRequest: Number.isInteger(d.maxRegistersPerRequest) ? d.maxRegistersPerRequest : undefined,
       maxBitsPerRequest: Number.isInteger(d.maxBitsPerRequest) ? d.maxBitsPerRequest : undefined,
+      addressBase: d.addressBase === 0 || d.addressBase === 1 ? d.addressBase : undefined,
+      order: typeof d.order === 'string' ? d.order : undefined,
+      unsupportedFunctionCodes: Array.isArray(d.unsupportedFunctionCodes) ? d.unsupportedFunctionCodes : undefined,
       allowWrites: d.allowWrites === true,
       backoff: checkBackoff(problems, at('backoff'), d.backoff)
     };
