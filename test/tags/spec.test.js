@@ -123,6 +123,24 @@ describe('tags/spec: a tag list is checked once, every problem with its path', (
     assert.deepEqual(tagConflicts([...a, ...a]).map((c) => c.field), ['name', 'address']);
   });
 
+  it('reads data sheet addresses: Modicon references, and numbers counted from 1 where the device does', () => {
+    const [hr, ir, co, di] = buildTags([
+      { name: 'hr', address: '40101', type: 'float32' }, { name: 'ir', address: '300001' },
+      { name: 'co', address: '00017' }, { name: 'di', table: 'discrete', address: '10002' }
+    ], MODBUS);
+    assert.deepEqual([hr.table, hr.address, ir.table, ir.address, co.table, co.address, di.address], ['holding', 100, 'input', 0, 'coil', 16, 1]);
+    expectProblem([{ name: 'x', table: 'coil', address: '40001' }], '[0].address', /Modicon reference to the holding table, but table says coil/);
+    expectProblem([{ name: 'x', address: '40000' }], '[0].address', /Modicon reference/);
+    const [one] = buildTags([{ name: 'one', table: 'holding', address: 1 }], { protocol: 'modbus+tcp', addressBase: 1 });
+    assert.equal(one.address, 0);
+    expectProblem([{ name: 'x', table: 'holding', address: 0 }], '[0].address', /from 1 to 65536/, { protocol: 'modbus+tcp', addressBase: 1 });
+  });
+
+  it('gives tags that name no order the device\'s order', () => {
+    const [a, b] = buildTags([{ name: 'a', table: 'holding', address: 0, type: 'float32' }, { name: 'b', table: 'holding', address: 2, type: 'float32', order: 'ABCD' }], { protocol: 'modbus+tcp', order: 'CDAB' });
+    assert.deepEqual([a.wordOrder, a.byteOrder, b.wordOrder], ['little', 'big', 'big']);
+  });
+
   it('survives a trip through postMessage as plain data', () => {
     const tags = buildTags([{ name: 'a', table: 'holding', address: 1, type: 'int64', unit: 'Wh' }], MODBUS);
     assert.deepEqual(structuredClone(tags), tags);
