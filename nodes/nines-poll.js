@@ -4,7 +4,9 @@
  * nines-poll: a poll job in the process's shared worker pool (gateway/workers/poll-job), on the
  * connections of its device config node: values on output 1 (decoded and gated in the worker: on
  * change beyond a deadband, or every N polls, rate-capped), a latency summary per interval on
- * output 2. msg.topic start / stop / reset control the job.
+ * output 2. msg.topic start / stop / reset control the job. With a tag list (source "tags") the
+ * values come named: msg.payload {tag: value}, msg.quality {tag: 'ok'|code}, msg.ts the read time,
+ * msg.changed the tags that moved, msg.units.
  *
  * The status follows the device's health at once (connecting, the error code, connected), the same
  * as every other node of the device, and shows the last p99 only while the device is up, from an
@@ -16,12 +18,15 @@ const { nodeError, invalidArg } = require('./lib/errors');
 const { errorStatus, fromHealth, isConnectionError, showStatus: setStatus, CONNECTED } = require('./lib/status');
 const { pollSettings } = require('./lib/poll-spec');
 const { poolSettings } = require('./lib/pool-settings');
+const { registerTagAdmin } = require('./lib/tag-admin');
 
 /** How long close() waits for the job to stop (Node-RED allows 15 s in all) */
 const STOP_WAIT_MS = 10000;
 const STOPPED = Object.freeze({ fill: 'grey', shape: 'ring', text: 'nines-poll.status.stopped' });
 
 module.exports = function (RED) {
+  registerTagAdmin(RED);
+
   function NinesPollNode (config) {
     RED.nodes.createNode(this, config);
     const node = this;
@@ -56,7 +61,13 @@ module.exports = function (RED) {
     function createJob () {
       const pool = poolSettings(RED, (text) => node.warn(text));
       const j = new PollJob(settings.spec, { device: settings.device.spec, mode: settings.mode, workers: pool.workers, gateway: pool.gateway });
-      j.on('values', (v) => node.send([{ topic, payload: v.values, ts: v.ts, polls: v.polls }, null]));
+      j.on('values', (v) => {
+        // a tag list's values come named, with each tag's quality, the read time and what changed
+        const msg = settings.units === null
+          ? { topic, payload: v.values, ts: v.ts, polls: v.polls }
+          : { topic, payload: v.values, quality: v.quality, ts: v.ts, changed: v.changed, units: settings.units, polls: v.polls };
+        node.send([msg, null]);
+      });
       j.on('summary', (payload) => {
         node.send([null, { topic, payload }]);
         // an interval that began before the device came up holds the outage, not the device's latency

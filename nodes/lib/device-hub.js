@@ -118,6 +118,22 @@ class DeviceHub {
   }
 
   /**
+   * One poll of a tag list on the device's connections, read and decoded in the device's thread,
+   * in the user's own fair queue.
+   * @param {{tags: object[], plan: object[]}} read checked tags and their coalesced reads
+   * @param {string} user who asks: the node's id
+   * @param {string} key the reader's key beside the device: a read split around a hole in the
+   *   device's map stays split for the same key
+   * @returns {Promise<import('../../gateway/tags/reader').PollResult>} rejects with a NinesError whose
+   *   `poll` holds the tags that were read and the quality of the others
+   */
+  readTags (read, user, key) {
+    if (this.configError) return Promise.reject(this.configError);
+    this._ensure();
+    return this._handle.pool.readTags(this.name, read, { user, key });
+  }
+
+  /**
    * Removes the device from the pool whoever still uses it; resolves within CLOSE_TIMEOUT_MS.
    * @returns {Promise<void>}
    */

@@ -43,8 +43,11 @@ function statusText (code) {
   return CODES[code] ? CODES[code].status : 'error';
 }
 
-/** Codes a bad msg or setting produces: the node stays healthy, so its status does not turn red */
-const MSG_CODES = new Set(['NINES_ERR_INVALID_ARG', 'NINES_ERR_INVALID_COMMAND', 'NINES_ERR_INVALID_OP', 'NINES_ERR_INVALID_TARGET']);
+/**
+ * Codes a bad msg or setting produces: the node stays healthy, so its status does not turn red. A
+ * value its tag or type cannot hold (NINES_ERR_INVALID_VALUE) is refused before anything is sent.
+ */
+const MSG_CODES = new Set(['NINES_ERR_INVALID_ARG', 'NINES_ERR_INVALID_COMMAND', 'NINES_ERR_INVALID_OP', 'NINES_ERR_INVALID_TARGET', 'NINES_ERR_INVALID_VALUE']);
 
 /**
  * @param {{code?: string}} err

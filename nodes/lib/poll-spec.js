@@ -5,6 +5,9 @@
  * specs are built) on the device of the node's config node. Register decoding is part of the spec,
  * so it runs in the worker and the deadband applies once, to the decoded values. Checked here and
  * there; every failure is a NINES_ERR_INVALID_ARG (or the driver's own code) naming the field.
+ *
+ * A node with source "tags" polls its tag list instead of one request: the core checks the tags
+ * (`tags[3].address` in the error), coalesces their reads and decodes them in the worker.
  */
 
 const { invalidArg } = require('./errors');
@@ -13,6 +16,7 @@ const { typeOptions } = require('./modbus-msg');
 const { num } = require('./device-config');
 const { parseRate } = require('../../gateway/base/units');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
+const { usesTags, rawTags, unitsOf } = require('./tag-list');
 
 /** Characters a job name may not hold (jobs/spec.js NAME_RE) */
 const NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
@@ -30,12 +34,13 @@ function jobKey (nodeId) {
  * @param {object} RED
  * @param {object} config the node's settings
  * @param {string} nodeId the node's id (the job's key)
- * @returns {{spec: object, device: object, mode: 'worker'|'inline', autostart: boolean}} device: the
- *   config node
+ * @returns {{spec: object, device: object, mode: 'worker'|'inline', autostart: boolean, units: Record<string, string>|null}}
+ *   device: the config node; units: the unit of each tag that has one (null: no tag list)
  */
 function pollSettings (RED, config, nodeId) {
   const { device, protocol } = pickDevice(RED, config);
-  const op = operation(config, protocol);
+  const tagMode = usesTags(config);
+  const op = tagMode ? { tags: rawTags(config.tags) } : operation(config, protocol);
   if (config.values !== undefined && config.values !== 'every' && config.values !== 'on-change') {
     throw invalidArg('values', `values must be "on-change" or "every"; got ${JSON.stringify(config.values)}`);
   }
@@ -71,6 +76,7 @@ function pollSettings (RED, config, nodeId) {
     spec,
     device,
     mode,
+    units: tagMode ? unitsOf(spec.tags) : null,
     autostart: config.autostart !== false && config.autostart !== 'false'
   };
 }
