@@ -2,25 +2,42 @@
 
 /**
  * nines-modbus-write: one write (FC 5, 6, 15, 16) per msg, values from msg.payload, encoded by
- * gateway/values/registers.js. Refused unless the device config allows writes.
+ * gateway/values/registers.js. With a tag list (source "tags"), msg.payload names the values:
+ * `{setpoint: 71.5, pump_on: true}`, each encoded by its tag's type, scale and order
+ * (gateway/tags/write.js) and written in the order given. Every value is checked before anything
+ * is sent: one that its tag cannot hold refuses the whole msg. Refused unless the device config
+ * allows writes.
  */
 
 const { validateOp } = require('../gateway/drivers/modbus');
+const { encodeTagWrites, runTagWrites } = require('../gateway/tags');
+const { NinesError } = require('../gateway/base/errors');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
 const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
-const { requestFields, typeOptions, writeOp } = require('./lib/modbus-msg');
+const { requestFields, typeOptions, writeOp, intField } = require('./lib/modbus-msg');
+const { usesTags, nodeTags } = require('./lib/tag-list');
+const { registerTagAdmin } = require('./lib/tag-admin');
 
 module.exports = function (RED) {
+  registerTagAdmin(RED);
+
   function NinesModbusWriteNode (config) {
     RED.nodes.createNode(this, config);
     const node = this;
     const device = RED.nodes.getNode(config.device);
+    const tagMode = usesTags(config);
 
     let typeOpts = null;
+    /** tag mode: the checked tags */
+    let tags = null;
     let configError = null;
     try {
-      typeOpts = typeOptions(config);
+      if (tagMode) {
+        if (device && device.spec) tags = nodeTags(config, device.spec).tags;
+      } else {
+        typeOpts = typeOptions(config);
+      }
     } catch (err) {
       configError = nodeError(err, 'NINES_ERR_INVALID_ARG');
       node.error(configError);
@@ -33,12 +50,59 @@ module.exports = function (RED) {
     else if (!device.allowWrites) showStatus(node, writesOff);
     else device.hub.register(node);
 
+    /** A failed request: its own error on this node's status, the connection's through the device. */
+    function failed (e, done) {
+      if (isConnectionError(e)) showStatus(node, device.hub.status);
+      else if (!isMsgError(e)) showStatus(node, errorStatus(e));
+      done(e);
+    }
+
+    /**
+     * Writes by tag: all values encoded and checked first (nothing sent when one is refused), then
+     * one request per tag in the order given. msg.results says how each went; when one failed, the
+     * msg still goes out and done(err) names it, so Catch nodes see it.
+     */
+    function writeTags (msg, send, done) {
+      let writes;
+      try {
+        const unitId = msg.unitId === undefined || msg.unitId === null || msg.unitId === '' ? undefined : intField(msg.unitId, 'msg.unitId', 0, 255);
+        writes = encodeTagWrites(tags, msg.payload, { protocol: device.spec.target.protocol, unitId });
+        for (const w of writes) w.op = validateOp(w.op);
+      } catch (err) {
+        const e = nodeError(err, 'NINES_ERR_INVALID_ARG');
+        // encodeTagWrites names the tag; Node-RED users know the msg property
+        if (e.details && e.details.field === 'values') e.details.field = 'msg.payload';
+        done(e);
+        return;
+      }
+      const t0 = process.hrtime.bigint();
+      runTagWrites(writes, (op) => device.hub.request(op, node.id)).then(({ ok, results }) => {
+        msg.results = results;
+        msg.latency = latencyMs({ sentNs: t0, doneNs: process.hrtime.bigint() });
+        send(msg);
+        if (ok) {
+          showStatus(node, device.hub.status);
+          done();
+          return;
+        }
+        const names = Object.keys(results).filter((n) => !results[n].ok);
+        const first = results[names[0]];
+        failed(nodeError(new NinesError(first.code, `${names.length} of ${writes.length} tag writes failed (${names.map((n) => `${n}: ${results[n].code}`).join(', ')}): ${first.message}`,
+          { tags: names, results })), done);
+      });
+    }
+
     node.on('input', (msg, send, done) => {
       if (!device) { done(invalidArg('device', RED._('nines-modbus-write.errors.no-device'))); return; }
       if (configError) { done(configError); return; }
       if (!device.allowWrites) {
         showStatus(node, writesOff);
         done(invalidArg('allowWrites', RED._('nines-modbus-write.errors.writes-disabled', { device: device.name || device.target })));
+        return;
+      }
+      if (tagMode) {
+        if (tags === null) { done(device.configError ? nodeError(device.configError, 'NINES_ERR_INVALID_ARG') : invalidArg('device', RED._('nines-modbus-write.errors.no-device'))); return; }
+        writeTags(msg, send, done);
         return;
       }
       let op;
@@ -62,12 +126,9 @@ module.exports = function (RED) {
         send(msg);
         done();
       }, (err) => {
-        const e = nodeError(err);
         // the connection's state is the device's, shown alike on all its nodes; this request's own
         // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
-        if (isConnectionError(e)) showStatus(node, device.hub.status);
-        else if (!isMsgError(e)) showStatus(node, errorStatus(e));
-        done(e);
+        failed(nodeError(err), done);
       });
     });
 

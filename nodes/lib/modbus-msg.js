@@ -3,12 +3,14 @@
 /**
  * The Modbus request of one msg: the node's settings, overridden by msg.fc, msg.address,
  * msg.quantity and msg.unitId when the msg carries them. Plus the typed decoding options the
- * read and write nodes share. Checked here with NINES_ERR_INVALID_ARG naming the msg property;
+ * read and write nodes share. Checked here with NINES_ERR_INVALID_ARG naming the msg property (a
+ * value to write that its type cannot hold: NINES_ERR_INVALID_VALUE, never rounded or clamped);
  * the driver's validateOp checks the op again (NINES_ERR_INVALID_OP).
  */
 
 const { normalizeOptions, encodeValues } = require('../../gateway/values/registers');
-const { invalidArg } = require('./errors');
+const { NinesError } = require('../../gateway/base/errors');
+const { invalidArg, nodeError } = require('./errors');
 
 /** An integer from the msg or the config; Node-RED fields and inject nodes often give strings. */
 function intField (value, field, lo, hi) {
@@ -72,7 +74,9 @@ function writeOp (fields, payload, typeOpts) {
     const bit = (v, i) => {
       if (v === true || v === 1 || v === 'on' || v === '1' || v === 'true') return true;
       if (v === false || v === 0 || v === 'off' || v === '0' || v === 'false') return false;
-      throw invalidArg('msg.payload', `msg.payload${i === undefined ? '' : `[${i}]`} must be true/false, 1/0 or "on"/"off" for FC ${fields.fc}; got ${JSON.stringify(v)}`);
+      // a value the coil cannot hold, as registers.js refuses one for a register
+      const field = `msg.payload${i === undefined ? '' : `[${i}]`}`;
+      throw nodeError(new NinesError('NINES_ERR_INVALID_VALUE', `${field} must be true/false, 1/0 or "on"/"off" for FC ${fields.fc}; got ${JSON.stringify(v)}`, { field, value: v, type: 'bool' }));
     };
     if (fields.fc === 5) {
       if (Array.isArray(payload)) throw invalidArg('msg.payload', 'FC 5 writes one coil: msg.payload must be one value, not an array (use FC 15 for several)');

@@ -54,25 +54,40 @@ describe('nines-modbus-write', function () {
   describe('bad msgs get a coded error and the node stays healthy', () => {
     beforeEach(() => helper.load([deviceNode, writeNode], flow(sim.port)));
 
+    // a bad shape of msg is a bad argument; a value its type cannot hold is a bad value
     const cases = [
-      ['no payload', {}, /msg.payload must hold the value/],
-      ['an object payload', { payload: { a: 1 } }, /got an object/],
-      ['a value that does not fit uint16', { payload: 70000 }, /outside uint16 range/],
-      ['text for a number', { payload: 'abc' }, /finite number/],
-      ['a read function code', { fc: 3, payload: 1 }, /msg.fc 3 is not one this node sends/],
-      ['an array for FC 5', { fc: 5, payload: [true] }, /FC 5 writes one coil/],
-      ['a bad coil value', { fc: 15, payload: [true, 'maybe'] }, /msg.payload\[1\]/]
+      ['no payload', {}, 'NINES_ERR_INVALID_ARG', /msg.payload must hold the value/],
+      ['an object payload', { payload: { a: 1 } }, 'NINES_ERR_INVALID_ARG', /got an object/],
+      ['a value that does not fit uint16', { payload: 70000 }, 'NINES_ERR_INVALID_VALUE', /outside uint16 range/],
+      ['text for a number', { payload: 'abc' }, 'NINES_ERR_INVALID_VALUE', /finite number/],
+      ['a read function code', { fc: 3, payload: 1 }, 'NINES_ERR_INVALID_ARG', /msg.fc 3 is not one this node sends/],
+      ['an array for FC 5', { fc: 5, payload: [true] }, 'NINES_ERR_INVALID_ARG', /FC 5 writes one coil/],
+      ['a bad coil value', { fc: 15, payload: [true, 'maybe'] }, 'NINES_ERR_INVALID_VALUE', /msg.payload\[1\]/]
     ];
-    for (const [what, msg, re] of cases) {
-      it(`rejects ${what} (NINES_ERR_INVALID_ARG)`, async () => {
+    for (const [what, msg, code, re] of cases) {
+      it(`rejects ${what} (${code})`, async () => {
         const w = helper.getNode('w');
         const err = await expectError(w, msg);
-        assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+        assert.equal(err.code, code);
         assert.match(err.message, re);
         await roundTrip(w, helper.getNode('out'), { payload: 7 });
         assert.equal(sim.model.banks.holdingRegisters[0], 7);
       });
     }
+  });
+
+  it('refuses 3.7 for an int16 register instead of rounding it to 4, and writes nothing', async () => {
+    await helper.load([deviceNode, writeNode], flow(sim.port, { fc: 6, address: 5, dataType: 'int16' }));
+    const w = helper.getNode('w');
+    sim.model.banks.holdingRegisters[5] = 1;
+    const err = await expectError(w, { payload: 3.7 });
+    assert.equal(err.code, 'NINES_ERR_INVALID_VALUE');
+    assert.match(err.message, /3\.7/);
+    assert.equal(sim.stats.requests, 0);
+    assert.equal(sim.model.banks.holdingRegisters[5], 1);
+    // the node's status stays as it was: a refused value is the msg's fault, not the device's
+    const s = w.status.getCalls().filter((c) => c.thisValue === w).map((c) => c.args[0]);
+    assert.ok(s.every((x) => x.fill !== 'red'), JSON.stringify(s));
   });
 
   it('refuses FC 6 for a type that needs two registers', async () => {
