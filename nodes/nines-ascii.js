@@ -2,13 +2,15 @@
 
 /**
  * nines-ascii: one ASCII (DCON) command per msg to a Brainboxes ED device, the typed reply out.
- * The command is the node's own, or msg.command, or a string msg.payload, in that order.
+ * The command is the node's own, or msg.command, or a string msg.payload, or built from outputs
+ * given as data: msg.payload {outputs: [8 booleans]} or {line: 3, value: true} (lib/ascii-outputs.js).
  */
 
 const { validateCommand } = require('../gateway/drivers/ascii');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
 const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
 const { asciiPayload, latencyMs } = require('./lib/reply');
+const { isOutputsPayload, outputsCommand } = require('./lib/ascii-outputs');
 
 module.exports = function (RED) {
   function NinesAsciiNode (config) {
@@ -28,7 +30,10 @@ module.exports = function (RED) {
         return msg.command.trim();
       }
       if (typeof msg.payload === 'string') return msg.payload.trim();
-      throw invalidArg('msg.command', 'no command: set one in the node, or send msg.command or a string msg.payload such as "@01"');
+      // outputs as data: only when nothing else names a command, so a reply passed on from an
+      // `@AA` read ({outputs, inputs, value}) to a node with its own command never sets outputs
+      if (isOutputsPayload(msg.payload)) return outputsCommand(msg.payload, device.address);
+      throw invalidArg('msg.command', 'no command: set one in the node, or send msg.command, a string msg.payload such as "@01", or msg.payload { outputs: [8 booleans] } or { line: 3, value: true }');
     }
 
     node.on('input', (msg, send, done) => {
@@ -36,6 +41,7 @@ module.exports = function (RED) {
         done(invalidArg('device', RED._('nines-ascii.errors.no-device')));
         return;
       }
+      if (device.configError) { done(nodeError(device.configError, 'NINES_ERR_INVALID_ARG')); return; }
       let command;
       try {
         command = commandFor(msg);

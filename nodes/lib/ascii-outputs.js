@@ -1,0 +1,74 @@
+'use strict';
+
+/**
+ * ED-588 outputs as data instead of hex: msg.payload `{outputs: [true, false, …]}` sets all eight
+ * at once (`@AADD`, output 0 in bit 0), `{line: 3, value: true}` sets one (`#AAA3 01`), built by the
+ * driver's command builders (gateway/drivers/ascii/command.js) with the device's address. Checked
+ * strictly before anything is sent: these move real outputs, so a payload with a key that is
+ * neither (an `@AA` reply passed on, `{outputs, inputs, value}`) is refused, not half-used.
+ */
+
+const { NinesError } = require('../../gateway/base/errors');
+const { setAllOutputs, setOutput } = require('../../gateway/drivers/ascii/command');
+const { invalidArg, nodeError } = require('./errors');
+
+/** Outputs `@AADD` sets: one byte [HW-indirect] */
+const OUTPUT_COUNT = 8;
+/** Lines `#AAAcDD` / `#AABcDD` reach (16-output models; an ED-588 has 0-7 and answers `?` past them) */
+const MAX_LINE = 15;
+const KEYS = ['outputs', 'line', 'value'];
+
+/**
+ * @param {unknown} payload msg.payload
+ * @returns {boolean} true when the payload asks to set outputs (it has outputs, line or value)
+ */
+function isOutputsPayload (payload) {
+  return payload !== null && typeof payload === 'object' && !Array.isArray(payload) && !Buffer.isBuffer(payload) &&
+    KEYS.some((k) => Object.prototype.hasOwnProperty.call(payload, k));
+}
+
+/**
+ * The command that sets the outputs a payload asks for.
+ * @param {object} payload `{outputs: boolean[8]}` or `{line: 0-15, value: boolean}`
+ * @param {string} address the module's address, two hex digits
+ * @returns {string} `@AADD` or `#AAAcDD`
+ * @throws {NinesError} NINES_ERR_INVALID_ARG (shape: a missing, extra or mixed key, a bad line) or
+ *   NINES_ERR_INVALID_VALUE (an output value that is not on or off), naming the msg property
+ */
+function outputsCommand (payload, address) {
+  for (const k of Object.keys(payload)) {
+    if (!KEYS.includes(k)) throw invalidArg(`msg.payload.${k}`, `msg.payload.${k} is not used to set outputs; send { outputs: [8 booleans] } or { line: 3, value: true } alone`);
+  }
+  if (payload.outputs !== undefined) {
+    if (payload.line !== undefined || payload.value !== undefined) {
+      throw invalidArg('msg.payload', 'msg.payload gives both outputs and line/value; send { outputs: [8 booleans] } or { line: 3, value: true }');
+    }
+    const list = payload.outputs;
+    if (!Array.isArray(list) || list.length !== OUTPUT_COUNT) {
+      throw invalidArg('msg.payload.outputs', `msg.payload.outputs must be an array of ${OUTPUT_COUNT} booleans, output 0 first; got ${describe(list)}`);
+    }
+    let byte = 0;
+    list.forEach((v, i) => { if (onOff(v, `msg.payload.outputs[${i}]`)) byte |= 1 << i; });
+    return setAllOutputs(address, byte);
+  }
+  const line = payload.line;
+  if (!Number.isInteger(line) || line < 0 || line > MAX_LINE) {
+    throw invalidArg('msg.payload.line', `msg.payload.line must be an integer from 0 to ${MAX_LINE} (an ED-588 has outputs 0-7); got ${describe(line)}`);
+  }
+  if (payload.value === undefined) throw invalidArg('msg.payload.value', 'msg.payload.value is missing: true sets the line on, false off');
+  return setOutput(address, line, onOff(payload.value, 'msg.payload.value'));
+}
+
+/** An output's value: true/false, 1/0, "on"/"off" (as the Modbus write node takes for a coil) */
+function onOff (v, field) {
+  if (v === true || v === 1 || v === 'on' || v === '1' || v === 'true') return true;
+  if (v === false || v === 0 || v === 'off' || v === '0' || v === 'false') return false;
+  throw nodeError(new NinesError('NINES_ERR_INVALID_VALUE', `${field} must be true/false, 1/0 or "on"/"off"; got ${describe(v)}`, { field, value: v, type: 'bool' }));
+}
+
+function describe (v) {
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  return v === undefined ? 'nothing' : JSON.stringify(v);
+}
+
+module.exports = { isOutputsPayload, outputsCommand, OUTPUT_COUNT };
