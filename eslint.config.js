@@ -34,6 +34,11 @@ module.exports = [
     languageOptions: { sourceType: 'script', globals: { ...globals.browser } }
   },
   {
+    // the editor's shared code, served to the browser as a plain script
+    files: ['resources/**/*.js'],
+    languageOptions: { ecmaVersion: 5, sourceType: 'script', globals: { ...globals.browser, RED: 'readonly', $: 'readonly' } }
+  },
+  {
     files: ['nodes/**/*.html.js', 'test/editor/**/*.js'],
     languageOptions: { globals: { ...globals.browser, RED: 'readonly', $: 'readonly' } }
   }

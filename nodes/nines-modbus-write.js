@@ -15,7 +15,7 @@ const { NinesError } = require('../gateway/base/errors');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
 const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
-const { requestFields, typeOptions, writeOp, intField } = require('./lib/modbus-msg');
+const { requestFields, typeOptions, writeOp } = require('./lib/modbus-msg');
 const { usesTags, nodeTags } = require('./lib/tag-list');
 const { registerTagAdmin } = require('./lib/tag-admin');
 
@@ -65,8 +65,8 @@ module.exports = function (RED) {
     function writeTags (msg, send, done) {
       let writes;
       try {
-        const unitId = msg.unitId === undefined || msg.unitId === null || msg.unitId === '' ? undefined : intField(msg.unitId, 'msg.unitId', 0, 255);
-        writes = encodeTagWrites(tags, msg.payload, { protocol: device.spec.target.protocol, unitId });
+        // tags live on the device's unit, as the read node's do
+        writes = encodeTagWrites(tags, msg.payload, { protocol: device.spec.target.protocol });
         for (const w of writes) w.op = validateOp(w.op);
       } catch (err) {
         const e = nodeError(err, 'NINES_ERR_INVALID_ARG');

@@ -51,9 +51,9 @@ const SUMMARY = {
  */
 const HELP_PROPERTIES = {
   'nines-ascii': { Inputs: [['command', 'payload']], Outputs: [['payload', 'raw', 'latency', 'command']] },
-  'nines-modbus-read': { Inputs: [['fc', 'address', 'quantity', 'unitId']], Outputs: [['payload', 'data', 'buffer', 'latency', 'modbus']] },
-  'nines-modbus-write': { Inputs: [['payload', 'fc', 'address', 'unitId']], Outputs: [['payload', 'modbus', 'latency']] },
-  'nines-poll': { Inputs: [['topic']], Outputs: [['topic', 'payload', 'ts', 'polls'], ['topic', 'payload']] },
+  'nines-modbus-read': { Inputs: [['fc', 'address', 'quantity', 'unitId']], Outputs: [['payload', 'data', 'buffer', 'latency', 'modbus', 'quality', 'ts', 'units', 'reads']] },
+  'nines-modbus-write': { Inputs: [['payload', 'fc', 'address', 'unitId']], Outputs: [['payload', 'modbus', 'latency', 'results']] },
+  'nines-poll': { Inputs: [['topic']], Outputs: [['topic', 'payload', 'quality', 'ts', 'changed', 'units', 'polls'], ['topic', 'payload']] },
   'nines-latency-probe': { Inputs: [['topic']], Outputs: [['topic', 'payload'], ['payload', 'filename'], ['payload']] },
   'nines-latency-merge': { Inputs: [['payload', 'topic']], Outputs: [['topic', 'payload'], ['topic', 'payload', 'timestamp']] },
   'nines-device-status': { Outputs: [['topic', 'payload']] },
@@ -67,7 +67,8 @@ const HELP_TEXTS = [
   ['nines-modbus-write', 'Inputs', 'address', ['0–65535', '0-based', 'no 4xxxx offsets']],
   ['nines-modbus-read', 'Outputs', 'payload', ['FC 1/2: booleans', 'bit 0 first', '2 characters per register']],
   ['nines-ascii', 'Outputs', 'payload', ['{outputs: [8 booleans], inputs: [8 booleans], value}', 'an acknowledged write gives true']],
-  ['nines-poll', 'Outputs', 'payload', ['as in nines modbus read', '{outputs, inputs}']]
+  ['nines-poll', 'Outputs', 'payload', ['as in nines modbus read', '{outputs, inputs}', '{"boiler_temp": 71.3, "pump_on": true}']],
+  ['nines-ascii', 'Inputs', 'payload', ['{outputs: [true, false, …]}', '{line: 3, value: true}']]
 ];
 
 /** The settings each config node's help lists, each as its own list item starting with its name */
