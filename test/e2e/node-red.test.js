@@ -110,6 +110,11 @@ describe(`Node-RED ${require(require.resolve(path.join(process.env.NINES_NODE_RE
     assert.equal(after.msg.value, 0x01FF);
     await inject(flow, 'set all outputs to 0x55');
     await tap.waitFor((m) => m.name === 'lines' && m.msg.value === 0x55FF, 'outputs 0x55');
+    // outputs as data, no hex: all eight at once, then one line
+    await inject(flow, 'set outputs from data (0, 2, 7 on)');
+    await tap.waitFor((m) => m.name === 'lines' && m.msg.value === 0x85FF, 'outputs 0, 2 and 7');
+    await inject(flow, 'set line 3 on (data)');
+    await tap.waitFor((m) => m.name === 'lines' && m.msg.value === 0x8DFF, 'output 3 on as well');
     noErrors();
   });
 
@@ -129,6 +134,32 @@ describe(`Node-RED ${require(require.resolve(path.join(process.env.NINES_NODE_RE
     assert.equal(s.msg.length, 4);
     assert.ok(Math.abs(s.msg[0] - (0xE979 - 0x10000) / 10) < 1e-9, JSON.stringify(s.msg));
     noErrors();
+  });
+
+  it('polls, writes and reads tags by name; refuses 3.7 for an int16 (plc-tags-by-name-poll-read-and-write)', async () => {
+    const hr = modbusSim.model.banks.holdingRegisters;
+    hr.fill(0, 100, 107);
+    modbusSim.model.banks.coils[3] = 0;
+    const flow = await exampleFlow(nr.api, 'plc-tags-by-name-poll-read-and-write', toSims);
+    await deploy(flow);
+    const first = await tap.waitFor((m) => m.name === 'named values', 'the first named values');
+    assert.deepEqual(first.msg.payload, { boiler_temp: 0, setpoint: 0, speed: 0, level: 0, overheat: false, pump_on: false });
+    assert.equal(first.msg.quality.setpoint, 'ok');
+    assert.deepEqual(first.msg.units, { boiler_temp: '°C', setpoint: '°C', speed: 'rpm', level: '%' });
+    await inject(flow, 'write setpoint, speed, level, pump');
+    const results = await tap.waitFor((m) => m.name === 'results', 'the write results');
+    assert.deepEqual(results.msg, { setpoint: { ok: true }, speed: { ok: true }, level: { ok: true }, pump_on: { ok: true } });
+    const polled = await tap.waitFor((m) => m.name === 'named values' && m.msg.payload.setpoint === 72.5, 'the written values polled');
+    assert.deepEqual(polled.msg.changed.sort(), ['level', 'pump_on', 'setpoint', 'speed']);
+    assert.equal(hr[104], 1200);
+    await inject(flow, 'refused: speed 3.7 (int16)');
+    const refused = await tap.waitFor((m) => m.name === 'error', 'the refusal');
+    assert.equal(refused.msg.code, 'NINES_ERR_INVALID_VALUE');
+    assert.equal(hr[104], 1200, 'nothing written');
+    await inject(flow, 'read all tags now');
+    const read = await tap.waitFor((m) => m.name === 'read', 'the read');
+    assert.deepEqual(read.msg.payload, { boiler_temp: 0, setpoint: 72.5, speed: 1200, level: 42.5, overheat: false, pump_on: true });
+    assert.equal(read.msg.reads, 2);
   });
 
   it('polls at 1 kHz in a worker and sends only changes (poll-at-1khz-in-a-worker-emitting-only-changes)', async () => {
