@@ -125,6 +125,13 @@ describe('clean install into a fresh Node-RED user dir (npm install <path>)', fu
     for (const type of TYPES) assert.ok(messages.body[`${PKG.name}/${type}`], `${type} messages`);
   });
 
+  it('serves the tag list editor the dialogs share from the package\'s resources, which it ships', async () => {
+    assert.ok(PKG.files.includes('resources/'), 'package.json files ships resources/');
+    const res = await fetch(`${nr.url}/resources/${PKG.name}/nines-tags.js`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /window\.NinesTags = \{/);
+  });
+
   it('logs no warning or error while Node-RED loads it', () => {
     const log = `${nr.stdout()}\n${nr.stderr()}`;
     const found = [...warnings(nr.stdout(), userDir), ...warnings(nr.stderr(), userDir)];
