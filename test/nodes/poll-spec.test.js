@@ -2,7 +2,7 @@
 
 /**
  * nines-poll's settings → job spec (nodes/lib/poll-spec.js), without a runtime: the rate field
- * takes the forms the dialog's hint names.
+ * takes the forms the dialog's hint names; a tag list becomes a tag job with its planned reads.
  */
 
 const assert = require('node:assert/strict');
@@ -37,5 +37,31 @@ describe('nines-poll settings', () => {
       assert.throws(() => pollSettings(RED, config(rate), 'p'), (e) => e.code === 'NINES_ERR_INVALID_ARG' &&
         /^rate must be "max" or a positive rate .*"10Hz".*"100ms"/.test(e.message), rate);
     }
+  });
+
+  it('makes a tag job of a tag list, numbers typed as text read as numbers, with the units of the tags', () => {
+    const tags = [
+      { name: 'door', table: 'input', address: '0', unit: '' },
+      { name: 'pulses', table: 'counter', address: 2, scale: '0.5', unit: 'l' }
+    ];
+    const s = pollSettings(RED, { ...config('10/s'), source: 'tags', tags }, 'p');
+    assert.equal(s.spec.kind, 'tags');
+    assert.deepEqual(s.spec.tags.map((t) => [t.name, t.address, t.scale]), [['door', 0, 1], ['pulses', 2, 0.5]]);
+    // the lines in one @01, the counter in one #012
+    assert.deepEqual(s.spec.plan.map((b) => b.command), ['@01', '#012']);
+    assert.deepEqual(s.units, { pulses: 'l' });
+    assert.equal(s.spec.decode, null, 'tags are decoded per tag, not by the node\'s type');
+  });
+
+  it('keeps a node without a source on its one request, whatever tags it holds', () => {
+    const s = pollSettings(RED, { ...config('10/s'), tags: [{ name: 'x' }] }, 'p');
+    assert.equal(s.spec.kind, 'command');
+    assert.equal(s.units, null);
+  });
+
+  it('refuses a tag list with every problem, the first field named', () => {
+    const tags = [{ name: 'a', table: 'input', address: 8 }, { name: 'a', table: 'holding', address: 0 }];
+    assert.throws(() => pollSettings(RED, { ...config('10/s'), source: 'tags', tags }, 'p'), (e) => e.code === 'NINES_ERR_INVALID_ARG' &&
+      e.details.field === 'tags[0].address' && e.details.problems.length === 2 && /2 problems in tags/.test(e.message));
   });
 });
