@@ -65,9 +65,10 @@ module.exports = function (RED) {
     function writeTags (msg, send, done) {
       let writes;
       try {
-        // tags live on the device's unit, as the read node's do
-        writes = encodeTagWrites(tags, msg.payload, { protocol: device.spec.target.protocol });
-        for (const w of writes) w.op = validateOp(w.op);
+        // tags live on the device's unit, as the read node's do; a write function code the device
+        // lacks gets the one that stands in (its spec's unsupportedFunctionCodes)
+        writes = encodeTagWrites(tags, msg.payload, { protocol: device.spec.target.protocol, unsupportedFunctionCodes: device.spec.unsupportedFunctionCodes });
+        for (const w of writes) w.ops = w.ops.map((op) => validateOp(op));
       } catch (err) {
         const e = nodeError(err, 'NINES_ERR_INVALID_ARG');
         // encodeTagWrites names the tag; Node-RED users know the msg property

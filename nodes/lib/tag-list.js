@@ -11,14 +11,19 @@
 const crypto = require('node:crypto');
 const { buildTags, planReads, tagContext } = require('../../gateway/tags');
 
-/** Fields the dialog keeps as text until saved; flows edited as JSON may hold "100" for 100 */
-const NUMBER_FIELDS = Object.freeze(['address', 'bit', 'length', 'scale', 'offset', 'deadband']);
+/**
+ * Fields a flow edited as JSON may hold as text ("0.1" for 0.1). Not the address: there a string is
+ * a Modicon reference ("40101", holding register 101) to the core, as in the gateway's YAML, and a
+ * number the address itself; the dialog saves the addresses typed as numbers.
+ */
+const NUMBER_FIELDS = Object.freeze(['bit', 'length', 'scale', 'offset', 'deadband']);
 /** A decimal number as typed: 100, -0.5, .5, 1e3 (not 0x10, not an empty string) */
 const NUMBER_TEXT = /^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?\s*$/i;
 
 /**
  * A stored row → the raw tag the core checks: empty cells and nulls are absent fields (the tag's
- * default), numbers typed as text are numbers. Anything else is passed on for the core to judge.
+ * default), numbers typed as text are numbers (the address aside). Anything else is passed on for
+ * the core to judge.
  * @param {unknown} row
  * @returns {unknown}
  */

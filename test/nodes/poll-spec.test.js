@@ -39,9 +39,9 @@ describe('nines-poll settings', () => {
     }
   });
 
-  it('makes a tag job of a tag list, numbers typed as text read as numbers, with the units of the tags', () => {
+  it('makes a tag job of a tag list, a scale typed as text read as a number, with the units of the tags', () => {
     const tags = [
-      { name: 'door', table: 'input', address: '0', unit: '' },
+      { name: 'door', table: 'input', address: 0, unit: '' },
       { name: 'pulses', table: 'counter', address: 2, scale: '0.5', unit: 'l' }
     ];
     const s = pollSettings(RED, { ...config('10/s'), source: 'tags', tags }, 'p');

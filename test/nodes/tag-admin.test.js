@@ -25,7 +25,7 @@ describe('tag endpoints of the editor', function () {
     const bad = await post('/nines-tags/check', {
       protocol: 'modbus',
       tags: [
-        { name: 'a', table: 'holding', address: '0', type: 'float32' },
+        { name: 'a', table: 'holding', address: 0, type: 'float32' },
         { name: 'b', table: 'holding', address: 1 },
         { name: 'a', table: 'coil', address: 5 },
         { name: 'c', table: 'holding', address: 5, type: 'float128' },
@@ -40,7 +40,7 @@ describe('tag endpoints of the editor', function () {
     assert.match(p.rule, /0 to 65535/);
     assert.match(p.text, /^tags\[5\]\.address: 70000 must be/);
 
-    const good = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ name: 'a', table: 'holding', address: '0', type: 'float32' }, { name: 'b', table: 'coil', address: 1 }] }).expect(200);
+    const good = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ name: 'a', table: 'holding', address: 0, type: 'float32' }, { name: 'b', table: 'coil', address: 1 }] }).expect(200);
     assert.deepEqual(good.body, { count: 2, problems: [], reads: 2 });
   });
 

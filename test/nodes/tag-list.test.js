@@ -12,8 +12,15 @@ const { parseTarget } = require('../../gateway/drivers/target');
 
 describe('node tag lists', () => {
   it('reads numbers typed as text as numbers, and empty cells and nulls as absent fields', () => {
-    assert.deepEqual(rawTag({ name: 'a', table: 'holding', address: '100', scale: ' 0.1 ', offset: '-5', deadband: '1e-1', unit: '', bit: null, readOnly: 'true' }),
+    assert.deepEqual(rawTag({ name: 'a', table: 'holding', address: 100, scale: ' 0.1 ', offset: '-5', deadband: '1e-1', unit: '', bit: null, readOnly: 'true' }),
       { name: 'a', table: 'holding', address: 100, scale: 0.1, offset: -5, deadband: 0.1, readOnly: true });
+  });
+
+  it('leaves an address given as text as it is: the core reads it as a Modicon reference, as in the YAML', () => {
+    assert.deepEqual(rawTag({ name: 'a', address: '40101' }), { name: 'a', address: '40101' });
+    const device = buildDeviceSpec({ name: 'd', target: parseTarget('modbus+tcp://127.0.0.1:502?unitId=1') });
+    const { tags } = tagRead({ tags: [{ name: 'a', address: '40101' }] }, device, 'n1');
+    assert.deepEqual([tags[0].table, tags[0].address], ['holding', 100]);
   });
 
   it('leaves what is not a number for the core to refuse, naming it', () => {
@@ -24,7 +31,7 @@ describe('node tag lists', () => {
   it('keys a read node\'s reader by its id and its tags, so a changed list never meets the old plan', () => {
     const device = buildDeviceSpec({ name: 'd', target: parseTarget('modbus+tcp://127.0.0.1:502?unitId=1') });
     const one = tagRead({ tags: [{ name: 'a', table: 'holding', address: 0 }] }, device, 'n1');
-    const same = tagRead({ tags: [{ name: 'a', table: 'holding', address: '0' }] }, device, 'n1');
+    const same = tagRead({ tags: [{ name: 'a', table: 'holding', address: 0, scale: '1' }] }, device, 'n1');
     const moved = tagRead({ tags: [{ name: 'a', table: 'holding', address: 1 }] }, device, 'n1');
     assert.equal(one.key, same.key);
     assert.notEqual(one.key, moved.key);
