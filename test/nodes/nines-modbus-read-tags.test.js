@@ -87,11 +87,10 @@ describe('nines-modbus-read with a tag list', function () {
     await sim.close();
     const [msg, c] = await outAndCaught({});
     assert.deepEqual(Object.values(msg.payload), [null, null, null, null]);
-    const codes = new Set(Object.values(msg.quality));
-    assert.equal(codes.size, 1);
-    const [code] = codes;
-    assert.match(code, /^NINES_ERR_(CONNECTION_CLOSED|NOT_CONNECTED|CONNECT_FAILED)$/);
-    assert.equal(c.error.code, code);
+    // each read fails as the connection was when it went: closed under it, or not there any more
+    for (const q of Object.values(msg.quality)) assert.match(q, /^NINES_ERR_(CONNECTION_CLOSED|NOT_CONNECTED|CONNECT_FAILED)$/);
+    // Catch nodes get the poll's failure, one of those codes
+    assert.ok(Object.values(msg.quality).includes(c.error.code), `${c.error.code} in ${JSON.stringify(msg.quality)}`);
   });
 
   it('refuses a bad tag list at deploy with the field, and sends nothing', async () => {
