@@ -59,8 +59,9 @@ module.exports = function (RED) {
 
     /**
      * Writes by tag: all values encoded and checked first (nothing sent when one is refused), then
-     * one request per tag in the order given. msg.results says how each went; when one failed, the
-     * msg still goes out and done(err) names it, so Catch nodes see it.
+     * one request per tag in the order given, stopping at the first that fails (the rest are not
+     * sent). msg.results says how each went; when one failed, the msg still goes out and done(err)
+     * names it, so Catch nodes see it.
      */
     function writeTags (msg, send, done) {
       let writes;
@@ -86,10 +87,12 @@ module.exports = function (RED) {
           done();
           return;
         }
-        const names = Object.keys(results).filter((n) => !results[n].ok);
+        const names = Object.keys(results).filter((n) => !results[n].ok && !results[n].skipped);
+        const skipped = Object.keys(results).filter((n) => results[n].skipped);
         const first = results[names[0]];
-        failed(nodeError(new NinesError(first.code, `${names.length} of ${writes.length} tag writes failed (${names.map((n) => `${n}: ${results[n].code}`).join(', ')}): ${first.message}`,
-          { tags: names, results })), done);
+        const after = skipped.length ? `; not sent after it: ${skipped.join(', ')}` : '';
+        failed(nodeError(new NinesError(first.code, `tag write of ${names[0]} failed (${first.code})${after}: ${first.message}`,
+          { tags: names, skipped, results })), done);
       });
     }
 

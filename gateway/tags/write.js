@@ -142,29 +142,36 @@ function describe (v) {
 }
 
 /**
- * Sends encoded writes one after another (a setpoint and its enable, in the order asked).
+ * Sends encoded writes one after another, in the order asked, and stops at the first that fails:
+ * the writes after it are not sent. Order carries meaning in a write such as `{ setpoint: 50,
+ * enable: true }`, and enabling a drive whose new setpoint did not arrive would run it on the old one.
  * @param {TagWrite[]} writes
  * @param {(op: any) => Promise<object>} request a device user's request
- * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written?: string}>}>}
- *   never rejects: each tag says how its write went; a write of several requests that failed part
- *   way says how many of them went through (`written: "1 of 2"`), as the device now holds part of it
+ * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written?: string}|{ok: false, skipped: true, message: string}>}>}
+ *   never rejects: each tag says whether it was written, failed or not sent (skipped); a write of
+ *   several requests that failed part way says how many went through (`written: "1 of 2"`), as the
+ *   device now holds part of it
  */
 async function runTagWrites (writes, request) {
   const results = {};
-  let ok = true;
+  let failed = null;
   for (const w of writes) {
+    if (failed !== null) {
+      results[w.name] = { ok: false, skipped: true, message: `not sent: the write of tag ${JSON.stringify(failed)} before it failed` };
+      continue;
+    }
     let done = 0;
     try {
       for (const op of w.ops) { await request(op); done++; }
       results[w.name] = { ok: true };
     } catch (err) {
       const e = toNinesError(err);
-      ok = false;
+      failed = w.name;
       results[w.name] = { ok: false, code: e.code, message: e.message };
       if (w.ops.length > 1) results[w.name].written = `${done} of ${w.ops.length}`;
     }
   }
-  return { ok, results };
+  return { ok: failed === null, results };
 }
 
 module.exports = { encodeTagWrites, runTagWrites };

@@ -73,7 +73,7 @@ describe('nines-modbus-write with a tag list', function () {
     });
   }
 
-  it('sends the msg with each tag\'s outcome and reports the one the device refused', async () => {
+  it('sends the msg with each tag\'s outcome, reports the one the device refused, and sends none after it', async () => {
     await sim.close();
     sim = await createModbusTcpSimulator({ port: 0, modelOptions: { holes: { holdingRegisters: [[12, 12]] } } });
     await helper.load([deviceNode, writeNode], flow(sim.port));
@@ -83,10 +83,12 @@ describe('nines-modbus-write with a tag list', function () {
     const msg = await out;
     assert.equal(err.code, 'NINES_ERR_MODBUS_EXCEPTION');
     assert.deepEqual(err.details.tags, ['speed']);
+    assert.deepEqual(err.details.skipped, ['level']);
     assert.equal(msg.results.pump_on.ok, true);
     assert.equal(msg.results.speed.code, 'NINES_ERR_MODBUS_EXCEPTION');
-    assert.equal(msg.results.level.ok, true, 'the writes after a refused one still go, in order');
-    assert.equal(sim.model.banks.holdingRegisters[13], 20);
+    // the writes after a refused one are not sent: order carries meaning
+    assert.deepEqual(msg.results.level, { ok: false, skipped: true, message: 'not sent: the write of tag "speed" before it failed' });
+    assert.notEqual(sim.model.banks.holdingRegisters[13], 20);
   });
 
   it('refuses a bad tag list at deploy with the field, and sends nothing', async () => {

@@ -83,14 +83,22 @@ describe('tags/write: writes by name, every value checked before anything is sen
     assert.throws(() => encodeTagWrites(ascii, { valve: 2000 }, { protocol: 'ascii', address: '01' }), /outside the module's -99.999 to \+99.999 V/);
   });
 
-  it('runs writes in order and reports each tag, never throwing', async () => {
+  it('runs writes in order, stops at the first that fails, and reports each tag, never throwing', async () => {
     const sent = [];
-    const writes = encodeTagWrites(tags, { pump: true, raw: 5 }, MODBUS);
+    const writes = encodeTagWrites(tags, { pump: true, raw: 5, setpoint: 20 }, MODBUS);
     const out = await runTagWrites(writes, (op) => {
-      sent.push(op.fc);
-      return op.fc === 6 ? Promise.reject(new NinesError('NINES_ERR_REPLY_TIMEOUT', 'no reply')) : Promise.resolve({});
+      sent.push(op.address);
+      return op.address === 50 ? Promise.reject(new NinesError('NINES_ERR_REPLY_TIMEOUT', 'no reply')) : Promise.resolve({});
     });
-    assert.deepEqual(sent, [5, 6]);
-    assert.deepEqual(out, { ok: false, results: { pump: { ok: true }, raw: { ok: false, code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply' } } });
+    // the setpoint after the failed write is not sent: order carries meaning (a setpoint, then its enable)
+    assert.deepEqual(sent, [3, 50]);
+    assert.deepEqual(out, {
+      ok: false,
+      results: {
+        pump: { ok: true },
+        raw: { ok: false, code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply' },
+        setpoint: { ok: false, skipped: true, message: 'not sent: the write of tag "raw" before it failed' }
+      }
+    });
   });
 });
