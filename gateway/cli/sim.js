@@ -26,6 +26,9 @@ Options:
   --animate            values change over time (for demos): ASCII inputs toggle; Modbus input and
                        holding registers 0 (a counter) and 1 (a sine) and discrete input 0 move
   --max-connections <n> open connections allowed at once (default 32, as many devices allow)
+  --one-at-a-time      modbus: serve one request at a time per connection and drop, unanswered, any
+                       request that arrives while the one before is still being served (as many real
+                       devices do; a client with maxInflight > 1 must fall back to 1)
   --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
   --holes <spec>       addresses the Modbus map lacks (exception 2 when touched), e.g. "hr:50-59,coil:7"
                        (tables coil, di, hr, ir)
@@ -67,7 +70,8 @@ async function main (argv) {
     faults: { type: 'string' },
     duration: { type: 'string' },
     'max-connections': { type: 'string' },
-    holes: { type: 'string' }
+    holes: { type: 'string' },
+    'one-at-a-time': { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   const kind = positionals[0] || 'all';
@@ -99,7 +103,7 @@ async function main (argv) {
     if (kind === 'modbus' || kind === 'all') {
       const { createModbusTcpSimulator } = require('../simulators/modbus');
       const p = kind === 'all' ? C.SIM_MODBUS_PORT : (port ?? C.SIM_MODBUS_PORT);
-      started('Modbus TCP', await createModbusTcpSimulator({ ...common, port: p, modelOptions: { unitIds: [unitId], animate: values.animate, ...holesOption(values.holes) } }));
+      started('Modbus TCP', await createModbusTcpSimulator({ ...common, port: p, oneAtATime: values['one-at-a-time'], modelOptions: { unitIds: [unitId], animate: values.animate, ...holesOption(values.holes) } }));
     }
     if (kind === 'rtu') {
       if (!values.path) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim rtu needs --path <serial device>\n\n${USAGE}`);

@@ -4,9 +4,17 @@
  * Device: owns the connections to one device (at most spec.maxConnections clients, so a PLC that
  * accepts 1-8 connections is never asked for more) and shares them among its users, fairly.
  *
- * - Each connection carries one request at a time (the device discipline). The device hands a
- *   request to a client only when that client is connected and free, so the client's own queue is
- *   never used: queueing, fairness and timeouts live here, where every user is visible.
+ * - Each connection carries one request at a time (the device discipline), or up to spec.maxInflight
+ *   on a Modbus TCP device that serves pipelined requests. The device hands a request to a client only
+ *   when that client is connected and has a free slot (fewer requests in flight than its effective
+ *   limit), so the client's own queue is never used: queueing, fairness and timeouts live here,
+ *   where every user is visible. With several slots per connection, a connection that still has one
+ *   free goes to the back of the free list, so requests spread over the connections before any of
+ *   them carries a second one.
+ * - A pipelining device that turns out to take one request at a time: the client that notices
+ *   falls back to one in flight and warns (NINES_ERR_PIPELINE_UNSUPPORTED, drivers/modbus/
+ *   pipeline-guard.js); the device then limits every one of its connections to one, and its health
+ *   says so (inflight.effective 1, warning) until it is built again.
  * - Each user has a bounded FIFO; a free connection takes the next request from the next user in
  *   round-robin order among users with waiting requests (see queue.js).
  * - Queued deadlines share one lazily armed timer per device; a request handed over gets the rest
@@ -28,20 +36,25 @@ const TIMED_OUT = 2;
 const now = () => performance.now();
 const noop = () => {};
 
+/** @returns {number} the outcome a rejection counts as */
+const outcomeOf = (err) => (err !== null && typeof err === 'object' && err.code === TIMEOUT ? TIMED_OUT : ERROR);
+
 /** One connection: a client and what the device knows of it. */
 class DeviceConnection {
-  constructor (device, client) {
+  constructor (device, client, limit) {
     this.client = client;
     this.up = false; // 'connect' seen, no 'close' since
-    this.busy = false; // carries one of our requests
-    this.idle = false; // in the device's idle list
+    this.inflight = 0; // our requests it carries
+    this.limit = limit; // requests it may carry at once: the device's effective maxInflight
+    this.idle = false; // in the device's idle list (a free slot, as far as the list knows)
     this.planned = false; // closed without an error (a planned reconnect) and not back yet
-    /** @type {DeviceUser|null} whose request it carries */
+    /** @type {DeviceUser|null} whose request it carries (a device without pipelining: one at a time) */
     this.user = null;
     /** Reused for every request: the clients read it synchronously */
     this.opts = { timeoutMs: 0 };
-    this.onOk = (reply) => { device._done(this, OK); return reply; };
-    this.onErr = (err) => { device._done(this, err !== null && typeof err === 'object' && err.code === TIMEOUT ? TIMED_OUT : ERROR); throw err; };
+    // One request at a time: these two serve every request, nothing allocated per request
+    this.onOk = (reply) => { device._done(this, this.user, OK); return reply; };
+    this.onErr = (err) => { device._done(this, this.user, outcomeOf(err)); throw err; };
   }
 }
 
@@ -72,6 +85,11 @@ class Device extends EventEmitter {
     queue.init(this);
     this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0 };
     this._inFlight = 0;
+    // Requests per connection: the spec's maxInflight until the device shows it takes one at a time
+    this._inflightLimit = this.spec.maxInflight;
+    this._pipelined = this.spec.maxInflight > 1;
+    /** @type {{code: string, message: string}|null} */
+    this._warning = null;
   }
 
   /**
@@ -85,10 +103,12 @@ class Device extends EventEmitter {
     if (this._opening) return this._opening;
     const s = this.spec;
     const opts = { timeoutMs: s.timeoutMs, connectTimeoutMs: s.connectTimeoutMs, backoff: s.backoff, reconnect: true, queueMax: 1 };
+    // only a pipelining (Modbus TCP) device names it: other clients take no such option
+    if (this._pipelined) opts.maxInflight = s.maxInflight;
     this._conns = [];
     try {
       for (let i = 0; i < s.maxConnections; i++) {
-        const conn = new DeviceConnection(this, this._createClient(s.target, opts));
+        const conn = new DeviceConnection(this, this._createClient(s.target, opts), this._inflightLimit);
         this._conns.push(conn);
         this._listen(conn);
       }
@@ -144,8 +164,12 @@ class Device extends EventEmitter {
 
   /**
    * @returns {{device: string, state: 'connecting'|'up'|'down'|'closed', since: number,
-   *   lastError: {code: string, message: string}|null, connections: {open: number, max: number}}}
-   *   lastError is the last connection error seen, kept after recovery
+   *   lastError: {code: string, message: string}|null, connections: {open: number, max: number},
+   *   inflight: {max: number, effective: number}, warning: {code: string, message: string}|null}}
+   *   lastError is the last connection error seen, kept after recovery; inflight: requests per
+   *   connection as configured (max) and as used (effective: 1 after a pipelining fallback; the
+   *   requests on the wire now are in stats.inFlight); warning: something that works, but not as
+   *   configured (NINES_ERR_PIPELINE_UNSUPPORTED), kept until the device is built again
    */
   get health () {
     const e = this._lastError;
@@ -154,7 +178,9 @@ class Device extends EventEmitter {
       state: this._state,
       since: this._since,
       lastError: e === null ? null : { code: e.code, message: e.message },
-      connections: { open: this._openCount, max: this.spec.maxConnections }
+      connections: { open: this._openCount, max: this.spec.maxConnections },
+      inflight: { max: this.spec.maxInflight, effective: this._inflightLimit },
+      warning: this._warning
     };
   }
 
@@ -234,10 +260,9 @@ class Device extends EventEmitter {
     return Promise.reject(err);
   }
 
-  /** Hands a request to a free connection. @returns {Promise<object>} the client's reply or error, unchanged */
+  /** Hands a request to a connection with a free slot. @returns {Promise<object>} the client's reply or error, unchanged */
   _call (conn, user, op) {
-    conn.busy = true;
-    conn.user = user;
+    conn.inflight++;
     user._inFlight++;
     this._inFlight++;
     let p;
@@ -246,31 +271,43 @@ class Device extends EventEmitter {
     } catch (err) {
       p = Promise.reject(err);
     }
-    return p.then(conn.onOk, conn.onErr);
+    if (!this._pipelined) {
+      conn.user = user;
+      return p.then(conn.onOk, conn.onErr);
+    }
+    // Still a free slot: back in the list, at the far end, so the other free connections go first
+    if (conn.inflight < conn.limit && !conn.idle) {
+      conn.idle = true;
+      this._idle.unshift(conn);
+    }
+    // Several requests share the connection: each remembers its own user
+    return p.then((reply) => { this._done(conn, user, OK); return reply; }, (err) => { this._done(conn, user, outcomeOf(err)); throw err; });
   }
 
-  /** A connection's request has settled: count it, free the connection, serve who waits. */
-  _done (conn, outcome) {
-    const user = conn.user;
+  /** A connection's request has settled: count it, free its slot, serve who waits. */
+  _done (conn, user, outcome) {
     conn.user = null;
-    conn.busy = false;
+    conn.inflight--;
     user._inFlight--;
     this._inFlight--;
     this._count(user, outcome);
     if (this._closing || !conn.up || conn.client.state !== 'connected') return;
-    conn.idle = true;
-    this._idle.push(conn);
+    if (!conn.idle && conn.inflight < conn.limit) {
+      conn.idle = true;
+      this._idle.push(conn);
+    }
     if (this._queued !== 0) queue.pump(this);
   }
 
-  /** @returns {DeviceConnection|null} a connected, free connection, taken out of the idle list */
+  /** @returns {DeviceConnection|null} a connected connection with a free slot, taken out of the idle list */
   _takeIdle () {
     const idle = this._idle;
     while (idle.length !== 0) {
       const conn = idle.pop();
       conn.idle = false;
-      // A client between a peer's FIN and its 'close' is no longer 'connected': skip it, 'connect' brings it back
-      if (conn.up && conn.client.state === 'connected') return conn;
+      // A client between a peer's FIN and its 'close' is no longer 'connected': skip it, 'connect' brings
+      // it back; one whose limit fell (pipelining fallback) while listed is skipped until a slot frees
+      if (conn.up && conn.client.state === 'connected' && conn.inflight < conn.limit) return conn;
     }
     return null;
   }
@@ -283,7 +320,7 @@ class Device extends EventEmitter {
     client.on('connect', () => {
       if (this._closing) return;
       if (!conn.up) { conn.up = true; this._openCount++; }
-      if (!conn.busy && !conn.idle) { conn.idle = true; this._idle.push(conn); }
+      if (conn.inflight < conn.limit && !conn.idle) { conn.idle = true; this._idle.push(conn); }
       if (this._queued !== 0) queue.pump(this);
       // another connection coming up changes what the health says (connections.open), unless it
       // is back from a planned reconnect, which never said it was gone
@@ -306,6 +343,25 @@ class Device extends EventEmitter {
     client.on('error', (err) => {
       if (!this._closing) this._noteError(err);
     });
+    client.on('warning', (warning) => {
+      if (!this._closing && warning && warning.code === 'NINES_ERR_PIPELINE_UNSUPPORTED') this._fallBack(warning);
+    });
+  }
+
+  /**
+   * One connection's client found that the device takes one request at a time: every connection
+   * of the device carries one from now on (they all talk to the same device), and the health says so.
+   * @param {{code: string, message: string}} warning
+   */
+  _fallBack (warning) {
+    if (this._inflightLimit === 1) return;
+    this._inflightLimit = 1;
+    this._warning = { code: warning.code, message: warning.message };
+    for (const c of this._conns || []) {
+      c.limit = 1;
+      if (typeof c.client.limitInflight === 'function') c.client.limitInflight(1);
+    }
+    this._emitHealth();
   }
 
   /** A connect failure or a dropped connection. @param {Error & {code?: string}} err */

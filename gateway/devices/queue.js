@@ -9,8 +9,9 @@
  * Round-robin: `ring` lists users with waiting requests, in turn order. The user served last is not
  * put back in the ring at once but at the next turn (`lastServed`), so a user that joins meanwhile
  * goes before it: a user flooding the device delays another user's request by at most the requests
- * already on the wire (one per connection). A request that goes straight to a free connection (the
- * hot path) counts as that user's turn too.
+ * already on the wire (one per connection, or maxInflight per connection on a pipelining device: a
+ * free slot is taken in turn exactly like a free connection). A request that goes straight to a free
+ * slot (the hot path) counts as that user's turn too.
  *
  * Deadlines: one timer per device, armed for the earliest queued deadline and re-armed only when a
  * request with an earlier one arrives. With one timeout per user (the usual case) a user's deadlines
@@ -92,7 +93,7 @@ function next (d) {
   return null;
 }
 
-/** Hands waiting requests to free connections, in turn. */
+/** Hands waiting requests to connections with a free slot, in turn. */
 function pump (d) {
   while (d._queued !== 0) {
     const conn = d._takeIdle();

@@ -13,7 +13,9 @@
  *   that stayed up at least backoff.maxMs drops. Merely connecting does not reset it: a device at
  *   its connection limit, or one that accepts and closes at once, would otherwise be hammered at
  *   initialMs forever;
- * - the bounded queue (NINES_ERR_QUEUE_FULL) behind at most one request in flight;
+ * - the bounded queue (NINES_ERR_QUEUE_FULL) behind the requests in flight: one, or up to maxInflight
+ *   on a protocol that matches replies to requests on one connection (Modbus TCP's transaction id);
+ *   the effective limit may drop to 1 (limitInflight) when the device turns out to take one at a time;
  * - per-request deadlines, all served by ONE lazily re-armed timer: it fires about once per
  *   timeoutMs, not once per request, and request() allocates no timer;
  * - the shared counters and the events 'connect', 'close' (err|undefined), 'reconnecting'
@@ -23,7 +25,10 @@
  * - this._transport (set in its constructor): open(connectTimeoutMs, cb(err|null)), close(cb), and
  *   drop() if it uses _reopen(); the transport calls back _onDown(err) when an open connection is
  *   lost (err: NINES_ERR_CONNECTION_CLOSED);
- * - _pump(): write the next queued request if the line is free;
+ * - _pump(): write queued requests while the connection has a free slot;
+ * - where requests in flight live: this._inflight, the one request on the wire, when maxInflight is 1
+ *   (the fast path: no collection touched per request); else the Set this._flight, in send order.
+ *   The base fails them on timeout, drop and close; the subclass adds and removes them;
  * - requests with fields deadline (bigint hrtime ns), sentNs (0n until written), timeoutMs,
  *   resolve, reject and describe();
  * - hooks, called at the right moment (defaults do nothing): _onUp(), _onDrop(), _onClosing(),
@@ -53,8 +58,8 @@ class Connection extends EventEmitter {
   /**
    * @param {import('./target').Target} target parsed target, checked by the subclass
    * @param {{timeoutMs: number, connectTimeoutMs: number, queueMax: number, reconnect: boolean,
-   *   backoff: {initialMs: number, maxMs: number}, random: () => number}} o checked options
-   *   (connection-options.js)
+   *   backoff: {initialMs: number, maxMs: number}, random: () => number, maxInflight?: number}} o checked
+   *   options (connection-options.js; maxInflight, 1 when absent, from a protocol that pipelines)
    * @param {Record<string, number>} [counters] the protocol's own counters, with their initial 0
    */
   constructor (target, o, counters) {
@@ -89,8 +94,14 @@ class Connection extends EventEmitter {
     this._state = 'idle';
     // The transport is open (it may be 'reconnecting' already: a reopen or the peer's FIN under way)
     this._connected = false;
-    /** @type {any} the request on the wire */
+    const maxInflight = o.maxInflight === undefined ? 1 : o.maxInflight;
+    this._maxInflight = maxInflight;
+    // The effective limit: maxInflight until the device shows it takes one request at a time
+    this._limit = maxInflight;
+    /** @type {any} the request on the wire (maxInflight 1) */
     this._inflight = null;
+    /** @type {Set<any>|null} the requests on the wire, oldest first (maxInflight > 1); null at 1 */
+    this._flight = maxInflight > 1 ? new Set() : null;
     /** @type {any[]} FIFO behind it, at most queueMax */
     this._queue = [];
     /** @type {Array<{resolve: () => void, reject: (err: Error) => void}>} connect() callers waiting for the next attempt */
@@ -121,8 +132,35 @@ class Connection extends EventEmitter {
   /** @returns {number} ms allowed per connection attempt */
   get connectTimeoutMs () { return this._connectTimeoutMs; }
 
-  /** @returns {number} requests allowed to wait behind the one in flight */
+  /** @returns {number} requests allowed to wait behind the ones in flight */
   get queueMax () { return this._queueMax; }
+
+  /** @returns {number} requests one connection may carry at once, as configured (1 unless pipelining) */
+  get maxInflight () { return this._maxInflight; }
+
+  /**
+   * @returns {number} requests the connection carries at most now: maxInflight, or less once lowered
+   *   by limitInflight() (a device that takes one request at a time)
+   */
+  get effectiveInflight () { return this._limit; }
+
+  /** @returns {number} requests on the wire now */
+  get inFlight () {
+    return this._flight === null ? (this._inflight === null ? 0 : 1) : this._flight.size;
+  }
+
+  /**
+   * Lowers the number of requests written before their replies come (never raises it above
+   * maxInflight). Requests already on the wire stay there; new ones wait until fewer are in flight.
+   * @param {number} n at least 1
+   * @returns {boolean} whether the limit changed
+   */
+  limitInflight (n) {
+    const limit = Math.max(1, Math.min(this._limit, Math.floor(n)));
+    if (limit === this._limit) return false;
+    this._limit = limit;
+    return true;
+  }
 
   /** @returns {boolean} whether the client reconnects by itself */
   get reconnect () { return this._reconnect; }
@@ -135,7 +173,7 @@ class Connection extends EventEmitter {
    * @returns {Record<string, number>}
    */
   get stats () {
-    return { ...this._stats, queued: this._queue.length, inFlight: this._inflight === null ? 0 : 1 };
+    return { ...this._stats, queued: this._queue.length, inFlight: this.inFlight };
   }
 
   /**
@@ -153,7 +191,7 @@ class Connection extends EventEmitter {
   }
 
   /**
-   * Closes the client for good: stops reconnecting, rejects the request in flight, the queued ones
+   * Closes the client for good: stops reconnecting, rejects the requests in flight, the queued ones
    * and connect() callers with NINES_ERR_CLOSED, and closes the connection. Idempotent.
    * @returns {Promise<void>} resolves when the socket or port is closed (after 'close' if it was open)
    */
@@ -165,9 +203,7 @@ class Connection extends EventEmitter {
     if (this._timer !== null) { clearTimeout(this._timer); this._timer = null; this._timerAt = 0n; }
     if (this._reconnectTimer !== null) { clearTimeout(this._reconnectTimer); this._reconnectTimer = null; }
     this._onClosing();
-    const p = this._inflight;
-    this._inflight = null;
-    if (p !== null) this._fail(p, this._closedError(p.describe()), 'closed');
+    this._failInflight((p) => this._closedError(p.describe()), 'closed');
     this._rejectQueue((q) => this._closedError(q.describe()), 'closed');
     this._settleWaiters(this._closedError());
     this._closing = new Promise((resolve) => this._transport.close(resolve)).then(() => {
@@ -224,10 +260,8 @@ class Connection extends EventEmitter {
     const expected = this._expectedDrop;
     this._expectedDrop = null;
     this._stats.drops++;
-    this._onDrop();
-    const p = this._inflight;
-    this._inflight = null;
-    if (p !== null) this._fail(p, this._lostError(p, err), 'connectionLost');
+    this._onDrop(expected);
+    this._failInflight((p) => this._lostError(p, err), 'connectionLost');
     // A connection that stayed up a while earned a fresh backoff; one that drops at once keeps growing it
     if (Date.now() - this._upSince >= this._backoff.maxMs) this._backoff.reset();
     if (expected === 'reopen' || this._reconnect) {
@@ -334,6 +368,26 @@ class Connection extends EventEmitter {
     p.reject(err);
   }
 
+  /**
+   * Rejects every request in flight (they leave the in-flight set before any is rejected).
+   * @param {(p: Request) => Error} makeError
+   * @param {string} counter
+   */
+  _failInflight (makeError, counter) {
+    const flight = this._flight;
+    if (flight === null) {
+      const p = this._inflight;
+      if (p === null) return;
+      this._inflight = null;
+      this._fail(p, makeError(p), counter);
+      return;
+    }
+    if (flight.size === 0) return;
+    const all = [...flight];
+    flight.clear();
+    for (const p of all) this._fail(p, makeError(p), counter);
+  }
+
   /** @param {(p: Request) => Error} makeError @param {string} counter */
   _rejectQueue (makeError, counter) {
     const q = this._queue;
@@ -360,11 +414,23 @@ class Connection extends EventEmitter {
     this._timer = null;
     this._timerAt = 0n;
     const now = hrtime();
-    const p = this._inflight;
-    if (p !== null && p.deadline <= now) {
-      this._inflight = null;
-      this._fail(p, this._timeoutError(p), 'timeouts');
-      this._afterTimeout(p);
+    const flight = this._flight;
+    if (flight === null) {
+      const p = this._inflight;
+      if (p !== null && p.deadline <= now) {
+        this._inflight = null;
+        this._fail(p, this._timeoutError(p), 'timeouts');
+        this._afterTimeout(p);
+      }
+    } else {
+      // Deleting the entry being visited is safe in a Set; the state may change under us (a hook
+      // that resets the connection empties the set), and then the loop ends
+      for (const p of flight) {
+        if (p.deadline > now) continue;
+        flight.delete(p);
+        this._fail(p, this._timeoutError(p), 'timeouts');
+        this._afterTimeout(p);
+      }
     }
     const q = this._queue;
     for (let i = 0; i < q.length;) {
@@ -377,25 +443,29 @@ class Connection extends EventEmitter {
     this._pump();
     const rest = this._queue;
     let next = this._inflight === null ? 0n : this._inflight.deadline;
+    if (flight !== null) for (const p of flight) if (next === 0n || p.deadline < next) next = p.deadline;
     for (let i = 0; i < rest.length; i++) if (next === 0n || rest[i].deadline < next) next = rest[i].deadline;
     if (next !== 0n) this._watch(next);
   }
 
   // --- hooks (defaults) ----------------------------------------------------------------------------
 
-  /** Writes queued requests while the line is free. */
+  /** Writes queued requests while the connection has a free slot. */
   _pump () {}
 
   /** The connection just opened: reset the protocol's per-connection state. */
   _onUp () {}
 
-  /** The open connection was lost (before the request in flight fails). */
-  _onDrop () {}
+  /**
+   * The open connection was lost (before the requests in flight fail).
+   * @param {null|'reopen'|'expected'} expected null when nobody planned it (the peer closed, the network failed)
+   */
+  _onDrop (expected) {}
 
   /** close() was called: stop the protocol's own timers. */
   _onClosing () {}
 
-  /** The request in flight has just failed with NINES_ERR_REPLY_TIMEOUT. @param {Request} p */
+  /** A request in flight has just failed with NINES_ERR_REPLY_TIMEOUT. @param {Request} p */
   _afterTimeout (p) {}
 
   /**

@@ -36,7 +36,8 @@ describe('Device: health', function () {
     const device = new Device({ name: 'plc', target: sim.url, maxConnections: 3 }, { now: () => t++ });
     cleanup.push(device);
     const log = healthLog(device);
-    assert.deepEqual(device.health, { device: 'plc', state: 'connecting', since: 1000, lastError: null, connections: { open: 0, max: 3 } });
+    assert.deepEqual(device.health, { device: 'plc', state: 'connecting', since: 1000, lastError: null, connections: { open: 0, max: 3 },
+      inflight: { max: 1, effective: 1 }, warning: null });
     await device.open();
     await device.open(); // idempotent
     await waitFor(() => sim.stats.connections === 3, 'the simulator to accept three connections');

@@ -13,6 +13,8 @@ const { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS } 
 const RTU_TURNAROUND_MS = 100;
 /** TCP keep-alive probe delay */
 const TCP_KEEPALIVE_MS = 10000;
+/** Requests one Modbus TCP connection may carry at once (as devices/spec.js allows a device) */
+const MAX_INFLIGHT = 64;
 
 /**
  * @typedef {object} ClientOptions
@@ -23,6 +25,9 @@ const TCP_KEEPALIVE_MS = 10000;
  * @property {{initialMs?: number, maxMs?: number}} [backoff] reconnect delays (capped exponential with jitter)
  * @property {() => number} [random=Math.random] jitter source, injectable for tests
  * @property {number} [keepAliveMs=10000] TCP keep-alive initial delay
+ * @property {number} [maxInflight=1] Modbus TCP only: requests written on the connection before their replies
+ *   come (1-64), matched by transaction id and unit in any order. It drops to 1 by itself, with a
+ *   NINES_ERR_PIPELINE_UNSUPPORTED warning, when the device turns out to serve one at a time (pipeline-guard.js)
  * @property {number} [silenceUs] RTU inter-frame gap (t3.5) enforced between frames; default from the baud rate
  * @property {number} [quietMs] RTU: after a timeout, the next request waits until the line has been quiet this
  *   long (every byte received restarts it), so the timed-out request's late reply cannot be taken for the next
@@ -33,6 +38,7 @@ const TCP_KEEPALIVE_MS = 10000;
 
 const MODBUS_DEFAULTS = Object.freeze({
   keepAliveMs: TCP_KEEPALIVE_MS,
+  maxInflight: 1,
   silenceUs: undefined,
   quietMs: undefined,
   turnaroundMs: RTU_TURNAROUND_MS,
@@ -49,6 +55,7 @@ const MODBUS_DEFAULTS = Object.freeze({
 function normalizeOptions (opts) {
   const o = normalizeConnectionOptions(opts, 'Modbus client', MODBUS_DEFAULTS);
   intIn(o.keepAliveMs, 'keepAliveMs', 0, MAX_TIMER_MS);
+  intIn(o.maxInflight, 'maxInflight', 1, MAX_INFLIGHT);
   if (o.quietMs !== undefined) intIn(o.quietMs, 'quietMs', 0, MAX_TIMER_MS);
   intIn(o.turnaroundMs, 'turnaroundMs', 0, 60000);
   if (o.silenceUs !== undefined) intIn(o.silenceUs, 'silenceUs', 0, 1e6);
@@ -56,4 +63,4 @@ function normalizeOptions (opts) {
   return o;
 }
 
-module.exports = { normalizeOptions, checkTimeoutMs, MAX_TIMER_MS, RTU_TURNAROUND_MS, TCP_KEEPALIVE_MS };
+module.exports = { normalizeOptions, checkTimeoutMs, MAX_TIMER_MS, MAX_INFLIGHT, RTU_TURNAROUND_MS, TCP_KEEPALIVE_MS };

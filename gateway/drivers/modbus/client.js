@@ -13,6 +13,13 @@
  * 'data' handler settles the promise synchronously when the frame completes, the encoded request is
  * cached on the normalized op, and one lazily re-armed timer per client covers every deadline
  * (it fires about once per timeoutMs, not once per request).
+ *
+ * Pipelining (Modbus TCP, maxInflight > 1): up to maxInflight requests are written before their replies
+ * come, each matched by transaction id and unit in any order (tcp-transport.js, which resets the
+ * connection on a reply that does not fit rather than risk a mis-match; a PDU that does not fit its
+ * request does the same here). A device that turns out to take one request at a time makes the client
+ * fall back to one in flight, with a 'warning' (NINES_ERR_PIPELINE_UNSUPPORTED): the rule is in
+ * pipeline-guard.js. At maxInflight 1 none of this runs: the request in flight is one field.
  */
 
 const { NinesError } = require('../../base/errors');
@@ -24,6 +31,7 @@ const { Pending, Reply } = require('./reply');
 const { normalizeOptions, checkTimeoutMs } = require('./client-options');
 const { TcpTransport } = require('./tcp-transport');
 const { RtuTransport } = require('./rtu-transport');
+const { PipelineGuard } = require('./pipeline-guard');
 
 const hrtime = process.hrtime.bigint;
 
@@ -32,8 +40,11 @@ const EMPTY = Buffer.alloc(0);
 /**
  * Modbus TCP / RTU client.
  * Events: 'connect'; 'close' (err|undefined) when an open connection ends; 'reconnecting' ({attempt, delayMs});
- * 'error' (err) for background connect failures and drops, emitted only when someone listens.
- * stats: the shared counters (../connection.js) plus exceptions, badReplies and badFrames.
+ * 'error' (err) for background connect failures and drops, emitted only when someone listens;
+ * 'warning' (NinesError NINES_ERR_PIPELINE_UNSUPPORTED) once, when a pipelining client falls back to one
+ * request in flight.
+ * stats: the shared counters (../connection.js) plus exceptions, badReplies, badFrames, resets, and with
+ * maxInflight > 1 the pipelining evidence pipelineSkipped and pipelinePeerCloses (pipeline-guard.js).
  */
 class ModbusClient extends Connection {
   /**
@@ -47,13 +58,22 @@ class ModbusClient extends Connection {
       throw new NinesError('NINES_ERR_INVALID_TARGET', `a Modbus client needs a modbus+tcp:// or modbus+rtu:// target; got ${t.protocol}://`, { target: t.url });
     }
     const o = normalizeOptions(opts);
+    // A serial line carries one frame at a time and RTU has no transaction id to match replies by
+    if (o.maxInflight !== 1 && t.protocol !== 'modbus+tcp') {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id); got ${o.maxInflight}`,
+        { field: 'maxInflight', value: o.maxInflight, rule: 'must be 1 unless the target is modbus+tcp' });
+    }
     super(t, o, {
       exceptions: 0, // Modbus exception replies (NINES_ERR_MODBUS_EXCEPTION)
-      badReplies: 0, // NINES_ERR_BAD_REPLY / NINES_ERR_BAD_CHECKSUM for the request in flight
-      badFrames: 0 // bytes that fit no frame (trailing garbage, bad MBAP header): dropped
+      badReplies: 0, // NINES_ERR_BAD_REPLY / NINES_ERR_BAD_CHECKSUM for a request in flight
+      badFrames: 0, // bytes that fit no frame (trailing garbage, bad MBAP header): dropped
+      resets: 0, // connections given up because a reply broke the stream (bad MBAP; pipelined: a reply that does not fit)
+      ...(o.maxInflight > 1 ? { pipelineSkipped: 0, pipelinePeerCloses: 0 } : {})
     });
     this._rtu = t.protocol === 'modbus+rtu';
     this._unitId = t.unitId;
+    /** @type {PipelineGuard|null} weighs whether the device really serves pipelined requests (maxInflight > 1) */
+    this._guard = o.maxInflight > 1 ? new PipelineGuard() : null;
     this._transport = this._rtu ? new RtuTransport(t, o, this, this._stats) : new TcpTransport(t, o, this, this._stats);
   }
 
@@ -85,11 +105,17 @@ class ModbusClient extends Connection {
     let resolve, reject;
     const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
     const p = new Pending(o, unitId, timeoutMs, resolve, reject);
-    const idle = this._inflight === null && this._queue.length === 0 && this._state === 'connected' && this._transport.ready();
+    const flight = this._flight;
+    const free = flight === null ? this._inflight === null : flight.size < this._limit;
+    const idle = free && this._queue.length === 0 && this._state === 'connected' && this._transport.ready();
     if (this._refused(p, idle)) return promise;
     if (idle) {
-      this._inflight = p;
-      this._transport.send(p);
+      if (flight === null) {
+        this._inflight = p;
+        this._transport.send(p);
+      } else {
+        this._sendPipelined(p, flight);
+      }
       p.deadline = p.sentNs + timeoutNs;
     } else {
       p.deadline = hrtime() + timeoutNs;
@@ -102,14 +128,49 @@ class ModbusClient extends Connection {
 
   // --- requests ------------------------------------------------------------------------------------
 
-  /** Sends the next queued request when the connection and the line are free (also called by the RTU transport). */
+  /** Sends queued requests while the connection has a free slot and the line is free (also called by the RTU transport). */
   _pump () {
-    if (this._inflight !== null || this._queue.length === 0 || this._state !== 'connected') return;
+    if (this._queue.length === 0 || this._state !== 'connected') return;
+    const flight = this._flight;
+    if (flight !== null) {
+      while (flight.size < this._limit && this._queue.length !== 0 && this._state === 'connected' && this._transport.ready()) {
+        this._sendPipelined(/** @type {Pending} */ (this._queue.shift()), flight);
+      }
+      return;
+    }
+    if (this._inflight !== null) return;
     if (!this._transport.ready()) return;
     if (this._rtu && this._transport.held && !this._dropLate()) return;
     const p = /** @type {Pending} */ (this._queue.shift());
     this._inflight = p;
     this._transport.send(p);
+  }
+
+  /**
+   * Writes one request beside the ones in flight (maxInflight > 1), noting for the guard whether it
+   * overlaps them.
+   * @param {Pending} p
+   * @param {Set<Pending>} flight
+   */
+  _sendPipelined (p, flight) {
+    /** @type {PipelineGuard} */ (this._guard).sent(p, flight.size);
+    flight.add(p);
+    this._transport.send(p);
+  }
+
+  /**
+   * Takes p out of the requests in flight, when it is still there.
+   * @param {Pending} p
+   * @returns {boolean} false when p is no longer in flight (timed out, failed, or the connection was reset)
+   */
+  _land (p) {
+    const flight = this._flight;
+    if (flight === null) {
+      if (p !== this._inflight) return false;
+      this._inflight = null;
+      return true;
+    }
+    return flight.delete(p);
   }
 
   /**
@@ -133,17 +194,17 @@ class ModbusClient extends Connection {
     return false;
   }
 
-  /** Transport: a frame answering the request in flight. */
+  /** Transport: a frame answering a request in flight. */
   _onResponse (p, buf, frameStart, frameEnd, pduStart, pduEnd) {
     const doneNs = hrtime();
-    if (p !== this._inflight) return;
-    this._inflight = null;
+    if (!this._land(p)) return;
     const raw = frameStart === 0 && frameEnd === buf.length ? buf : buf.subarray(frameStart, frameEnd);
     const reply = new Reply(p, raw, doneNs);
     const err = decodeInto(reply, buf, pduStart, pduEnd, p.op, p.unitId);
     if (err === null) {
       this._stats.ok++;
       this._answered();
+      if (this._guard !== null) this._guard.answered(p);
       p.resolve(reply);
     } else {
       err.details.raw = raw.toString('hex');
@@ -152,9 +213,17 @@ class ModbusClient extends Connection {
       if (err.code === 'NINES_ERR_MODBUS_EXCEPTION') {
         // The device answered: the link is fine
         this._answered();
+        if (this._guard !== null) this._guard.answered(p);
         this._fail(p, err, 'exceptions');
       } else {
+        if (this._flight !== null) err.details.reset = true;
         this._fail(p, err, 'badReplies');
+        if (this._flight !== null) {
+          // Pipelined, a reply that does not fit its request may be another request's: trust no later one
+          this._transport.reset('reply does not fit its request', `the reply to ${p.describe()} does not fit it (${err.message}): ` +
+            'the replies can no longer be matched to requests, so the connection is reset', err.details.raw, null);
+          return;
+        }
       }
     }
     if (this._queue.length !== 0) this._pump();
@@ -162,18 +231,37 @@ class ModbusClient extends Connection {
 
   /** Transport: the frame answering the request in flight is malformed. */
   _onFrameError (p, err) {
-    if (p !== this._inflight) return;
-    this._inflight = null;
+    if (!this._land(p)) return;
     err.doneNs = hrtime();
     this._fail(p, err, 'badReplies');
     if (this._queue.length !== 0) this._pump();
   }
 
+  /**
+   * Transport (TCP): the byte stream cannot be trusted any more and the socket is about to be destroyed.
+   * Every request in flight fails now with NINES_ERR_BAD_REPLY (culprit: the one whose reply broke it);
+   * the drop that follows finds none left, so it counts as ours, not as the peer's.
+   * @param {string} message what was wrong
+   * @param {string} hex the offending bytes
+   * @param {Pending|null} culprit
+   */
+  _onBroken (message, hex, culprit) {
+    this._stats.resets++;
+    const doneNs = hrtime();
+    const details = (p) => ({ raw: hex, target: this._target.url, op: p.op, unitId: p.unitId, reset: true });
+    this._failInflight((p) => {
+      const err = p === culprit || this._flight === null
+        ? new NinesError('NINES_ERR_BAD_REPLY', `reply to ${p.describe()}: ${message}`, details(p))
+        : new NinesError('NINES_ERR_BAD_REPLY', `${p.describe()} got no reply it could trust: ${message}`, details(p));
+      err.doneNs = doneNs;
+      return err;
+    }, 'badReplies');
+  }
+
   /** Transport: an RTU broadcast was written; no reply comes. */
   _onNoReply (p) {
     const doneNs = hrtime();
-    if (p !== this._inflight) return;
-    this._inflight = null;
+    if (!this._land(p)) return;
     this._stats.ok++;
     p.resolve(new Reply(p, EMPTY, doneNs));
     if (this._queue.length !== 0) this._pump();
@@ -184,6 +272,42 @@ class ModbusClient extends Connection {
   /** A late answer to the timed-out request must not be taken for the next one's. @param {Pending} p */
   _afterTimeout (p) {
     this._transport.abort(p);
+    const guard = this._guard;
+    if (guard !== null && guard.timedOut(p)) this._fallBack();
+  }
+
+  /** A peer that closes on overlapping requests counts against pipelining. @param {null|string} expected */
+  _onDrop (expected) {
+    const guard = this._guard;
+    if (guard === null || expected !== null) return;
+    if (guard.peerClosed(this.inFlight)) this._fallBack();
+  }
+
+  /**
+   * The device does not serve pipelined requests (pipeline-guard.js): one request in flight from now
+   * on, said once with a 'warning'. Requests already on the wire stay there.
+   */
+  _fallBack () {
+    const guard = /** @type {PipelineGuard} */ (this._guard);
+    this._stats.pipelineSkipped = guard.skipped;
+    this._stats.pipelinePeerCloses = guard.peerCloses;
+    if (!this.limitInflight(1)) return;
+    const warning = new NinesError('NINES_ERR_PIPELINE_UNSUPPORTED',
+      `${this._target.url} does not serve pipelined requests: ${guard.skipped} request(s) sent while others were in flight went unanswered ` +
+      `although the device answered around them, and ${guard.peerCloses} connection(s) closed with several in flight; ` +
+      `now 1 request in flight instead of ${this._maxInflight}`,
+      { target: this._target.url, maxInflight: this._maxInflight, effective: 1, skipped: guard.skipped, peerCloses: guard.peerCloses, overlapsAnswered: guard.overlapsAnswered });
+    this.emit('warning', warning);
+  }
+
+  /** @returns {Record<string, number>} the counters (../connection.js), the pipelining evidence up to date */
+  get stats () {
+    const guard = this._guard;
+    if (guard !== null) {
+      this._stats.pipelineSkipped = guard.skipped;
+      this._stats.pipelinePeerCloses = guard.peerCloses;
+    }
+    return super.stats;
   }
 
   /** Retrying cannot help when the serialport package is missing. @param {NinesError} err */

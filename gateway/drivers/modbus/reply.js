@@ -29,6 +29,8 @@ class Pending {
     /** @type {bigint} hrtime ns just before the write; 0n until written */
     this.sentNs = 0n;
     this.tid = 0;
+    /** Pipelining evidence (pipeline-guard.js): replies taken before this one was written, -1 if none was in flight */
+    this.overlap = -1;
   }
 
   /** @returns {string} "unit 1 FC3 address 0 quantity 10" */

@@ -2,9 +2,22 @@
 
 /**
  * Modbus TCP transport: one socket, MBAP framing in both directions, and the match of each response
- * to the request in flight by transaction id and unit id (the function code is checked by the PDU
- * decoder). The client (client.js, on ../connection.js) owns the queue, timeouts and reconnects; this file
+ * to its request by transaction id and unit id (the function code is checked by the PDU decoder).
+ * The client (client.js, on ../connection.js) owns the queue, timeouts and reconnects; this file
  * only moves frames.
+ *
+ * One request in flight (maxInflight 1, the default and the benchmarked path): the request on the wire
+ * is one field, a reply carrying any other transaction id is dropped as late (counted), and a reply from
+ * the wrong unit fails only its request. Nothing per request is allocated or looked up.
+ *
+ * Pipelined (maxInflight > 1): requests in flight are kept by transaction id, and each reply goes to
+ * the request with its id, in whatever order replies come. Here a reply that does not fit means the
+ * byte stream can no longer be trusted to say which reply is whose, so the connection is reset
+ * (every request in flight fails, NINES_ERR_BAD_REPLY with details.reset, then the client reconnects)
+ * rather than risk giving one request another's answer: a transaction id that is neither in flight
+ * nor owed (below), a reply from another unit than its request's, and (checked by the client) a
+ * PDU that does not fit its request. A late reply to a timed-out request (its id is owed) is still
+ * only dropped.
  *
  * A late reply carries the transaction id of its timed-out request, so it is dropped, unless that id has
  * come round again: ids are 16 bits and wrap after 65,536 requests. So the id of a request that timed
@@ -18,10 +31,13 @@
  *   send(pending)                          writes the request synchronously; sets pending.sentNs
  *   abort(pending)                         the request in flight timed out: forget it
  *   close(cb)                              closes, cb when the socket is gone
+ *   reset(cause, message, hex, culprit)    TCP: fail everything in flight and drop the connection
  * and calls back into the client ("sink"):
  *   sink._onResponse(pending, buf, frameStart, frameEnd, pduStart, pduEnd)  a frame answering the request
  *                                           in flight (the PDU is checked by the client)
  *   sink._onFrameError(pending, err)        the frame answering it is malformed (coded error)
+ *   sink._onBroken(message, hex, culprit)   TCP: the stream cannot be trusted; fail every request in
+ *                                           flight (the socket is destroyed right after)
  *   sink._onNoReply(pending)                RTU broadcast written: no reply will come
  *   sink._onDown(err)                       an open connection was lost (err: NINES_ERR_CONNECTION_CLOSED)
  *   sink._pump()                            the line became free (RTU)
@@ -42,7 +58,7 @@ const MAX_OWED_TIDS = 4096;
 class TcpTransport {
   /**
    * @param {{host: string, port: number, url: string}} target parsed modbus+tcp target
-   * @param {{keepAliveMs: number}} opts
+   * @param {{keepAliveMs: number, maxInflight: number}} opts
    * @param {object} sink the client (see the file header)
    * @param {{lateReplies: number, badFrames: number}} stats counters of the client, updated in place
    */
@@ -56,8 +72,10 @@ class TcpTransport {
     this._up = false;
     // Set once a frame handler or a fatal framing error has given the socket up: stop reading at once
     this._dead = false;
-    /** @type {any} the request in flight, or null */
+    /** @type {any} the request in flight, or null (maxInflight 1) */
     this._p = null;
+    /** @type {Map<number, any>|null} transaction id → request in flight (maxInflight > 1); null at 1 */
+    this._byTid = opts.maxInflight > 1 ? new Map() : null;
     this._tid = 0;
     /** @type {Set<number>} transaction ids of timed-out requests whose replies may still come, oldest first */
     this._owedTids = new Set();
@@ -88,6 +106,7 @@ class TcpTransport {
     this._cause = null;
     this._rxLen = 0;
     this._p = null;
+    if (this._byTid !== null) this._byTid.clear();
     this._owedTids.clear();
     let settled = false;
     let lastError = null;
@@ -130,6 +149,7 @@ class TcpTransport {
       this._up = false;
       this._dead = true;
       this._p = null;
+      if (this._byTid !== null) this._byTid.clear();
       const done = this._closeCb;
       this._closeCb = null;
       if (done) done();
@@ -153,7 +173,15 @@ class TcpTransport {
   send (p) {
     let tid = (this._tid + 1) & 0xFFFF;
     const owed = this._owedTids;
-    if (owed.size !== 0) while (owed.has(tid)) tid = (tid + 1) & 0xFFFF;
+    const byTid = this._byTid;
+    if (byTid !== null) {
+      // Neither an owed id nor one still in flight (possible only after 65,536 requests went by one)
+      while (owed.has(tid) || byTid.has(tid)) tid = (tid + 1) & 0xFFFF;
+      byTid.set(tid, p);
+    } else {
+      if (owed.size !== 0) while (owed.has(tid)) tid = (tid + 1) & 0xFFFF;
+      this._p = p;
+    }
     this._tid = tid;
     p.tid = tid;
     let buf = this._txBuf;
@@ -171,7 +199,6 @@ class TcpTransport {
     }
     buf[0] = tid >>> 8;
     buf[1] = tid & 0xFF;
-    this._p = p;
     const socket = /** @type {net.Socket} */ (this._socket);
     p.sentNs = process.hrtime.bigint();
     socket.write(buf);
@@ -180,12 +207,17 @@ class TcpTransport {
   }
 
   /**
-   * The request in flight timed out; a late answer will carry its transaction id and be dropped, so that
+   * A request in flight timed out; a late answer will carry its transaction id and be dropped, so that
    * id stays out of use while the answer is owed (file header).
    * @param {{tid: number}} p
    */
   abort (p) {
-    if (this._p === p) this._p = null;
+    if (this._byTid !== null) {
+      if (this._byTid.get(p.tid) !== p) return; // not on this connection (it was reset meanwhile)
+      this._byTid.delete(p.tid);
+    } else if (this._p === p) {
+      this._p = null;
+    }
     const owed = this._owedTids;
     owed.add(p.tid);
     if (owed.size > MAX_OWED_TIDS) owed.delete(/** @type {number} */ (owed.values().next().value));
@@ -199,6 +231,7 @@ class TcpTransport {
     const socket = this._socket;
     this._dead = true;
     this._p = null;
+    if (this._byTid !== null) this._byTid.clear();
     if (!socket || socket.destroyed) { cb(); return; }
     this._closeCb = cb;
     socket.destroy();
@@ -265,24 +298,46 @@ class TcpTransport {
     return -1;
   }
 
-  /** @param {string} message @param {string} hex */
+  /**
+   * The MBAP header cannot be trusted: the stream is lost. Every request in flight fails and the
+   * socket is dropped (the client reconnects).
+   * @param {string} message
+   * @param {string} hex the bytes from the bad header on
+   */
   _fatal (message, hex) {
     this._stats.badFrames++;
+    this.reset('bad MBAP header', message, hex, null);
+  }
+
+  /**
+   * Gives the connection up after input it cannot trust: stops reading at once, has the client fail
+   * every request in flight (culprit: the one whose reply it was, when known), and destroys the socket;
+   * the drop then reports `cause` and the client reconnects. The requests leave the map before any
+   * of them fails, so a reply can never reach one of them afterwards.
+   * @param {string} cause short reason, for the drop's error
+   * @param {string} message what was wrong, for the requests' errors
+   * @param {string} hex the offending bytes
+   * @param {any} culprit
+   */
+  reset (cause, message, hex, culprit) {
+    if (this._dead) return;
     this._dead = true;
     this._rxLen = 0;
-    const p = this._p;
-    this._p = null;
+    this._cause = cause;
     const socket = this._socket;
-    this._cause = 'bad MBAP header';
-    if (p !== null) {
-      this._sink._onFrameError(p, new NinesError('NINES_ERR_BAD_REPLY', `reply to ${p.describe()}: ${message}`,
-        { raw: hex, target: this._target.url }));
-    }
+    const single = this._p;
+    this._p = null;
+    if (this._byTid !== null) this._byTid.clear();
+    this._sink._onBroken(message, hex, culprit !== null ? culprit : single);
     if (socket) socket.destroy();
   }
 
   /** @param {Buffer} buf @param {number} s frame start @param {number} e frame end */
   _onFrame (buf, s, e) {
+    if (this._byTid !== null) {
+      this._onPipelinedFrame(buf, s, e);
+      return;
+    }
     const p = this._p;
     const tid = (buf[s] << 8) | buf[s + 1];
     if (p === null || tid !== p.tid) {
@@ -296,6 +351,34 @@ class TcpTransport {
     if (buf[s + 6] !== p.unitId) {
       this._sink._onFrameError(p, new NinesError('NINES_ERR_BAD_REPLY',
         `reply to ${p.describe()} comes from unit ${buf[s + 6]}`, { raw: buf.toString('hex', s, e), target: this._target.url }));
+      return;
+    }
+    this._sink._onResponse(p, buf, s, e, s + MBAP_LENGTH, e);
+  }
+
+  /**
+   * A frame while several requests may be in flight: it goes to the request with its transaction id;
+   * anything else resets the connection (file header).
+   * @param {Buffer} buf @param {number} s frame start @param {number} e frame end
+   */
+  _onPipelinedFrame (buf, s, e) {
+    const tid = (buf[s] << 8) | buf[s + 1];
+    const byTid = /** @type {Map<number, any>} */ (this._byTid);
+    const p = byTid.get(tid);
+    if (p === undefined) {
+      if (this._owedTids.delete(tid)) {
+        // The late answer to a request that timed out: dropped, and its id may be used again
+        this._stats.lateReplies++;
+        return;
+      }
+      this.reset('unknown transaction id', `a reply carries transaction id ${tid}, which no request in flight or owed on this connection has: ` +
+        'the replies can no longer be matched to requests, so the connection is reset', buf.toString('hex', s, e), null);
+      return;
+    }
+    byTid.delete(tid);
+    if (buf[s + 6] !== p.unitId) {
+      this.reset('reply from the wrong unit', `the reply with transaction id ${tid} comes from unit ${buf[s + 6]}, not ${p.unitId}: ` +
+        'the replies can no longer be matched to requests, so the connection is reset', buf.toString('hex', s, e), p);
       return;
     }
     this._sink._onResponse(p, buf, s, e, s + MBAP_LENGTH, e);

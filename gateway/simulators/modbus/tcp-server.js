@@ -16,6 +16,14 @@
  * and lets 0 be used the same way. Any other unit gets no reply (counted as `ignored`), like a missing slave
  * behind a gateway; clients time out.
  *
+ * Pipelining: a client may write several requests before the replies come (maxInflight > 1). They are all
+ * answered, in the order they arrived, none lost: at once when nothing delays them, else through the reply queue
+ * (latency faults keep the order: each reply is due after the one before it). With `oneAtATime`, the simulator
+ * behaves like the many devices that take one request at a time: a request that arrives while the previous one
+ * is still being served is silently dropped (counted as `busyDropped`). "Still being served" means its reply has
+ * not gone out yet (a latency fault delays it), or it came in the same chunk as the request before it (the
+ * device reads one request per receive and discards the rest). Clients that pipeline must notice and fall back.
+ *
  * Faults (plan.decide() per request): 'reply' with delayMs → answered later, in order; 'drop' → no reply, the
  * request is not executed; 'garbage' → junk bytes instead of the reply, not executed; 'close' → the connection is
  * closed when the reply would have been due. Only 'reply' executes the request, at the time the reply goes out.
@@ -33,7 +41,7 @@ const { ReplyQueue } = require('./reply-queue');
 const { invalid, intOption, stringOption, objectOption, noUnknownKeys } = require('./validate');
 
 const OPTIONS = Object.freeze(['host', 'port', 'model', 'modelOptions', 'faults', 'faultOptions', 'maxConnections',
-  'maxPending', 'directUnitIds']);
+  'maxPending', 'directUnitIds', 'oneAtATime']);
 /** Bytes of the MBAP header needed to check it: transaction id, protocol id, length */
 const MBAP_CHECK_BYTES = 6;
 /** MBAP length field bounds: unit id + a PDU of 1..253 bytes */
@@ -54,6 +62,8 @@ const DEFAULT_DIRECT_UNIT_IDS = Object.freeze([0, 255]);
  * @property {number} refused connections refused ('refuse' fault or maxConnections)
  * @property {number} badFrames connections dropped for a bad MBAP header
  * @property {number} ignored requests to a unit id this device does not serve (no reply)
+ * @property {number} busyDropped requests dropped unanswered because they arrived while the one before was still
+ *   being served (`oneAtATime` only; not counted in `dropped`)
  */
 
 /** One accepted connection: MBAP reassembly, the synchronous fast path and the delayed-reply queue. */
@@ -69,6 +79,8 @@ class Connection {
     this.pending = null;
     this.queue = new ReplyQueue({ plan: sim.faults, maxPending: sim._maxPending, onDue: (item) => this._due(item) });
     this.paused = false;
+    // oneAtATime: a request of the chunk being read has been served, so the rest of the chunk came while busy
+    this.servedInChunk = false;
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this._onData(chunk));
     // Clients vanish (ECONNRESET, EPIPE); that only ends this connection, which 'close' then cleans up.
@@ -93,6 +105,7 @@ class Connection {
     const end = buf.length;
     let off = 0;
     let corked = false;
+    this.servedInChunk = false;
     while (end - off >= MBAP_CHECK_BYTES) {
       // With 6 of the 7 header bytes, unitId reads as undefined; it is only used once the whole ADU is here.
       const mbap = readMbap(buf, off);
@@ -131,6 +144,14 @@ class Connection {
     if (!sim.model.serves(unitId) && !sim._direct[unitId]) {
       stats.ignored++;
       return;
+    }
+    if (sim.oneAtATime) {
+      // Busy: a reply still to go out, or a request before this one in the same chunk
+      if (this.servedInChunk || this.queue.length !== 0) {
+        stats.busyDropped++;
+        return;
+      }
+      this.servedInChunk = true;
     }
     const plan = sim.faults;
     const d = plan.decide();
@@ -209,13 +230,15 @@ class ModbusTcpSimulator {
     /** @type {FaultPlan} change at run time with sim.faults.set(spec), stall with sim.faults.stall(ms) */
     this.faults = o.faults;
     this.maxConnections = o.maxConnections;
+    /** @type {boolean} drop requests that arrive while the one before is being served (file header) */
+    this.oneAtATime = o.oneAtATime;
     this._maxPending = o.maxPending;
     this._direct = new Uint8Array(256);
     for (const id of o.directUnitIds) this._direct[id] = 1;
     /** @type {TcpSimStats} */
     this.stats = {
       connections: 0, open: 0, requests: 0, replies: 0, exceptions: 0, dropped: 0,
-      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0
+      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0, busyDropped: 0
     };
     /** @type {Set<Connection>} */
     this._connections = new Set();
@@ -306,6 +329,8 @@ class ModbusTcpSimulator {
  * @param {number} [options.maxConnections=32] open connections beyond this are refused and counted
  * @param {number} [options.maxPending=64] delayed replies waiting per connection; more are dropped and counted
  * @param {number[]} [options.directUnitIds=[0, 255]] unit ids answered besides the model's ("this device")
+ * @param {boolean} [options.oneAtATime=false] serve one request at a time per connection: one that arrives while
+ *   the one before is still being served is dropped unanswered, as many real devices do (see the file header)
  * @returns {Promise<ModbusTcpSimulator>} listening; `sim.port`, `sim.url`, `sim.stats`, `sim.close()`
  * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad option, NINES_ERR_PORT_IN_USE when the port is taken
  */
@@ -324,6 +349,8 @@ async function createModbusTcpSimulator (options) {
     invalid('directUnitIds', JSON.stringify(ids), 'an array of integers from 0 to 255 (may be empty)');
   }
   o.directUnitIds = ids;
+  if (opts.oneAtATime !== undefined && typeof opts.oneAtATime !== 'boolean') invalid('oneAtATime', opts.oneAtATime, 'true or false');
+  o.oneAtATime = opts.oneAtATime === true;
   o.faults = FaultPlan.parse(opts.faults, opts.faultOptions);
   const sim = new ModbusTcpSimulator(o);
   sim._askedPort = port;
