@@ -14,7 +14,7 @@
 const FOLDERS = ['test/latency', 'test/jobs', 'test/docs', 'test/fuzz'];
 const FILES = {
   'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
-  'test/modbus': ['pdu', 'op'],
+  'test/modbus': ['pdu', 'op', 'pipeline-guard'],
   'test/simulators': ['modbus-model', 'ascii-device', 'faults'],
   'test/devices': ['spec', 'fifo'],
   'test/drivers': ['connection-options'],

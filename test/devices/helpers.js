@@ -36,21 +36,27 @@ async function freePort () {
 
 /**
  * A createClient for Device that builds real clients and records, per client, every hand-over:
- * the timeoutMs it got, and whether the client already had a request (its own queue in use).
- * @returns {{createClient: Function, clients: object[], calls: Array<{timeoutMs: number}>, busyHandOvers: number, opts: object[]}}
+ * the timeoutMs it got, and whether the client had no free slot (as many requests in flight as its
+ * effective maxInflight, or its own queue in use), and the most requests in flight it was handed.
+ * @returns {{createClient: Function, clients: object[], calls: Array<{timeoutMs: number}>, busyHandOvers: number,
+ *   opts: object[], most: number[]}}
  */
 function recordingFactory () {
-  const rec = { clients: [], calls: [], busyHandOvers: 0, opts: [] };
+  const rec = { clients: [], calls: [], busyHandOvers: 0, opts: [], most: [] };
   rec.createClient = (target, opts) => {
     const client = createClient(target, opts);
+    const i = rec.clients.length;
     rec.clients.push(client);
     rec.opts.push(opts);
+    rec.most.push(0);
     const request = client.request.bind(client);
     client.request = (op, o) => {
       const s = client.stats;
-      if (s.inFlight !== 0 || s.queued !== 0) rec.busyHandOvers++;
+      if (s.inFlight >= client.effectiveInflight || s.queued !== 0) rec.busyHandOvers++;
       rec.calls.push({ timeoutMs: o ? o.timeoutMs : undefined });
-      return request(op, o);
+      const p = request(op, o);
+      rec.most[i] = Math.max(rec.most[i], client.inFlight);
+      return p;
     };
     return client;
   };

@@ -273,7 +273,12 @@ class ModbusClient extends Connection {
   _afterTimeout (p) {
     this._transport.abort(p);
     const guard = this._guard;
-    if (guard !== null && guard.timedOut(p)) this._fallBack();
+    if (guard !== null && guard.timedOut(p, hrtime())) this._fallBack();
+  }
+
+  /** Transport (pipelined): the late reply to a timed-out request came. @param {number} tid */
+  _onLateReply (tid) {
+    /** @type {PipelineGuard} */ (this._guard).lateReply(tid);
   }
 
   /** A peer that closes on overlapping requests counts against pipelining. @param {null|string} expected */
@@ -293,7 +298,7 @@ class ModbusClient extends Connection {
     this._stats.pipelinePeerCloses = guard.peerCloses;
     if (!this.limitInflight(1)) return;
     const warning = new NinesError('NINES_ERR_PIPELINE_UNSUPPORTED',
-      `${this._target.url} does not serve pipelined requests: ${guard.skipped} request(s) sent while others were in flight went unanswered ` +
+      `${this._target.url} does not serve pipelined requests: ${guard.skipped} request(s) sent while others were in flight were never answered, ` +
       `although the device answered around them, and ${guard.peerCloses} connection(s) closed with several in flight; ` +
       `now 1 request in flight instead of ${this._maxInflight}`,
       { target: this._target.url, maxInflight: this._maxInflight, effective: 1, skipped: guard.skipped, peerCloses: guard.peerCloses, overlapsAnswered: guard.overlapsAnswered });

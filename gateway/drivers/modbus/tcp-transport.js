@@ -38,6 +38,7 @@
  *   sink._onFrameError(pending, err)        the frame answering it is malformed (coded error)
  *   sink._onBroken(message, hex, culprit)   TCP: the stream cannot be trusted; fail every request in
  *                                           flight (the socket is destroyed right after)
+ *   sink._onLateReply(tid)                  TCP, pipelined: the late reply to a timed-out request came
  *   sink._onNoReply(pending)                RTU broadcast written: no reply will come
  *   sink._onDown(err)                       an open connection was lost (err: NINES_ERR_CONNECTION_CLOSED)
  *   sink._pump()                            the line became free (RTU)
@@ -369,6 +370,7 @@ class TcpTransport {
       if (this._owedTids.delete(tid)) {
         // The late answer to a request that timed out: dropped, and its id may be used again
         this._stats.lateReplies++;
+        this._sink._onLateReply(tid);
         return;
       }
       this.reset('unknown transaction id', `a reply carries transaction id ${tid}, which no request in flight or owed on this connection has: ` +
