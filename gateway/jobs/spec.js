@@ -66,7 +66,8 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   const name = input.name;
   if (typeof name !== 'string' || !NAME_RE.test(name)) throw invalid('name', name, 'must be 1-64 letters, digits, _ . or -');
   const target = device ? device.target : parseTarget(input.target);
-  const maxLanes = device ? device.maxConnections : MAX_LANES;
+  // Each lane is strictly sequential: a device offers maxConnections × maxInflight of them at once
+  const maxLanes = device ? device.maxConnections * (device.maxInflight || 1) : MAX_LANES;
 
   const kinds = OP_KEYS.filter((k) => input[k] !== undefined);
   if (kinds.length !== 1) throw invalid('operation', kinds, 'give exactly one of command, generator, read, write or tags');
@@ -86,7 +87,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   }
   const connections = input.connections === undefined ? 1 : input.connections;
   if (!Number.isInteger(connections) || connections < 1 || connections > maxLanes) {
-    throw invalid('connections', connections, `must be an integer from 1 to ${maxLanes}${device ? ` (the connections of device ${device.name})` : ''}`);
+    throw invalid('connections', connections, `must be an integer from 1 to ${maxLanes}${device ? ` (the connections × requests in flight of device ${device.name})` : ''}`);
   }
   const policy = input.policy === undefined ? PURPOSE_POLICY[purpose] : input.policy;
   if (!POLICIES.includes(policy)) throw invalid('policy', policy, `must be one of ${POLICIES.join(', ')}`);

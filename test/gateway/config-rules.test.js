@@ -232,6 +232,13 @@ describe('gateway/config: every rule names the field path, the value and the rul
       expectOne((o) => { o.jobs[0].connections = 2; }, 'jobs[0].connections', /at most devices.ed588.maxConnections \(1\)/);
       assert.equal(validateConfig((() => { const o = base(); o.devices.ed588.maxConnections = 2; o.jobs[0].connections = 2; return o; })(), { env: {} }).jobs[0].connections, 2);
     });
+    it('a job on a pipelining device may have maxConnections × maxInflight lanes, and no more', () => {
+      const pipelined = (lanes) => (o) => { o.devices.plc1.maxConnections = 2; o.devices.plc1.maxInflight = 4; o.jobs[2].connections = lanes; };
+      expectOne(pipelined(9), 'jobs[2].connections', /at most devices.plc1.maxConnections × maxInflight \(2 × 4 = 8\)/);
+      const o = base();
+      pipelined(8)(o);
+      assert.equal(validateConfig(o, { env: {} }).jobs[2].connections, 8);
+    });
     it('a job naming no defined device is a problem at jobs[i].device', () => {
       expectOne((o) => { o.jobs[0].device = 'ed58'; }, 'jobs[0].device', /is not a device \(did you mean "ed588"\?\)/);
     });

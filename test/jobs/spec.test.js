@@ -44,6 +44,12 @@ describe('jobs/spec: one module builds every job spec', () => {
     assert.equal(buildJobSpec({ name: 'hr', read: '3:0:1', ratePerSec: 1, connections: 2 }, { device: modbus }).connections, 2);
   });
 
+  it('a job on a pipelining device may have as many lanes as the device carries requests: connections × maxInflight', () => {
+    const pipelined = { ...modbus, maxInflight: 8 };
+    assert.equal(buildJobSpec({ name: 'hr', read: '3:0:1', ratePerSec: 1, connections: 16 }, { device: pipelined }).connections, 16);
+    assert.deepEqual(code(() => buildJobSpec({ name: 'hr', read: '3:0:1', ratePerSec: 1, connections: 17 }, { device: pipelined })), ['NINES_ERR_INVALID_ARG', 'connections']);
+  });
+
   it('knows which operations write, and a polling write never catches up late', () => {
     assert.equal(buildJobSpec({ name: 'w', write: { fc: 6, address: 0, value: 1 }, ratePerSec: 1 }, { device: modbus }).writes, true);
     assert.equal(buildJobSpec({ name: 'w', command: '#010001', ratePerSec: 1 }, { device: ascii }).writes, true);

@@ -158,8 +158,12 @@ function checkJobs (problems, raw, devices, deviceNames) {
         problems.add(at('catchUp'), j.catchUp, 'must be skip for a job that writes: a missed write is never sent late');
       }
     }
-    if (device && Number.isInteger(j.connections) && j.connections > device.maxConnections) {
-      problems.add(at('connections'), j.connections, `must be at most devices.${j.device}.maxConnections (${device.maxConnections}): a job cannot use more connections than its device has`);
+    // a lane is one request at a time: a device offers maxConnections × maxInflight lanes at once
+    const lanes = device ? device.maxConnections * (Number.isInteger(device.maxInflight) ? device.maxInflight : 1) : 0;
+    if (device && Number.isInteger(j.connections) && j.connections > lanes) {
+      problems.add(at('connections'), j.connections, lanes === device.maxConnections
+        ? `must be at most devices.${j.device}.maxConnections (${device.maxConnections}): a job cannot use more connections than its device has`
+        : `must be at most devices.${j.device}.maxConnections × maxInflight (${device.maxConnections} × ${device.maxInflight} = ${lanes}): a job cannot have more requests in flight than its device carries`);
     }
 
     /** @type {JobConfig} */
