@@ -29,6 +29,10 @@ Operations:
   --write <op>          Modbus write, e.g. 6:10=123, 16:0=1,2,3, 5:3=on
 Options:
   --connections <list>  connection counts, one run each (default 1; the vendor uses 1,2,4,8)
+  --inflight <list>     requests in flight per connection, one run each per connection count
+                        (default 1; above 1 pipelines on Modbus TCP only: each connection carries
+                        that many requests at once, replies matched by transaction id). A device
+                        that takes one at a time makes the client fall back to 1, and the table says so
   --count <n>           requests per run (default 10000 unless --duration is given)
   --duration <d>        run length instead of a count, e.g. 10s
   --rate <r>            max (closed loop, default) or a fixed rate such as 1000/s (runs in a
@@ -52,6 +56,7 @@ async function main (argv) {
   const { values, positionals } = parse(argv, {
     ...OP_OPTIONS,
     connections: { type: 'string', default: '1' },
+    inflight: { type: 'string', default: '1' },
     count: { type: 'string' },
     duration: { type: 'string' },
     rate: { type: 'string', default: 'max' },
@@ -74,6 +79,7 @@ async function main (argv) {
     read: values.read,
     write: values.write,
     connections: intList(values.connections, 'connections'),
+    inflight: intList(values.inflight, 'inflight'),
     count: posInt(values.count, 'count'),
     durationMs: values.duration === undefined ? undefined : parseDuration(values.duration, '--duration'),
     ratePerSec: parseRate(values.rate, '--rate'),
@@ -96,7 +102,7 @@ async function main (argv) {
   if (tty) {
     run.on('progress', (p) => {
       const of = p.total ? `/${p.total} (${Math.floor(100 * p.done / p.total)}%)` : ` in ${(p.elapsedMs / 1000).toFixed(1)}s`;
-      process.stderr.write(`\r  ${p.connections}x: ${p.done}${of}   `);
+      process.stderr.write(`\r  ${p.connections}x${p.inflight > 1 ? ` ×${p.inflight} in flight` : ''}: ${p.done}${of}   `);
     });
   }
   const stopOnSignal = () => run.stop();
@@ -132,12 +138,15 @@ async function main (argv) {
  * @returns {string}
  */
 function formatTable (runs) {
-  const head = ['conns', 'count', 'req/s', 'mean', 'p50', 'p99', 'p99.9', 'p99.99', 'max', 'errors', 'timeouts'];
+  const pipelined = runs.some((r) => r.inflight > 1);
+  const head = ['conns', ...(pipelined ? ['inflight'] : []), 'count', 'req/s', 'mean', 'p50', 'p99', 'p99.9', 'p99.99', 'max', 'errors', 'timeouts'];
   const behind = runs.some((r) => r.fellBehind);
   if (behind) head.push('rate');
+  // "16→1": asked for 16 in flight, the device took one at a time and the client fell back
+  const inflight = (r) => (r.inflightEffective < r.inflight ? `${r.inflight}→${r.inflightEffective}` : String(r.inflight));
   const rows = runs.map((r) => {
     const row = [
-      String(r.connections), String(r.ok + r.errors + r.timeouts), r.ratePerSec.toFixed(0),
+      String(r.connections), ...(pipelined ? [inflight(r)] : []), String(r.ok + r.errors + r.timeouts), r.ratePerSec.toFixed(0),
       ms(r.summary.mean), ms(r.summary.p50), ms(r.summary.p99), ms(r.summary.p99_9), ms(r.summary.p99_99), ms(r.summary.max),
       String(r.errors), String(r.timeouts)
     ];
@@ -151,6 +160,9 @@ function formatTable (runs) {
   const title = first ? `${first.model} ${first.label} (${how}), latency in ms` : 'no runs';
   const notes = [];
   for (const r of runs) {
+    if (r.inflightEffective < r.inflight) {
+      notes.push(`${r.connections}x ×${r.inflight}: the device did not serve pipelined requests (NINES_ERR_PIPELINE_UNSUPPORTED); the client fell back to ${r.inflightEffective} in flight, and the requests it dropped count as timeouts.`);
+    }
     if (r.fellBehind) {
       notes.push(`${r.connections}x fell behind: achieved ${r.ratePerSec.toFixed(0)}/s of ${r.offered}/s offered (< 95 %)${r.thread === 'main' ? ' on the main thread, whose timers hold about 800 req/s per connection (drop --main-thread)' : ''}; ` +
         'its latencies are those of a slower test. Give more connections or a lower --rate.');

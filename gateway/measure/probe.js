@@ -11,6 +11,7 @@ const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const { startSchedule } = require('../scheduler');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
+const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
 
 /**
  * The Brainboxes latency test as a function: for each connection count (1, 2, 4, 8…) open that many
@@ -24,6 +25,12 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
  * there by default: on the main thread the scheduler waits with 1 ms timers (it must not block the
  * caller's loop), which holds only about 800 requests/s per connection, where a worker holds
  * thousands.
+ *
+ * Pipelining (Modbus TCP): `inflight: [k…]` runs each connection count again with k requests in
+ * flight per connection: each connection is opened with maxInflight k and carries k lanes, each lane
+ * still one request at a time, so n connections at k in flight keep n × k requests outstanding. A
+ * device that turns out to take one request at a time makes its client fall back to one in flight
+ * (drivers/modbus/pipeline-guard.js); the run then says so (`inflightEffective` below `inflight`).
  *
  * A fixed rate that was not held is said, never hidden: a run whose achieved rate is below 95 % of
  * the offered rate is marked `fellBehind` (the sweep's saturation rule). Every run carries its
@@ -39,6 +46,8 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
  * @property {object|string} [read] Modbus read op or "fc:address:quantity"
  * @property {object|string} [write] Modbus write op
  * @property {number[]} [connections=[1]] connection counts, one run each
+ * @property {number[]} [inflight=[1]] requests in flight per connection (Modbus TCP only above 1), one run
+ *   per connection count and value
  * @property {number} [count] requests per run (split over its connections)
  * @property {number} [durationMs] run length when no count is given
  * @property {number} [warmup=0] requests per run sent first and not recorded
@@ -53,6 +62,9 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
 /**
  * @typedef {object} ProbeRunResult
  * @property {number} connections
+ * @property {number} inflight requests in flight per connection asked for (lanes = connections × inflight)
+ * @property {number} inflightEffective the least any connection carried at the end: below inflight when the
+ *   device did not serve pipelined requests and the client fell back
  * @property {string} label operation label (`@AA`, `fc3-0x10`…)
  * @property {string} model device model for file names (`ED-588`, `modbus`)
  * @property {string} name file-name stem, e.g. `ED-588-@AA-1x`
@@ -82,7 +94,7 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
  * Starts a probe.
  * @param {ProbeOptions} opts
  * @returns {EventEmitter & {promise: Promise<{runs: ProbeRunResult[]}>, stop: () => void}}
- *   events: 'progress' ({connections, done, total, elapsedMs}), 'run' (ProbeRunResult)
+ *   events: 'progress' ({connections, inflight, done, total, elapsedMs}), 'run' (ProbeRunResult)
  */
 function runProbe (opts) {
   const o = checkProbeOptions(opts);
@@ -114,7 +126,7 @@ function checkProbeOptions (opts) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `probe ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
   };
   if (!opts || typeof opts !== 'object') fail('options', opts, 'must be an object');
-  const o = { connections: [1], warmup: 0, ratePerSec: Infinity, policy: 'capped', timeoutMs: 1000, connectTimeoutMs: 5000, ...opts };
+  const o = { connections: [1], inflight: [1], warmup: 0, ratePerSec: Infinity, policy: 'capped', timeoutMs: 1000, connectTimeoutMs: 5000, ...opts };
   o.target = parseTarget(o.target);
   // the one job-spec module checks the operation, rate, policy and bounds, before any connection is opened
   const spec = buildJobSpec({
@@ -124,6 +136,14 @@ function checkProbeOptions (opts) {
   o.policy = spec.policy === 'closed' ? o.policy : spec.policy;
   if (!Array.isArray(o.connections) || o.connections.length === 0 || o.connections.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) {
     fail('connections', o.connections, 'must be a non-empty list of whole numbers 1-1024');
+  }
+  if (!Array.isArray(o.inflight) || o.inflight.length === 0 || o.inflight.some((n) => !Number.isInteger(n) || n < 1 || n > MAX_INFLIGHT)) {
+    fail('inflight', o.inflight, `must be a non-empty list of whole numbers 1-${MAX_INFLIGHT}`);
+  }
+  if (o.inflight.some((n) => n > 1)) {
+    // pipelining needs replies matched by transaction id; a new connection per request has nothing to pipeline on
+    if (o.target.protocol !== 'modbus+tcp') fail('inflight', o.inflight, 'must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id)');
+    if (o.reconnectEach) fail('inflight', o.inflight, 'must be 1 with reconnectEach (a connection per request carries one request)');
   }
   if (o.count === undefined && o.durationMs === undefined) fail('count', o.count, 'or durationMs must be given');
   if (o.count !== undefined && o.count < 1) fail('count', o.count, 'must be a whole number ≥ 1');
@@ -141,10 +161,13 @@ async function probeInline (o, ee, control) {
   const model = await deviceModel(o);
   if (o.generator !== undefined) checkGeneratorModel(o.generator, model, o.target.url);
   const runs = [];
-  for (const n of o.connections) {
+  for (const n of o.connections) for (const k of o.inflight) {
     if (control.stopped) break;
     const copts = { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 };
-    const clients = await openClients(n, () => (o.reconnectEach ? new ReconnectEachClient(o.target, copts, createClient) : createClient(o.target, copts)));
+    if (k > 1) copts.maxInflight = k;
+    const conns = await openClients(n, () => (o.reconnectEach ? new ReconnectEachClient(o.target, copts, createClient) : createClient(o.target, copts)));
+    // k lanes per connection: the scheduler keeps each lane to one request at a time
+    const clients = k === 1 ? conns : conns.flatMap((c) => Array.from({ length: k }, () => c));
     try {
       if (o.warmup > 0) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, recorder: new latency.Recorder() });
@@ -167,7 +190,7 @@ async function probeInline (o, ee, control) {
       });
       control.schedule = schedule;
       const total = o.count === undefined ? null : o.count;
-      const progress = () => ee.emit('progress', { connections: n, done: schedule.completed, total, elapsedMs: Date.now() - startMs });
+      const progress = () => ee.emit('progress', { connections: n, inflight: k, done: schedule.completed, total, elapsedMs: Date.now() - startMs });
       const timer = setInterval(progress, 250);
       let outcome;
       try { outcome = await schedule.done; } finally { clearInterval(timer); }
@@ -180,9 +203,11 @@ async function probeInline (o, ee, control) {
       const offered = o.ratePerSec === Infinity ? null : o.ratePerSec;
       const run = {
         connections: n,
+        inflight: k,
+        inflightEffective: Math.min(...conns.map((c) => (typeof c.effectiveInflight === 'number' ? c.effectiveInflight : 1))),
         label: source.label,
         model,
-        name: fileStem(`${model}-${source.label}-${n}x${o.reconnectEach ? '-reconnect' : ''}`),
+        name: fileStem(`${model}-${source.label}-${n}x${k > 1 ? `-${k}inflight` : ''}${o.reconnectEach ? '-reconnect' : ''}`),
         reconnectEach: o.reconnectEach === true,
         policy: o.ratePerSec === Infinity ? 'closed' : o.policy,
         count: outcome.planned,
@@ -207,7 +232,7 @@ async function probeInline (o, ee, control) {
       runs.push(run);
       ee.emit('run', run);
     } finally {
-      await closeClients(clients);
+      await closeClients(conns);
     }
   }
   return { runs };
