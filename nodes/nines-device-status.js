@@ -34,7 +34,10 @@ module.exports = function (RED) {
         state: health.state,
         since: health.since,
         lastError: health.lastError ? { code: health.lastError.code, message: health.lastError.message } : null,
-        connections: { open: health.connections.open, max: health.connections.max }
+        connections: { open: health.connections.open, max: health.connections.max },
+        // requests per connection, as set and as used (1 after a pipelining fallback); older health reports have none
+        inflight: health.inflight ? { max: health.inflight.max, effective: health.inflight.effective } : { max: 1, effective: 1 },
+        warning: health.warning ? { code: health.warning.code, message: health.warning.message } : null
       };
       const key = JSON.stringify(payload);
       if (key === last) return;

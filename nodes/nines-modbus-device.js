@@ -4,8 +4,9 @@
  * nines-modbus-device: a Modbus TCP server or a Modbus RTU serial line. Owns the device in the shared
  * worker pool: its connections (TCP: at most maxConnections; RTU: the one serial line), shared fairly
  * by the nines-modbus-read, nines-modbus-write and nines-poll nodes and the device status nodes that
- * use it. Holds the "allow writes" switch, off by default so a flow imported from elsewhere cannot
- * move a real actuator by accident.
+ * use it; a TCP device may carry several requests per connection (maxInflight, "In flight"). Holds
+ * the "allow writes" switch, off by default so a flow imported from elsewhere cannot move a real
+ * actuator by accident.
  */
 
 const { DeviceHub } = require('./lib/device-hub');
@@ -44,7 +45,8 @@ module.exports = function (RED) {
       configError,
       configText: configError ? RED._('nines-modbus-device.errors.config', { device, message: configError.message }) : undefined,
       pool: poolSettings(RED, (text) => poolWarnings.push(text)),
-      describe: (err) => RED._('nines-modbus-device.errors.connection', { device, code: err.code, message: err.message })
+      describe: (err) => RED._('nines-modbus-device.errors.connection', { device, code: err.code, message: err.message }),
+      describeWarning: (w) => RED._('nines-modbus-device.errors.warning', { device, code: w.code, message: w.message })
     });
     for (const text of poolWarnings) node.hub.report('warn', text);
 

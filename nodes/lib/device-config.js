@@ -9,7 +9,7 @@
 
 const { NinesError } = require('../../gateway/base/errors');
 const { parseTarget } = require('../../gateway/drivers/target');
-const { buildDeviceSpec, MAX_CONNECTIONS } = require('../../gateway/devices/spec');
+const { buildDeviceSpec, MAX_CONNECTIONS, MAX_INFLIGHT } = require('../../gateway/devices/spec');
 const C = require('../../gateway/base/constants');
 
 /** Upper bounds of the dialog's duration fields, ms: a request timeout of a minute, ten minutes for the rest */
@@ -20,6 +20,7 @@ const MAX_BACKOFF_MS = 600000;
 /** The node's field for each field of the device spec, so a late error still names what the user sees */
 const NODE_FIELD = {
   maxConnections: 'maxConnections',
+  maxInflight: 'maxInflight',
   timeoutMs: 'timeout',
   connectTimeoutMs: 'connectTimeout',
   'backoff.initialMs': 'backoffMin',
@@ -49,9 +50,10 @@ function host (config) {
  * @param {string} name the device's name in the pool (the config node's id)
  * @param {object} target parsed
  * @param {number} maxConnections
+ * @param {number} [maxInflight] Modbus only: requests per connection at once
  * @returns {import('../../gateway/devices/spec').DeviceSpec}
  */
-function deviceSpec (config, name, target, maxConnections) {
+function deviceSpec (config, name, target, maxConnections, maxInflight) {
   const timeoutMs = num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const connectTimeoutMs = num(config, 'connectTimeout', C.DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_CONNECT_TIMEOUT_MS);
   const initialMs = num(config, 'backoffMin', C.BACKOFF_INITIAL_MS, 1, MAX_BACKOFF_MS);
@@ -60,7 +62,7 @@ function deviceSpec (config, name, target, maxConnections) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `backoffMax must be at least backoffMin (${initialMs} ms); got ${JSON.stringify(config.backoffMax)}`, { field: 'backoffMax', value: config.backoffMax });
   }
   try {
-    return buildDeviceSpec({ name, target, maxConnections, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs } });
+    return buildDeviceSpec({ name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs } });
   } catch (err) {
     const field = err.details && NODE_FIELD[err.details.field];
     if (field) err.details.field = field;
@@ -123,8 +125,13 @@ function modbusDevice (config, name) {
   if (transport === 'rtu' && connections !== 1) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `maxConnections must be 1 for Modbus RTU (a serial line is one connection); got ${JSON.stringify(config.maxConnections)}`, { field: 'maxConnections', value: config.maxConnections });
   }
+  // requests per connection at once: pipelining needs Modbus TCP's transaction id to match replies
+  const maxInflight = num(config, 'maxInflight', 1, 1, MAX_INFLIGHT);
+  if (transport === 'rtu' && maxInflight !== 1) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 for Modbus RTU (a serial line carries one request at a time); got ${JSON.stringify(config.maxInflight)}`, { field: 'maxInflight', value: config.maxInflight });
+  }
   const target = parseTarget(url);
-  const spec = deviceSpec(config, name, target, connections);
+  const spec = deviceSpec(config, name, target, connections, maxInflight);
   return { spec, target, timeoutMs: spec.timeoutMs, allowWrites: config.allowWrites === true || config.allowWrites === 'true' };
 }
 

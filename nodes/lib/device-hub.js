@@ -8,8 +8,9 @@
  * write, ASCII, device status, and the poll nodes' jobs, which join the same device in the pool)
  * shares those connections, served fairly, each node with its own bounded queue.
  *
- * The device's health ('connecting', 'up', 'down' with the last error, 'closed') comes from the pool
- * as it changes and goes to every user node at once, so all of them show the same state and code.
+ * The device's health ('connecting', 'up', 'down' with the last error, 'closed', and a warning when it
+ * works but not as configured, such as a pipelining fallback) comes from the pool as it changes and
+ * goes to every user node at once, so all of them show the same state and code.
  *
  * What the device has to say in the log (it went down, its settings are invalid, settings.js is not
  * usable) is said by a user node, never by the config node: a config node's warnings reach the
@@ -39,15 +40,18 @@ class DeviceHub {
    * @param {{workers: number|'auto', gateway: string}} [opts.pool] settings of the shared pool
    * @param {(err: Error) => string} [opts.describe] the log text for the device going down (logged
    *   as a warning through a user node, once per error code)
+   * @param {(warning: Error) => string} [opts.describeWarning] the log text for a warning in the health
+   *   (logged through a user node, once per warning code)
    * @param {Error|null} [opts.configError] a setting that failed validation: every request fails with it
    * @param {string} [opts.configText] the log text for configError (logged as an error through the
    *   first user node)
    */
-  constructor ({ spec, pool = { workers: 'auto', gateway: 'node-red' }, describe, configError = null, configText }) {
+  constructor ({ spec, pool = { workers: 'auto', gateway: 'node-red' }, describe, describeWarning, configError = null, configText }) {
     this.spec = spec;
     this.name = spec ? spec.name : null;
     this._poolSettings = pool;
     this._describe = describe || ((err) => `${err.code}: ${err.message}`);
+    this._describeWarning = describeWarning || this._describe;
     this.configError = configError ? nodeError(configError, 'NINES_ERR_INVALID_ARG') : null;
     /** log lines waiting for a user node to say them: [level, text] */
     this._pending = [];
@@ -59,6 +63,7 @@ class DeviceHub {
     /** the device's last health, null until the pool reports it */
     this.health = null;
     this._loggedCode = null;
+    this._loggedWarning = null;
   }
 
   /**
@@ -178,6 +183,12 @@ class DeviceHub {
     } else if (health.state === 'up') {
       this._loggedCode = null;
     }
+    // a warning stays in the health until the device is built again: say it once
+    const w = health.warning;
+    if (w && w.code !== this._loggedWarning) {
+      this._loggedWarning = w.code;
+      this.report('warn', this._describeWarning(nodeError(fromJSON(w))));
+    }
     const s = this.status;
     for (const [node, onHealth] of this._users) {
       if (onHealth) onHealth(health);
@@ -191,6 +202,7 @@ class DeviceHub {
     this._handle = null;
     this.health = null;
     this._loggedCode = null;
+    this._loggedWarning = null;
     const pool = handle.pool;
     for (const [event, fn] of Object.entries(this._listeners)) pool.removeListener(event, fn);
     this._listeners = null;

@@ -21,16 +21,24 @@ function errorStatus (err) {
 
 /**
  * The status every node of a device shows for the device's health (gateway/devices Device#health):
- * connecting → yellow ring; up → green dot; down → red ring with the short text of the last error's
- * code; closed → grey ring. The same health gives the same object, so all nodes agree.
- * @param {{state: string, lastError: {code: string}|null}|null} health null before the first report
+ * connecting → yellow ring; up → green dot, or a yellow dot with the short text of a warning's code
+ * when the device works but not as configured (NINES_ERR_PIPELINE_UNSUPPORTED: "one in flight");
+ * down → red ring with the short text of the last error's code; closed → grey ring. The same health
+ * gives the same object, so all nodes agree.
+ * @param {{state: string, lastError: {code: string}|null, warning?: {code: string}|null}|null} health
+ *   null before the first report
  * @returns {object}
  */
 function fromHealth (health) {
   if (!health || health.state === 'connecting') return CONNECTING;
-  if (health.state === 'up') return CONNECTED;
+  if (health.state === 'up') return health.warning ? warningStatus(health.warning) : CONNECTED;
   if (health.state === 'down') return errorStatus(health.lastError || { code: 'NINES_ERR_NOT_CONNECTED' });
   return DISCONNECTED;
+}
+
+/** @param {{code: string}} warning @returns {{fill: string, shape: string, text: string}} a yellow dot naming the warning */
+function warningStatus (warning) {
+  return { fill: 'yellow', shape: 'dot', text: statusText(warning.code) };
 }
 
 /** The last status each node was given through showStatus, as "fill|shape|text" */

@@ -74,7 +74,7 @@ const HELP_TEXTS = [
 /** The settings each config node's help lists, each as its own list item starting with its name */
 const HELP_SETTINGS = {
   'nines-ascii-device': ['Host, Port', 'Address', 'Checksum mode', 'Timeout', 'Connect timeout', 'Reconnect', 'Connections'],
-  'nines-modbus-device': ['Transport', 'Unit id', 'Connections', 'Timeout', 'Connect timeout', 'Reconnect', 'Allow writes']
+  'nines-modbus-device': ['Transport', 'Unit id', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Reconnect', 'Allow writes']
 };
 
 describe('Node-RED editor (headless Chromium)', function () {
@@ -247,6 +247,23 @@ describe('Node-RED editor (headless Chromium)', function () {
       await page.selectOption('#node-config-input-transport', 'tcp');
       assert.equal(await page.locator('#node-config-input-maxConnections').isDisabled(), false);
       assert.equal(await markedInvalid('#node-config-input-maxConnections', '4'), false);
+    } finally {
+      await closeEditors();
+    }
+  });
+
+  it('checks "In flight" on a Modbus TCP device as you type (1-64, default 1), and keeps RTU to one request at a time', async () => {
+    await openConfig('nines-modbus-device');
+    try {
+      assert.equal(await page.inputValue('#node-config-input-maxInflight'), '1');
+      assert.match(await page.locator('#node-config-input-maxInflight + span').last().innerText(), /requests per connection at once, 1–64/);
+      assert.equal(await markedInvalid('#node-config-input-maxInflight', '0'), true);
+      assert.equal(await markedInvalid('#node-config-input-maxInflight', '65'), true);
+      assert.equal(await markedInvalid('#node-config-input-maxInflight', '2.5'), true);
+      assert.equal(await markedInvalid('#node-config-input-maxInflight', '16'), false);
+      await page.selectOption('#node-config-input-transport', 'rtu');
+      assert.equal(await page.inputValue('#node-config-input-maxInflight'), '1');
+      assert.equal(await page.locator('#node-config-input-maxInflight').isVisible(), false, 'a TCP-only field');
     } finally {
       await closeEditors();
     }

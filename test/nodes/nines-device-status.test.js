@@ -41,8 +41,10 @@ describe('nines-device-status', function () {
     await waitFor(() => msgs.some((m) => m.payload.state === 'up'), 'up');
     const up = msgs.find((m) => m.payload.state === 'up');
     assert.equal(up.topic, 'plc1');
-    assert.deepEqual(Object.keys(up.payload).sort(), ['connections', 'lastError', 'since', 'state']);
+    assert.deepEqual(Object.keys(up.payload).sort(), ['connections', 'inflight', 'lastError', 'since', 'state', 'warning']);
     assert.equal(up.payload.lastError, null);
+    assert.deepEqual(up.payload.inflight, { max: 1, effective: 1 });
+    assert.equal(up.payload.warning, null);
     assert.deepEqual(up.payload.connections, { open: 1, max: 1 });
     assert.equal(typeof up.payload.since, 'number');
     await waitStatus(s, (st) => st.fill === 'green', 'connected');

@@ -130,9 +130,55 @@ describe('nines-modbus-device', function () {
     assert.equal(helper.getNode('serial').spec.maxConnections, 1);
   });
 
+  it('takes "In flight" (requests per connection at once) on Modbus TCP, 1 when a flow saved before it has none', async () => {
+    await helper.load([deviceNode], [
+      device(sim.port, { maxInflight: '8' }),
+      { ...device(sim.port), id: 'old' },
+      { ...device(0, { transport: 'rtu', path: '/dev/ttyUSB0', maxInflight: '1' }), id: 'serial' }
+    ]);
+    assert.equal(helper.getNode('dev').spec.maxInflight, 8);
+    assert.equal(helper.getNode('old').spec.maxInflight, 1);
+    assert.equal(helper.getNode('serial').spec.maxInflight, 1);
+  });
+
+  it('turns a pipelining fallback into a yellow "one in flight" on its user nodes and one warning through the first of them', async function () {
+    this.timeout(15000);
+    // a device that drops what arrives while it serves a request (2 ms each), set to take 4 at once
+    await sim.close();
+    sim = await createModbusTcpSimulator({ port: 0, oneAtATime: true, faults: 'latency=2ms' });
+    await helper.load([deviceNode, readNode], [device(sim.port, { maxInflight: 4, timeout: 100 }), reader('a'), reader('b'), { id: 'out', type: 'helper' }]);
+    const a = helper.getNode('a');
+    const b = helper.getNode('b');
+    await waitStatus(a, (s) => s.fill === 'green', 'connected');
+    // overlapping requests until the device's clients notice (bounded by the wait below)
+    let stop = false;
+    const burst = () => {
+      if (stop) return;
+      for (let i = 0; i < 4; i++) { a.receive({}); b.receive({}); }
+      setTimeout(burst, 20);
+    };
+    burst();
+    try {
+      await waitStatus(a, (s) => s.fill === 'yellow' && s.shape === 'dot' && s.text === 'one in flight', 'one in flight', 10000);
+    } finally {
+      stop = true;
+    }
+    await waitStatus(b, (s) => s.text === 'one in flight', 'one in flight on the other node too');
+    const health = helper.getNode('dev').hub.health;
+    assert.deepEqual(health.inflight, { max: 4, effective: 1 });
+    assert.equal(health.warning.code, 'NINES_ERR_PIPELINE_UNSUPPORTED');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(logged(a).warn, ['nines-modbus-device.errors.warning']);
+    assert.deepEqual(logged(b).warn, []);
+    assert.deepEqual(logged(helper.getNode('dev')), { warn: [], error: [] });
+  });
+
   const bad = [
     ['a connection count of 0', { maxConnections: 0 }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got 0/],
     ['two connections on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for Modbus RTU/],
+    ['no request in flight', { maxInflight: '0' }, 'maxInflight', /maxInflight must be an integer from 1 to 64; got "0"/],
+    ['65 requests in flight', { maxInflight: 65 }, 'maxInflight', /maxInflight must be an integer from 1 to 64; got 65/],
+    ['pipelining on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxInflight: 2 }, 'maxInflight', /maxInflight must be 1 for Modbus RTU/],
     ['a negative backoff', { backoffMin: '-5' }, 'backoffMin', /backoffMin must be an integer from 1 to 600000; got "-5"/],
     ['a backoff maximum below its minimum', { backoffMin: 1000, backoffMax: 999 }, 'backoffMax', /backoffMax must be at least backoffMin/]
   ];

@@ -133,10 +133,12 @@ class Publisher extends EventEmitter {
 
   /**
    * Records a device's health for the retained status (devices/device.js health: state up, down,
-   * connecting or closed, since when, the last error) and republishes the status when connected,
-   * so a subscriber sees a device go down and come back at once.
+   * connecting or closed, since when, the last error; the requests per connection and a warning when
+   * a pipelining device fell back to one) and republishes the status when connected, so a subscriber
+   * sees a device go down and come back at once.
    * @param {string} name
-   * @param {{state: string, since: number, lastError: {code: string, message: string}|null}|null} health
+   * @param {{state: string, since: number, lastError: {code: string, message: string}|null,
+   *   inflight?: {max: number, effective: number}, warning?: {code: string, message: string}|null}|null} health
    *   null: the device is gone (removed by a reload)
    */
   setDeviceHealth (name, health) {
@@ -146,6 +148,8 @@ class Publisher extends EventEmitter {
     } else {
       const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
       if (health.connections) h.connections = health.connections;
+      if (health.inflight) h.inflight = health.inflight;
+      if (health.warning) h.warning = health.warning;
       this._devices.set(name, h);
     }
     if (this._connected) {
