@@ -10,10 +10,11 @@ const { createClient } = require('../../gateway/drivers/modbus');
 const { eventOf } = require('./helpers');
 
 const READ = Object.freeze({ fc: 3, address: 0, quantity: 2 });
-const TIMEOUT_MS = 150;
+// long enough that a loaded machine's stall is no timeout: the fallback comes two timeouts after the first overlap
+const TIMEOUT_MS = 1000;
 
 describe('modbus client (TCP): pipelining fallback', function () {
-  this.timeout(15000);
+  this.timeout(20000);
   let sim;
   let client;
   afterEach(async function () {
@@ -78,7 +79,7 @@ describe('modbus client (TCP): pipelining fallback', function () {
 
   it('keeps pipelining against a device that serves pipelined requests, also when each takes a millisecond', async function () {
     sim = await createModbusTcpSimulator({ port: 0, faults: 'latency=1ms' });
-    client = createClient(sim.url, { maxInflight: 8, timeoutMs: 1000 });
+    client = createClient(sim.url, { maxInflight: 8, timeoutMs: TIMEOUT_MS });
     await client.connect();
     let warnings = 0;
     client.on('warning', () => warnings++);
