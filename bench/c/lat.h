@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 
 static inline uint64_t now_ns(void) {
   struct timespec ts;
@@ -27,7 +28,16 @@ typedef struct {
   size_t n, cap;
   uint64_t errors;
   uint64_t start_ns, end_ns;
+  uint64_t cpu_ns; /* the process's own CPU time (user + system) over the measured loop, when taken */
 } lat_t;
+
+/* The process's CPU time so far (user + system), ns. */
+static inline uint64_t cpu_now_ns(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000ull +
+         ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000ull;
+}
 
 static inline int lat_init(lat_t *l, size_t cap) {
   memset(l, 0, sizeof(*l));
@@ -63,12 +73,13 @@ static inline void lat_report(lat_t *l, const char *tool, const char *path) {
   qsort(l->ns, l->n, sizeof(uint64_t), cmp_u64);
   double secs = (double)(l->end_ns - l->start_ns) / 1e9;
   printf("{\"tool\":\"%s\",\"count\":%zu,\"errors\":%llu,\"elapsedNs\":%llu,\"reqPerSec\":%.1f,"
-         "\"p50Ns\":%llu,\"p90Ns\":%llu,\"p99Ns\":%llu,\"p999Ns\":%llu,\"maxNs\":%llu}\n",
+         "\"p50Ns\":%llu,\"p90Ns\":%llu,\"p99Ns\":%llu,\"p999Ns\":%llu,\"maxNs\":%llu,\"cpuNsPerReq\":%llu}\n",
          tool, l->n, (unsigned long long)l->errors, (unsigned long long)(l->end_ns - l->start_ns),
          secs > 0 ? (double)l->n / secs : 0.0,
          (unsigned long long)pct(l->ns, l->n, 50), (unsigned long long)pct(l->ns, l->n, 90),
          (unsigned long long)pct(l->ns, l->n, 99), (unsigned long long)pct(l->ns, l->n, 99.9),
-         (unsigned long long)(l->n ? l->ns[l->n - 1] : 0));
+         (unsigned long long)(l->n ? l->ns[l->n - 1] : 0),
+         (unsigned long long)(l->n && l->cpu_ns ? l->cpu_ns / l->n : 0));
   fflush(stdout);
 }
 

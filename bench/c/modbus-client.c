@@ -1,8 +1,11 @@
 /*
  * The reference Modbus TCP client: libmodbus reading FC3, 10 holding registers from address 0, unit 1,
  * one connection, closed loop; each request's latency recorded in ns. With "reconnect", every request
- * opens and closes its own connection and the latency includes the connect.
- *   modbus-client <port> <count> <durationMs> <warmup> [outfile] [reconnect]
+ * opens and closes its own connection and the latency includes the connect. With "rate=<n>" it sends at
+ * a fixed rate instead (request i intended at start + i/n, one in flight as libmodbus allows: a request
+ * whose time has come while the previous one is still out goes as soon as it is answered), and each
+ * latency counts from the intended time, so waiting behind a slow reply counts (no coordinated omission).
+ *   modbus-client <port> <count> <durationMs> <warmup> [outfile] [reconnect|rate=<n>]
  */
 #include <errno.h>
 #include <modbus.h>
@@ -20,6 +23,8 @@ int main(int argc, char **argv) {
   uint64_t duration_ms = strtoull(argv[3], 0, 10);
   const char *out = argc > 5 ? argv[5] : NULL;
   int reconnect = argc > 6 && !strcmp(argv[6], "reconnect");
+  double rate = argc > 6 && !strncmp(argv[6], "rate=", 5) ? strtod(argv[6] + 5, 0) : 0;
+  uint64_t period_ns = rate > 0 ? (uint64_t)(1e9 / rate) : 0;
   modbus_t *ctx = modbus_new_tcp("127.0.0.1", atoi(argv[1]));
   uint16_t regs[10];
   lat_t l;
@@ -29,10 +34,20 @@ int main(int argc, char **argv) {
   if (open_ctx(ctx)) { fprintf(stderr, "connect: %s\n", modbus_strerror(errno)); return 1; }
   for (size_t i = 0; i < warmup; i++) modbus_read_registers(ctx, 0, 10, regs);
   if (reconnect) modbus_close(ctx);
+  uint64_t cpu0 = cpu_now_ns();
   l.start_ns = now_ns();
   uint64_t stop = l.start_ns + duration_ms * 1000000ull;
   for (size_t i = 0; i < count; i++) {
     uint64_t t0 = now_ns();
+    if (period_ns) {
+      /* paced: wait for the intended time (sleep most of it, spin the last 50 µs), time from it */
+      uint64_t due = l.start_ns + i * period_ns;
+      if (due >= stop) break;
+      while ((t0 = now_ns()) < due) {
+        if (due - t0 > 60000) { struct timespec ts = { 0, (long)(due - t0 - 50000) }; nanosleep(&ts, 0); }
+      }
+      t0 = due;
+    }
     if (t0 >= stop) break;
     int ok = 1;
     if (reconnect && open_ctx(ctx)) ok = 0;
@@ -47,8 +62,9 @@ int main(int argc, char **argv) {
     lat_add(&l, t1 - t0);
   }
   l.end_ns = now_ns();
+  l.cpu_ns = cpu_now_ns() - cpu0;
   if (!reconnect) modbus_close(ctx);
   modbus_free(ctx);
-  lat_report(&l, reconnect ? "c-libmodbus-reconnect" : "c-libmodbus", out);
+  lat_report(&l, reconnect ? "c-libmodbus-reconnect" : period_ns ? "c-libmodbus-paced" : "c-libmodbus", out);
   return 0;
 }

@@ -49,19 +49,23 @@ function startCServer (name) {
 /**
  * Runs a C client and returns its JSON line plus a histogram built from its raw samples.
  * @param {'pingpong'|'modbus-client'} name
- * @param {{port: number, count: number, durationMs: number, warmup: number, reconnect?: boolean}} o
+ * @param {{port: number, count: number, durationMs: number, warmup: number, reconnect?: boolean,
+ *   ratePerSec?: number, cpu?: string}} o ratePerSec: modbus-client paced at that rate (latency from the
+ *   intended send time); cpu: run it pinned there with `taskset -c <cpu>` (question 10's placements)
  * @returns {Promise<{json: object, hist: object, cmdline: string}>}
  */
-async function runCClient (name, { port, count, durationMs, warmup, reconnect = false }) {
+async function runCClient (name, { port, count, durationMs, warmup, reconnect = false, ratePerSec, cpu }) {
   const bin = cPath(name);
   if (!bin) throw new Error(cSkipReason(name));
   const out = path.join(os.tmpdir(), `nines-bench-${process.pid}-${name}.bin`);
   const args = [...(name === 'pingpong' ? ['client'] : []), String(port), String(count), String(durationMs), String(warmup), out];
   if (reconnect) args.push('reconnect');
-  const json = await runJson(bin, args, { timeoutMs: durationMs + 30000 });
+  else if (ratePerSec) args.push(`rate=${ratePerSec}`);
+  const [cmd, argv] = cpu === undefined ? [bin, args] : ['taskset', ['-c', cpu, bin, ...args]];
+  const json = await runJson(cmd, argv, { timeoutMs: durationMs + 30000 });
   const hist = fromRawNs(fs.readFileSync(out));
   fs.rmSync(out, { force: true });
-  return { json, hist, cmdline: [bin, ...args].join(' ') };
+  return { json, hist, cmdline: [cmd, ...argv].join(' ') };
 }
 
 module.exports = { cPeers, cPath, cSkipReason, startCServer, runCClient };

@@ -228,12 +228,67 @@ function deviceTargets (results) {
   return out;
 }
 
+/** @returns {string} "1.9× (1.7–2.2× over 3 rounds)" for an aggregated ratio */
+function ratioSpread (a, rounds) {
+  return rounds > 1 ? `${fmtRatio(a.median)} (${fmtRatio(a.min)}–${fmtRatio(a.max)} over ${rounds} rounds)` : fmtRatio(a.median);
+}
+
+/**
+ * Issue 9's pipelining targets (question 10), per CPU placement, against the C libmodbus server:
+ * req/s at 8 in flight ≥ 2× the C client, at 1 in flight ≥ 0.85× (today's), and at a fixed rate both
+ * reach, p99 ≤ the C client's. Each judged on the median of ratios taken within one round.
+ * @param {object[]} results
+ * @returns {object[]}
+ */
+function pipeliningTargets (results) {
+  const q = results.find((r) => r.name === 'pipelining');
+  const names = { one: 'one core', two: 'two cores', free: 'unpinned' };
+  const placements = q && q.placements ? q.placements : ['one', 'two'];
+  const out = [];
+  for (const p of placements) {
+    const where = names[p] || p;
+    const t1 = `Pipelining, ${where}: nines req/s at 8 in flight ≥ 2× the C client (one connection, C server)`;
+    const t2 = `Pipelining, ${where}: nines req/s at 1 in flight ≥ 0.85× the C client`;
+    const t3 = `Pipelining, ${where}: at a fixed rate both reach, nines p99 (8 in flight) ≤ the C client's`;
+    const why = !q ? 'pipelining question (10) not run' : 'no C libmodbus server or client row';
+    const r8 = findRow(results, 'pipelining', `ratio-n8-csrv-${p}`);
+    const r1 = findRow(results, 'pipelining', `ratio-n1-csrv-${p}`);
+    const n1 = findRow(results, 'pipelining', `n1-csrv-${p}`);
+    const cpu = n1 && n1.agg.cpuNsPerReq ? `the nines client process used ${fmtNs(n1.agg.cpuNsPerReq.median)} of CPU per request at 1 in flight; ` : '';
+    if (r8) {
+      const a = r8.agg;
+      out.push(withContext(atLeast(t1, a.reqRatio.median, 2, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s, per round ${ratioSpread(a.reqRatio, r8.row.runs.length)}`),
+        `${cpu}with 8 requests out, the client still pays its JavaScript per reply (a 'data' event, a promise, a lane's next call); ` +
+        (p === 'one' ? 'on one core client and server take turns on the same CPU, so the client\'s CPU time per request is the cap' : 'the libmodbus server answers one request per poll() turn')));
+    } else out.push(absent(t1, '≥ 2×', why));
+    if (r1) {
+      const a = r1.agg;
+      out.push(withContext(atLeast(t2, a.reqRatio.median, 0.85, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s, per round ${ratioSpread(a.reqRatio, r1.row.runs.length)}`),
+        `${cpu}one request at a time, the round trip is the client's CPU time plus the wire: where the wire is short, the JavaScript per request shows (question 1 says the same of its quiet runs)`));
+    } else out.push(absent(t2, '≥ 0.85×', why));
+    const rr = findRow(results, 'pipelining', `rate-ratio-csrv-${p}`);
+    const rc = findRow(results, 'pipelining', `rate-c-csrv-${p}`);
+    const rn = findRow(results, 'pipelining', `rate-n8-csrv-${p}`);
+    if (rr && rc && rn) {
+      const held = rc.agg.held.min === 1 && rn.agg.held.min === 1;
+      const a = rr.agg;
+      const t = atMost(t3, a.p99Ratio.median, 1, `${fmtNs(a.p99.median)} vs ${fmtNs(a.cP99.median)} at ${fmtInt(rr.row.offered)}/s, per round ${ratioSpread(a.p99Ratio, rr.row.runs.length)}`);
+      if (!held) {
+        t.met = null;
+        t.why = `the offered ${fmtInt(rr.row.offered)}/s was not held in every round (C ${fmtInt(rc.agg.reqPerSec.min)}, nines ${fmtInt(rn.agg.reqPerSec.min)} req/s at worst): not a rate both reach`;
+      }
+      out.push(withContext(t, 'at a fixed rate each request costs the probe\'s scheduler a wake-up in its worker thread as well (question 4), and on this shared 2-core machine a descheduled process adds milliseconds to either tail'));
+    } else out.push(absent(t3, '≤ 1×', why));
+  }
+  return out;
+}
+
 /**
  * @param {object[]} results every question's result of this run
  * @returns {object[]} targets in the issue's order
  */
 function evaluateTargets (results) {
-  return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results)];
+  return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results)];
 }
 
 module.exports = { evaluateTargets };
