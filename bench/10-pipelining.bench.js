@@ -16,6 +16,7 @@
  * min–max over rounds, so one lucky run cannot make the figure.
  */
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { options, Row, interleave, run } = require('./lib/question');
@@ -28,8 +29,27 @@ const SIM = path.join(__dirname, 'lib', 'sim-process.js');
 const INFLIGHT = [1, 4, 8, 16];
 /** The fixed-rate comparison runs nines at this many in flight (the issue's req/s target is at 8) */
 const RATE_INFLIGHT = 8;
-/** The fixed offered rate, as a share of the C client's closed-loop rate against the same server and placement */
-const RATE_SHARE = 0.5;
+/** The fixed offered rate, as a share of the C client's closed-loop rate against the same server and placement
+ * (at half, the paced C client on one core did not hold it in every round: not a rate both reach) */
+const RATE_SHARE = 0.4;
+/** Clock ticks per second of /proc/<pid>/stat's CPU times */
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/**
+ * A process's CPU time so far (user + system), from /proc: the servers' cost per request, which on one
+ * core bounds what any client can reach. Resolution one clock tick (10 ms), fine over a 2 s run.
+ * @param {number} pid
+ * @returns {number|null} ns, or null where /proc is not there
+ */
+function procCpuNs (pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 1e9 / CLK_TCK; // utime, stime: fields 14 and 15
+  } catch {
+    return null;
+  }
+}
 
 /** @returns {boolean} whether `taskset -c <cpu>` works here */
 function canPin (cpu) {
@@ -69,36 +89,44 @@ run(async () => {
     placements.push({ id: 'free', label: 'unpinned', server: undefined, client: undefined });
     notes.push('taskset is unavailable: client and server run unpinned, so each run lands on one core or two as the scheduler decides.');
   }
-  const serverCpu = placements[0].server;
+  const serverCore = placements[0].server;
 
   const servers = [];
   if (cPath('modbus-server')) {
-    const [cmd, args] = pinned(serverCpu, cPath('modbus-server'), []);
+    const [cmd, args] = pinned(serverCore, cPath('modbus-server'), []);
     servers.push({ id: 'csrv', label: 'C libmodbus server', proc: await startServer(cmd, args, { label: 'modbus-server' }) });
   } else {
     notes.push(`The C libmodbus server could not be built (${cSkipReason('modbus-server')}): only the nines simulator is measured.`);
   }
   {
-    const [cmd, args] = pinned(serverCpu, process.execPath, [SIM, 'modbus']);
+    const [cmd, args] = pinned(serverCore, process.execPath, [SIM, 'modbus']);
     servers.push({ id: 'sim', label: 'nines simulator', proc: await startServer(cmd, args, { label: 'nines modbus simulator' }) });
   }
   for (const s of servers) cmdlines.add(s.proc.cmdline);
   const cClient = cPath('modbus-client');
   if (!cClient) notes.push(`The C libmodbus client could not be built (${cSkipReason('modbus-client')}): no ratios.`);
 
+  /** The server's CPU per request over a client run (warm-up included: the server served those too). */
+  const withServerCpu = async (server, fn) => {
+    const before = procCpuNs(server.proc.pid);
+    const r = await fn();
+    const after = procCpuNs(server.proc.pid);
+    const served = r.count + warmup;
+    return { ...r, serverCpuNsPerReq: before === null || after === null || served === 0 ? undefined : Math.round((after - before) / served) };
+  };
   /** One closed-loop or fixed-rate run of the nines child, pinned. */
-  const ninesRun = async (place, server, inflight, ratePerSec) => {
+  const ninesRun = (place, server, inflight, ratePerSec) => withServerCpu(server, async () => {
     const spec = { port: server.proc.port, inflight, count, durationMs, warmup, ratePerSec };
     const [cmd, args] = pinned(place.client, process.execPath, [CHILD, JSON.stringify(spec)]);
     cmdlines.add([cmd, ...args].join(' ').replace(/"port":\d+/, '"port":<port>'));
     const r = await runJson(cmd, args, { timeoutMs: durationMs + 60000 });
     return { ...r, hist: decode(r.hist) };
-  };
-  const cRun = async (place, server, ratePerSec) => {
+  });
+  const cRun = (place, server, ratePerSec) => withServerCpu(server, async () => {
     const r = await runCClient('modbus-client', { port: server.proc.port, count, durationMs, warmup, ratePerSec, cpu: place.client });
     cmdlines.add(r.cmdline.replace(/ \/tmp\/\S+/, ' <samples>').replace(/ \d+ (\d+ \d+ \d+ <samples>)/, ' <port> $1'));
     return { hist: r.hist, count: r.json.count, errors: r.json.errors, reqPerSec: r.json.reqPerSec, offered: ratePerSec, cpuNsPerReq: r.json.cpuNsPerReq };
-  };
+  });
 
   // --- closed loop ---------------------------------------------------------------------------------
   const closed = {}; // placement → server → {c: Row, n: {k: Row}, ratio: {k: Row}}
@@ -117,13 +145,13 @@ run(async () => {
       }
       closed[p.id][s.id] = { c, n, ratio };
       if (!cClient) c.skip(cSkipReason('modbus-client'));
-      variants.push({ row: c, run: async () => { const r = await cRun(p, s); lastC[key] = r; c.addLatency(r, { cpuNsPerReq: r.cpuNsPerReq }); } });
+      variants.push({ row: c, run: async () => { const r = await cRun(p, s); lastC[key] = r; c.addLatency(r, { cpuNsPerReq: r.cpuNsPerReq, serverCpuNsPerReq: r.serverCpuNsPerReq }); } });
       for (const k of INFLIGHT) {
         variants.push({
           row: n[k],
           run: async () => {
             const r = await ninesRun(p, s, k);
-            n[k].addLatency(r, { effectiveInflight: r.effectiveInflight, cpuNsPerReq: r.cpuNsPerReq });
+            n[k].addLatency(r, { effectiveInflight: r.effectiveInflight, cpuNsPerReq: r.cpuNsPerReq, serverCpuNsPerReq: r.serverCpuNsPerReq });
             if (r.effectiveInflight < k) notes.push(`${p.label}, ${s.label}, ${k} in flight: the client fell back to ${r.effectiveInflight} (NINES_ERR_PIPELINE_UNSUPPORTED)`);
             const ref = lastC[key];
             if (!ref) return;
@@ -136,7 +164,9 @@ run(async () => {
               reqPerSec: mine.reqPerSec,
               cReqPerSec: theirs.reqPerSec,
               cpuNsPerReq: mine.cpuNsPerReq,
-              cCpuNsPerReq: theirs.cpuNsPerReq
+              cCpuNsPerReq: theirs.cpuNsPerReq,
+              serverCpuNsPerReq: mine.serverCpuNsPerReq,
+              cServerCpuNsPerReq: theirs.serverCpuNsPerReq
             });
           }
         });
@@ -195,7 +225,8 @@ run(async () => {
     kind: 'custom',
     columns: [{ key: 'reqRatio', label: 'req/s ×', unit: 'ratio' }, { key: 'p50Ratio', label: 'p50 ×', unit: 'ratio' }, { key: 'p99Ratio', label: 'p99 ×', unit: 'ratio' },
       { key: 'reqPerSec', label: 'nines req/s', unit: 'int' }, { key: 'cReqPerSec', label: 'C req/s', unit: 'int' },
-      { key: 'cpuNsPerReq', label: 'nines CPU/req', unit: 'ns' }, { key: 'cCpuNsPerReq', label: 'C CPU/req', unit: 'ns' }],
+      { key: 'cpuNsPerReq', label: 'nines CPU/req', unit: 'ns' }, { key: 'cCpuNsPerReq', label: 'C CPU/req', unit: 'ns' },
+      { key: 'serverCpuNsPerReq', label: 'server CPU/req (nines)', unit: 'ns' }, { key: 'cServerCpuNsPerReq', label: 'server CPU/req (C)', unit: 'ns' }],
     rows: byPlacement((p, s) => INFLIGHT.map((k) => Object.assign(closed[p.id][s.id].ratio[k], { label: `${p.label}, ${closed[p.id][s.id].ratio[k].label}` }))).flat()
   });
   for (const p of placements) {
@@ -214,7 +245,7 @@ run(async () => {
   });
   notes.push(`Each ratio is nines ÷ C from the same round, same server and placement; rounds: ${rounds}, ${durationMs} ms per run after ${warmup} warm-up requests.`,
     'Closed-loop figures are service times (each request timed around its call, lanes included); fixed-rate figures count from the intended send time (C: `rate=` mode of c/modbus-client.c, one in flight; nines: `nines probe --inflight 8 --rate`, policy burst, in a worker thread).',
-    'CPU/req: the client process\'s own CPU time (user + system, getrusage / process.cpuUsage) over the measured loop, divided by its requests: what a request costs the client besides waiting.');
+    'CPU/req: the client process\'s own CPU time (user + system, getrusage / process.cpuUsage) over the measured loop, divided by its requests: what a request costs the client besides waiting. Server CPU/req: the server process\'s CPU time (/proc/<pid>/stat) over the client\'s run, warm-up included, per request served. On one core the two share one CPU, so client + server CPU per request bounds the rate.');
   return {
     question: 10,
     name: 'pipelining',
