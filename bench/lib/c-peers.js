@@ -51,7 +51,7 @@ function startCServer (name) {
  * @param {'pingpong'|'modbus-client'} name
  * @param {{port: number, count: number, durationMs: number, warmup: number, reconnect?: boolean,
  *   ratePerSec?: number, cpu?: string}} o ratePerSec: modbus-client paced at that rate (latency from the
- *   intended send time); cpu: run it pinned there with `taskset -c <cpu>` (question 10's placements)
+ *   intended send time); cpu: run it pinned there with `taskset -c <cpu>` (question 12's placements)
  * @returns {Promise<{json: object, hist: object, cmdline: string}>}
  */
 async function runCClient (name, { port, count, durationMs, warmup, reconnect = false, ratePerSec, cpu }) {

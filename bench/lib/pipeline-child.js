@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * Question 10's nines client, in its own process so the bench can pin it to a core (`taskset -c`)
+ * Question 12's nines client, in its own process so the bench can pin it to a core (`taskset -c`)
  * apart from the server or beside it: one Modbus TCP connection with `inflight` requests in flight,
  * FC3 ×10 from address 0, unit 1, as question 1 reads.
  *

@@ -229,7 +229,7 @@ function deviceTargets (results) {
 }
 
 /**
- * What bounds a closed loop, from the CPU each side spent per request (question 10's ratio rows): on one
+ * What bounds a closed loop, from the CPU each side spent per request (question 12's ratio rows): on one
  * core client and server share one CPU, so their sum bounds the rate; on two, the busier side does.
  * @param {object} a aggregate of a ratio row (cpuNsPerReq, serverCpuNsPerReq, cCpuNsPerReq, cServerCpuNsPerReq)
  * @param {string} p placement id
@@ -253,7 +253,7 @@ function ratioSpread (a, rounds) {
 }
 
 /**
- * Issue 9's pipelining targets (question 10), per CPU placement, against the C libmodbus server:
+ * Issue 9's pipelining targets (question 12), per CPU placement, against the C libmodbus server:
  * req/s at 8 in flight ≥ 2× the C client, at 1 in flight ≥ 0.85× (today's), and at a fixed rate both
  * reach, p99 ≤ the C client's. Each judged on the median of ratios taken within one round.
  * @param {object[]} results
@@ -269,7 +269,7 @@ function pipeliningTargets (results) {
     const t1 = `Pipelining, ${where}: nines req/s at 8 in flight ≥ 2× the C client (one connection, C server)`;
     const t2 = `Pipelining, ${where}: nines req/s at 1 in flight ≥ 0.85× the C client`;
     const t3 = `Pipelining, ${where}: at a fixed rate both reach, nines p99 (8 in flight) ≤ the C client's`;
-    const why = !q ? 'pipelining question (10) not run' : 'no C libmodbus server or client row';
+    const why = !q ? 'pipelining question (12) not run' : 'no C libmodbus server or client row';
     const r8 = findRow(results, 'pipelining', `ratio-n8-csrv-${p}`);
     const r1 = findRow(results, 'pipelining', `ratio-n1-csrv-${p}`);
     if (r8) {

@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * Question 10: what does pipelining buy on one Modbus TCP connection? The nines client with 1, 4, 8
+ * Question 12: what does pipelining buy on one Modbus TCP connection? The nines client with 1, 4, 8
  * and 16 requests in flight (maxInflight), closed loop, FC3 ×10 registers, unit 1, beside the C
  * libmodbus client (which keeps one in flight), against the C libmodbus server and against the nines
  * simulator. Then a fixed offered rate that both reach (half the C client's closed-loop rate in this
@@ -247,7 +247,7 @@ run(async () => {
     'Closed-loop figures are service times (each request timed around its call, lanes included); fixed-rate figures count from the intended send time (C: `rate=` mode of c/modbus-client.c, one in flight; nines: `nines probe --inflight 8 --rate`, policy burst, in a worker thread).',
     'CPU/req: the client process\'s own CPU time (user + system, getrusage / process.cpuUsage) over the measured loop, divided by its requests: what a request costs the client besides waiting. Server CPU/req: the server process\'s CPU time (/proc/<pid>/stat) over the client\'s run, warm-up included, per request served. On one core the two share one CPU, so client + server CPU per request bounds the rate.');
   return {
-    question: 10,
+    question: 12,
     name: 'pipelining',
     title: `Pipelined Modbus TCP on one connection: nines at ${INFLIGHT.join(', ')} in flight vs the C libmodbus client (1 in flight), two CPU placements`,
     latency: true,
