@@ -89,7 +89,16 @@ class StatusModel {
     }
     const devices = [];
     for (const [name, h] of this.devices) {
-      devices.push({ name, state: h.state, since: new Date(h.since).toISOString(), lastError: h.lastError || null, connections: h.connections || null });
+      devices.push({
+        name,
+        state: h.state,
+        since: new Date(h.since).toISOString(),
+        lastError: h.lastError || null,
+        connections: h.connections || null,
+        // requests per connection as set and as used, and a pipelining fallback's warning
+        inflight: h.inflight || null,
+        warning: h.warning || null
+      });
     }
     const s = this.publisherStats() || {};
     return {
