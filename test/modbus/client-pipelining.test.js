@@ -175,7 +175,7 @@ describe('modbus client (TCP): pipelined requests', () => {
 
   it('never hands a late reply to another request at maxInflight 16, across the transaction id wrap: every reply holds what its request asked', async function () {
     this.timeout(20000);
-    const LATE_MS = 90;
+    const LATE_MS = 350;
     let replies = 0;
     const { client } = await setup((req) => {
       // every 50th request is answered after its timeout, the rest at once (several per chunk, in any order)
@@ -183,7 +183,7 @@ describe('modbus client (TCP): pipelined requests', () => {
       if (req.index % 50 === 49) setTimeout(() => { if (!req.socket.destroyed) req.socket.write(answer(req, pdu)); }, LATE_MS);
       else req.socket.write(answer(req, pdu));
       replies++;
-    }, { maxInflight: 16, timeoutMs: 60 });
+    }, { maxInflight: 16, timeoutMs: 250 });
     client._transport._tid = 65536 - 1500; // white box: the ids wrap half way through, with replies owed
     const COUNT = 3000;
     let next = 0;
