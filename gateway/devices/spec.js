@@ -22,7 +22,15 @@ const MAX_INFLIGHT = 64;
 const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
 const MAX_GAP = C.MODBUS_MAX_READ_BITS;
 const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
-  'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
+  'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes',
+  'interFrameDelayMs', 'delayAfterConnectMs', 'units']);
+/** What a unit of a line may set for itself; the rest it takes from its device */
+const UNIT_KEYS = Object.freeze(['name', 'unitId', 'backoff', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
+/** Quirks a unit inherits from its line unless it sets its own */
+const UNIT_INHERITS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
+const MAX_UNITS = 247;
+/** Longest line quirk delay (ms): beyond it a device is not a device that needs a pause, it is down */
+const MAX_QUIRK_DELAY_MS = 60000;
 /** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
 const OPTIONAL_FUNCTION_CODES = Object.freeze([5, 6, 15, 16]);
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
@@ -49,6 +57,26 @@ const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
  * @property {string} order the device's word and byte order (ABCD, CDAB, BADC, DCBA) for tags that give none
  * @property {number[]} unsupportedFunctionCodes write function codes the device lacks (5, 6, 15, 16),
  *   sorted; writes by tag use the one that stands in (FC6 per register for FC16, …)
+ * @property {number} interFrameDelayMs a pause the line needs between a reply and the next request
+ *   (devices that drop a request that comes too soon after their last reply); 0: none
+ * @property {number} delayAfterConnectMs a pause after a connection opens before the first request
+ *   (serial servers and PLCs that drop what comes right after the connect); 0: none
+ * @property {UnitSpec[]|null} units the units of a line (a serial bus, an RTU-over-TCP socket or a Modbus
+ *   TCP gateway): each polled by unit id, with its own health; null: one unit, the target's unitId
+ */
+
+/**
+ * @typedef {object} UnitSpec one unit (slave) on a line
+ * @property {string} name
+ * @property {number} unitId 1-247 (RTU), 0-247 or 255 (Modbus TCP)
+ * @property {{initialMs: number, maxMs: number}} backoff how long a unit that stopped answering is left
+ *   alone before it is probed again (growing up to maxMs), while its neighbours keep polling
+ * @property {number} maxGap
+ * @property {number} maxRegistersPerRequest
+ * @property {number} maxBitsPerRequest
+ * @property {0|1} addressBase
+ * @property {string} order
+ * @property {number[]} unsupportedFunctionCodes
  */
 
 /**
@@ -98,42 +126,110 @@ function buildDeviceSpec (input) {
   const order = input.order === undefined ? 'ABCD' : input.order;
   if (!ORDERS.includes(order)) throw invalid('order', order, `must be one of ${ORDERS.join(', ')}`);
   const unsupportedFunctionCodes = functionCodes(input.unsupportedFunctionCodes);
-
+  const interFrameDelayMs = delay(input.interFrameDelayMs, 'interFrameDelayMs');
+  const delayAfterConnectMs = delay(input.delayAfterConnectMs, 'delayAfterConnectMs');
+  const out = {
+    name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
+    maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, units: null
+  };
+  out.units = buildUnits(input.units, out);
   // Already built: hand back the same object (a worker receiving a spec must not pay twice)
-  const b = input.backoff;
-  if (target === input.target && input.maxConnections === maxConnections && input.maxInflight === maxInflight &&
-      input.timeoutMs === timeoutMs && input.connectTimeoutMs === connectTimeoutMs && input.queueMax === queueMax &&
-      input.maxGap === maxGap && input.maxRegistersPerRequest === maxRegistersPerRequest && input.maxBitsPerRequest === maxBitsPerRequest &&
-      input.addressBase === addressBase && input.order === order &&
-      Array.isArray(input.unsupportedFunctionCodes) && input.unsupportedFunctionCodes.join() === unsupportedFunctionCodes.join() &&
-      b && b.initialMs === backoff.initialMs && b.maxMs === backoff.maxMs) return input;
-  return { name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest, maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes };
+  return target === input.target && sameFields(input, out) ? input : out;
+}
+
+/** Whether a spec given as input already holds exactly what building it gives (the target aside). */
+function sameFields (input, out) {
+  for (const key of KEYS) {
+    if (key === 'target') continue;
+    const a = input[key];
+    const b = out[key];
+    if (a === b) continue;
+    if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || JSON.stringify(a) !== JSON.stringify(b)) return false;
+  }
+  return true;
+}
+
+/**
+ * The units of a line: a serial bus of RTU slaves, an RTU-over-TCP socket to a serial server, or a
+ * Modbus TCP gateway with many unit ids behind one address. Each unit is polled by its unit id and
+ * has its own health: one that stops answering is left alone for its backoff while the others keep
+ * their rate (devices/units.js).
+ * @param {unknown} raw a list of {name, unitId, backoff?, quirks?}, or undefined for a single-unit device
+ * @param {object} device the device spec being built
+ * @returns {UnitSpec[]|null}
+ */
+function buildUnits (raw, device) {
+  if (raw === undefined || raw === null) return null;
+  if (device.target.protocol === 'ascii') throw invalid('units', raw, 'applies to Modbus devices only (a line of units with unit ids)');
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_UNITS) throw invalid('units', raw, `must be a list of 1 to ${MAX_UNITS} units {name, unitId}`);
+  const rtu = device.target.protocol !== 'modbus+tcp';
+  const names = new Set();
+  const ids = new Set();
+  return raw.map((u, i) => {
+    const at = `units[${i}]`;
+    if (u === null || typeof u !== 'object' || Array.isArray(u)) throw invalid(at, u, 'must be an object {name, unitId}');
+    for (const key of Object.keys(u)) {
+      if (!UNIT_KEYS.includes(key) && u[key] !== undefined) throw invalid(`${at}.${key}`, u[key], `is not a unit option (known: ${UNIT_KEYS.join(', ')})`);
+    }
+    if (typeof u.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(u.name)) throw invalid(`${at}.name`, u.name, 'must be 1-64 letters, digits, _ . or - (it names the unit in topics and statuses)');
+    if (names.has(u.name)) throw invalid(`${at}.name`, u.name, 'is the name of another unit of this device');
+    names.add(u.name);
+    // RTU: 0 is broadcast (no replies) and 248-255 are reserved; over TCP 255 (and 0) address the
+    // device itself, as the TCP implementation guide allows
+    const okId = Number.isInteger(u.unitId) && (rtu ? u.unitId >= 1 && u.unitId <= 247 : (u.unitId >= 0 && u.unitId <= 247) || u.unitId === 255);
+    if (!okId) throw invalid(`${at}.unitId`, u.unitId, rtu ? 'must be an integer from 1 to 247 on a serial line (0 is broadcast, which nobody answers)' : 'must be an integer from 0 to 247, or 255');
+    if (ids.has(u.unitId)) throw invalid(`${at}.unitId`, u.unitId, 'is the unit id of another unit of this device');
+    ids.add(u.unitId);
+    const unit = { name: u.name, unitId: u.unitId, backoff: u.backoff === undefined ? device.backoff : buildBackoff(u.backoff, `${at}.backoff`) };
+    for (const key of UNIT_INHERITS) unit[key] = device[key];
+    if (u.maxGap !== undefined) unit.maxGap = intIn(u.maxGap, `${at}.maxGap`, 0, MAX_GAP, device.maxGap);
+    if (u.maxRegistersPerRequest !== undefined) unit.maxRegistersPerRequest = intIn(u.maxRegistersPerRequest, `${at}.maxRegistersPerRequest`, 1, C.MODBUS_MAX_READ_REGISTERS, device.maxRegistersPerRequest);
+    if (u.maxBitsPerRequest !== undefined) unit.maxBitsPerRequest = intIn(u.maxBitsPerRequest, `${at}.maxBitsPerRequest`, 1, C.MODBUS_MAX_READ_BITS, device.maxBitsPerRequest);
+    if (u.addressBase !== undefined) {
+      if (u.addressBase !== 0 && u.addressBase !== 1) throw invalid(`${at}.addressBase`, u.addressBase, 'must be 0 or 1');
+      unit.addressBase = u.addressBase;
+    }
+    if (u.order !== undefined) {
+      if (!ORDERS.includes(u.order)) throw invalid(`${at}.order`, u.order, `must be one of ${ORDERS.join(', ')}`);
+      unit.order = u.order;
+    }
+    if (u.unsupportedFunctionCodes !== undefined) unit.unsupportedFunctionCodes = functionCodes(u.unsupportedFunctionCodes, `${at}.unsupportedFunctionCodes`);
+    return unit;
+  });
+}
+
+/** A line quirk delay: whole ms from 0 to a minute (or a duration such as "5ms") */
+function delay (v, field) {
+  if (v === undefined || v === 0) return 0;
+  const n = typeof v === 'string' ? ms(v, field, 0) : v;
+  if (!Number.isInteger(n) || n < 0 || n > MAX_QUIRK_DELAY_MS) throw invalid(field, v, `must be a whole number of ms from 0 to ${MAX_QUIRK_DELAY_MS} (or a duration such as "5ms")`);
+  return n;
 }
 
 /** @returns {number[]} the write function codes a device lacks, sorted; FC5 and FC15 (or FC6 and FC16) not both */
-function functionCodes (raw) {
+function functionCodes (raw, field = 'unsupportedFunctionCodes') {
   if (raw === undefined) return [];
   if (!Array.isArray(raw) || raw.some((fc) => !OPTIONAL_FUNCTION_CODES.includes(fc))) {
-    throw invalid('unsupportedFunctionCodes', raw, `must be a list of the write function codes the device lacks: ${OPTIONAL_FUNCTION_CODES.join(', ')}`);
+    throw invalid(field, raw, `must be a list of the write function codes the device lacks: ${OPTIONAL_FUNCTION_CODES.join(', ')}`);
   }
   const list = [...new Set(raw)].sort((a, b) => a - b);
   // each write needs one of a pair: FC5 or FC15 for coils, FC6 or FC16 for registers
-  if (list.includes(5) && list.includes(15)) throw invalid('unsupportedFunctionCodes', raw, 'cannot hold both 5 and 15: coils could not be written at all');
-  if (list.includes(6) && list.includes(16)) throw invalid('unsupportedFunctionCodes', raw, 'cannot hold both 6 and 16: registers could not be written at all');
+  if (list.includes(5) && list.includes(15)) throw invalid(field, raw, 'cannot hold both 5 and 15: coils could not be written at all');
+  if (list.includes(6) && list.includes(16)) throw invalid(field, raw, 'cannot hold both 6 and 16: registers could not be written at all');
   return list;
 }
 
 /** @returns {{initialMs: number, maxMs: number}} */
-function buildBackoff (raw) {
+function buildBackoff (raw, field = 'backoff') {
   if (raw === undefined) return { initialMs: C.BACKOFF_INITIAL_MS, maxMs: C.BACKOFF_MAX_MS };
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalid('backoff', raw, 'must be an object {initialMs, maxMs}');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(field, raw, 'must be an object {initialMs, maxMs}');
   for (const key of Object.keys(raw)) {
-    if (!BACKOFF_KEYS.includes(key) && raw[key] !== undefined) throw invalid(`backoff.${key}`, raw[key], 'is not a backoff option (known: initialMs, maxMs)');
+    if (!BACKOFF_KEYS.includes(key) && raw[key] !== undefined) throw invalid(`${field}.${key}`, raw[key], 'is not a backoff option (known: initialMs, maxMs)');
   }
-  const initialMs = ms(raw.initialMs, 'backoff.initialMs', C.BACKOFF_INITIAL_MS);
+  const initialMs = ms(raw.initialMs, `${field}.initialMs`, C.BACKOFF_INITIAL_MS);
   // Only initialMs given and above the default cap: the cap follows it rather than failing
-  const maxMs = ms(raw.maxMs, 'backoff.maxMs', Math.max(initialMs, C.BACKOFF_MAX_MS));
-  if (maxMs < initialMs) throw invalid('backoff.maxMs', raw.maxMs, `must be at least backoff.initialMs (${initialMs})`);
+  const maxMs = ms(raw.maxMs, `${field}.maxMs`, Math.max(initialMs, C.BACKOFF_MAX_MS));
+  if (maxMs < initialMs) throw invalid(`${field}.maxMs`, raw.maxMs, `must be at least ${field}.initialMs (${initialMs})`);
   return { initialMs, maxMs };
 }
 

@@ -38,8 +38,36 @@ describe('buildDeviceSpec', function () {
       maxBitsPerRequest: C.MODBUS_MAX_READ_BITS,
       addressBase: 0,
       order: 'ABCD',
-      unsupportedFunctionCodes: []
+      unsupportedFunctionCodes: [],
+      interFrameDelayMs: 0,
+      delayAfterConnectMs: 0,
+      units: null
     });
+  });
+
+  it('takes the line quirks: a pause between frames and after a connect, never negative', () => {
+    const spec = buildDeviceSpec({ name: 'd', target: TARGET, interFrameDelayMs: '5ms', delayAfterConnectMs: 200 });
+    assert.deepEqual([spec.interFrameDelayMs, spec.delayAfterConnectMs], [5, 200]);
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, interFrameDelayMs: -1 }), 'interFrameDelayMs');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, delayAfterConnectMs: 60001 }), 'delayAfterConnectMs');
+  });
+
+  it('builds the units of a line, each with its unit id, backoff and quirks, inheriting the line\'s', () => {
+    const spec = buildDeviceSpec({
+      name: 'bus', target: 'modbus+rtu:///dev/ttyUSB0', order: 'CDAB', backoff: { initialMs: 50, maxMs: 500 },
+      units: [{ name: 'm1', unitId: 1 }, { name: 'm2', unitId: 2, order: 'ABCD', maxRegistersPerRequest: 32, backoff: { initialMs: 1000, maxMs: 5000 } }]
+    });
+    assert.deepEqual(spec.units.map((u) => [u.name, u.unitId, u.order, u.maxRegistersPerRequest, u.backoff.maxMs]), [['m1', 1, 'CDAB', 125, 500], ['m2', 2, 'ABCD', 32, 5000]]);
+    assert.deepEqual(buildDeviceSpec(structuredClone(spec)), spec);
+    const rtu = (units) => () => buildDeviceSpec({ name: 'bus', target: 'modbus+rtu:///dev/ttyUSB0', units });
+    assertRejected(rtu([{ name: 'x', unitId: 0 }]), 'units[0].unitId');
+    assertRejected(rtu([{ name: 'x', unitId: 248 }]), 'units[0].unitId');
+    assertRejected(rtu([{ name: 'x', unitId: 1 }, { name: 'y', unitId: 1 }]), 'units[1].unitId');
+    assertRejected(rtu([{ name: 'x', unitId: 1 }, { name: 'x', unitId: 2 }]), 'units[1].name');
+    assertRejected(rtu([{ name: 'x', unitId: 1, colour: 'red' }]), 'units[0].colour');
+    assertRejected(rtu([]), 'units');
+    assert.equal(buildDeviceSpec({ name: 'gw', target: TARGET, units: [{ name: 'self', unitId: 255 }] }).units[0].unitId, 255);
+    assertRejected(() => buildDeviceSpec({ name: 'gw', target: 'ascii://127.0.0.1:9500', units: [{ name: 'x', unitId: 1 }] }), 'units');
   });
 
   it('takes the quirks of a device: counting from 1, its word order, the write function codes it lacks', () => {
