@@ -22,6 +22,7 @@ const CODES = {
   NINES_ERR_CONNECTION_CLOSED: { status: 'connection lost', meaning: 'The connection closed while a request was in flight or queued; the client reconnects with backoff.' },
   NINES_ERR_NOT_CONNECTED: { status: 'not connected', meaning: 'The request was not sent: the device is down (no connection up, reconnecting with backoff), or the client is not reconnecting. A down device fails requests at once, so no backlog builds up to be replayed.' },
   NINES_ERR_CLOSED: { status: 'closed', meaning: 'The client was closed by its owner; pending requests are rejected with this code.' },
+  NINES_ERR_UNIT_DOWN: { status: 'unit down', meaning: 'The request was not sent: its unit on a shared line (an RTU slave, a unit id behind a gateway) stopped answering and is left alone for its backoff, so it does not hold the line its neighbours share. A job counts it as skipped. details.unit, details.retryInMs say which and when it is probed again.' },
   NINES_ERR_REPLY_TIMEOUT: { status: 'timeout', meaning: 'No complete reply within the request timeout. The device may be silent by design (wrong address, bad checksum, unknown command).' },
   NINES_ERR_QUEUE_FULL: { status: 'queue full', meaning: 'The bounded queue of this job or node on its device (or of one client) is full; the request was not sent and is counted as dropped.' },
   NINES_ERR_BAD_CHECKSUM: { status: 'bad checksum', meaning: 'A reply checksum (ASCII sum or Modbus RTU CRC) does not match; details has the raw bytes.' },

@@ -21,6 +21,9 @@
  *   of its time. Nothing is shared between devices: one dead device costs the others nothing.
  * - Health: 'connecting' → 'up' | 'down', 'closed'. A down device rejects at once and keeps no
  *   backlog: when it comes back it serves what is asked then, never a replay of the outage.
+ * - A line of units (spec.units: RTU slaves on one port, unit ids behind one gateway) adds a health
+ *   per unit (units.js): a unit that stops answering is left alone for its backoff, its requests
+ *   failing at once (NINES_ERR_UNIT_DOWN), so it does not hold the line its neighbours share.
  */
 
 const { EventEmitter } = require('node:events');
@@ -28,11 +31,14 @@ const E = require('./errors');
 const { buildDeviceSpec, MAX_QUEUE, MAX_TIMER_MS } = require('./spec');
 const { DeviceUser } = require('./user');
 const queue = require('./queue');
+const { Units } = require('./units');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const OK = 0;
 const ERROR = 1;
 const TIMED_OUT = 2;
+/** Not sent by design: its unit is down (units.js) */
+const SKIPPED = 3;
 const now = () => performance.now();
 const noop = () => {};
 
@@ -83,7 +89,11 @@ class Device extends EventEmitter {
     this._users = new Map();
     this._default = null;
     queue.init(this);
-    this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0 };
+    this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
+    /** @type {Units|null} the units of a line and their health; null for a device of one unit */
+    this._units = this.spec.units === null
+      ? null
+      : new Units(this.spec.units, { name: this.name, unitId: this.spec.target.unitId, now: wallClock, onChange: () => this._emitHealth() });
     this._inFlight = 0;
     // Requests per connection: the spec's maxInflight until the device shows it takes one at a time
     this._inflightLimit = this.spec.maxInflight;
@@ -169,7 +179,8 @@ class Device extends EventEmitter {
    *   lastError is the last connection error seen, kept after recovery; inflight: requests per
    *   connection as configured (max) and as used (effective: 1 after a pipelining fallback; the
    *   requests on the wire now are in stats.inFlight); warning: something that works, but not as
-   *   configured (NINES_ERR_PIPELINE_UNSUPPORTED), kept until the device is built again
+   *   configured (NINES_ERR_PIPELINE_UNSUPPORTED), kept until the device is built again; units (a
+   *   line only): each unit's health by name (units.js)
    */
   get health () {
     const e = this._lastError;
@@ -180,14 +191,16 @@ class Device extends EventEmitter {
       lastError: e === null ? null : { code: e.code, message: e.message },
       connections: { open: this._openCount, max: this.spec.maxConnections },
       inflight: { max: this.spec.maxInflight, effective: this._inflightLimit },
-      warning: this._warning
+      warning: this._warning,
+      ...(this._units === null ? {} : { units: this._units.health() })
     };
   }
 
   /**
-   * Counters (a copy): requests = ok + errors + timeouts + dropped + queued + inFlight, in total and per user.
+   * Counters (a copy): requests = ok + errors + timeouts + dropped + skipped + queued + inFlight, in
+   * total and per user; skipped: not sent because the request's unit is down.
    * @returns {{requests: number, ok: number, errors: number, timeouts: number, dropped: number,
-   *   queued: number, inFlight: number, users: Object<string, object>}}
+   *   skipped: number, queued: number, inFlight: number, users: Object<string, object>}}
    */
   get stats () {
     const users = {};
@@ -225,6 +238,31 @@ class Device extends EventEmitter {
     }
     if (user._closed || this._closing) return this._reject(user, ERROR, E.closedError(this, 'request', user._closed ? user : null, undefined));
     if (this._state === 'down') return this._reject(user, ERROR, E.downError(this, this._since, this._lastError, undefined));
+    if (this._units !== null) return this._unitRequest(user, op, timeoutMs);
+    return this._send(user, op, timeoutMs);
+  }
+
+  /**
+   * A request on a line of units: refused at once while its unit is down (but for the unit's probe),
+   * and its outcome kept as the unit's health.
+   */
+  _unitRequest (user, op, timeoutMs) {
+    const u = this._units.of(op);
+    if (u === undefined) return this._send(user, op, timeoutMs);
+    const refused = this._units.refuse(u);
+    if (refused !== null) return this._reject(user, SKIPPED, refused);
+    return this._send(user, op, timeoutMs).then((reply) => {
+      this._units.settled(u, null);
+      return reply;
+    }, (err) => {
+      // down now: what it has waiting would only hold the line for a timeout each
+      if (this._units.settled(u, err)) queue.rejectWhere(this, (p) => this._units.of(p.op) === u, () => this._units.downError(u, Math.max(0, Math.round(u.retryAt - now()))), SKIPPED);
+      throw err;
+    });
+  }
+
+  /** Sends or queues a request that may go. @returns {Promise<object>} */
+  _send (user, op, timeoutMs) {
     if (this._conns === null) this.open().catch(noop);
     // Hot path: a free connection and nobody waiting; straight to the client
     if (this._queued === 0) {
@@ -250,7 +288,7 @@ class Device extends EventEmitter {
   _count (user, outcome) {
     const u = user._stats;
     const d = this._stats;
-    if (outcome === -1) { u.requests++; d.requests++; } else if (outcome === OK) { u.ok++; d.ok++; } else if (outcome === TIMED_OUT) { u.timeouts++; d.timeouts++; } else { u.errors++; d.errors++; }
+    if (outcome === -1) { u.requests++; d.requests++; } else if (outcome === OK) { u.ok++; d.ok++; } else if (outcome === TIMED_OUT) { u.timeouts++; d.timeouts++; } else if (outcome === SKIPPED) { u.skipped++; d.skipped++; } else { u.errors++; d.errors++; }
   }
 
   /** @returns {Promise<never>} a request rejected before it was queued */

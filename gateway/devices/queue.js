@@ -158,10 +158,29 @@ function rejectUser (d, user, makeError) {
   for (const p of gone) fail(d, p, makeError(p));
 }
 
-/** @param {Pending} p @param {Error|null} err null: its deadline passed while it waited */
-function fail (d, p, err) {
+/**
+ * Rejects the waiting requests that match (those of a unit that went down), whoever's they are.
+ * @param {(p: Pending) => boolean} match
+ * @param {(p: Pending) => Error} makeError
+ * @param {number} outcome what they count as (the device's outcome codes)
+ */
+function rejectWhere (d, match, makeError, outcome) {
+  for (const user of d._users.values()) {
+    if (user._q.length === 0) continue;
+    const gone = user._q.removeWhere(match);
+    d._queued -= gone.length;
+    if (user._q.length === 0) resetOrder(user);
+    for (const p of gone) fail(d, p, makeError(p), outcome);
+  }
+}
+
+/**
+ * @param {Pending} p @param {Error|null} err null: its deadline passed while it waited
+ * @param {number} [outcome] what it counts as; default: a timeout or an error by its code
+ */
+function fail (d, p, err, outcome) {
   if (err === null) err = queuedTimeout(d, p.user, p.timeoutMs);
-  d._count(p.user, err.code === 'NINES_ERR_REPLY_TIMEOUT' ? 2 : 1);
+  d._count(p.user, outcome !== undefined ? outcome : err.code === 'NINES_ERR_REPLY_TIMEOUT' ? 2 : 1);
   p.reject(err);
 }
 
@@ -177,4 +196,4 @@ function arm (d, deadline) {
   d._timer = setTimeout(d._onTimer, ms < 1 ? 1 : ms);
 }
 
-module.exports = { init, enqueue, markServed, pump, rejectAll, rejectUser, Pending };
+module.exports = { init, enqueue, markServed, pump, rejectAll, rejectUser, rejectWhere, Pending };

@@ -27,7 +27,7 @@ class DeviceUser {
     this._lastDeadline = 0;
     this._closed = false;
     this._inFlight = 0;
-    this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0 };
+    this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
   }
 
   /**
@@ -58,13 +58,14 @@ class DeviceUser {
   }
 
   /**
-   * Counters (a copy): requests = ok + errors + timeouts + dropped + queued + inFlight; dropped counts
-   * NINES_ERR_QUEUE_FULL, errors every other rejection but timeouts.
-   * @returns {{requests: number, ok: number, errors: number, timeouts: number, dropped: number, queued: number, inFlight: number}}
+   * Counters (a copy): requests = ok + errors + timeouts + dropped + skipped + queued + inFlight;
+   * dropped counts NINES_ERR_QUEUE_FULL, skipped NINES_ERR_UNIT_DOWN (not sent: its unit is down),
+   * errors every other rejection but timeouts.
+   * @returns {{requests: number, ok: number, errors: number, timeouts: number, dropped: number, skipped: number, queued: number, inFlight: number}}
    */
   get stats () {
     const s = this._stats;
-    return { requests: s.requests, ok: s.ok, errors: s.errors, timeouts: s.timeouts, dropped: s.dropped, queued: this._q.length, inFlight: this._inFlight };
+    return { requests: s.requests, ok: s.ok, errors: s.errors, timeouts: s.timeouts, dropped: s.dropped, skipped: s.skipped, queued: this._q.length, inFlight: this._inFlight };
   }
 }
 

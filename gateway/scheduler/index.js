@@ -29,11 +29,14 @@ const { waitUntil, inflight, releaseDue } = require('./wait');
  *   engine's own overhead (timer lateness, event-loop delay), not the device's queueing, which the
  *   response time already shows.
  * A timeout is a sample (its response time is recorded, a lower bound) and counts as a timeout; an
- * error reply or a failed send counts as an error with its response time. Nothing is dropped.
+ * error reply or a failed send counts as an error with its response time. A request its device did
+ * not send by design (its unit on a shared line is down and left alone: NINES_ERR_UNIT_DOWN) counts
+ * as skipped, with what it waited. Nothing is dropped.
  */
 
 const POLICIES = ['burst', 'capped', 'skip'];
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
+const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
 
 /**
  * @typedef {object} ScheduleOptions
@@ -149,6 +152,7 @@ function startSchedule (opts) {
         if (o.onReply) o.onReply(reply, c);
       } else {
         if (error && error.code === TIMEOUT) rec.recordTimeout(responseNs, serviceNs, lagNs);
+        else if (error && error.code === UNIT_DOWN && sentNs === undefined) rec.recordSkipped(responseNs);
         else rec.recordError(responseNs, serviceNs, lagNs);
         if (o.onError) o.onError(error, c);
         // a request that never reached the wire failed at once: in a closed loop, don't spin on a dead device

@@ -37,7 +37,7 @@ describe('Device: connections and requests', function () {
     for (let i = 0; i < order.length; i += 10) assert.equal(new Set(order.slice(i, i + 10)).size, 10, `sends ${i}-${i + 9}: ${order.slice(i, i + 10)}`);
     const stats = device.stats;
     assert.equal(stats.ok, 200);
-    for (let u = 0; u < 10; u++) assert.deepEqual(stats.users[`job${u}`], { requests: 20, ok: 20, errors: 0, timeouts: 0, dropped: 0, queued: 0, inFlight: 0 });
+    for (let u = 0; u < 10; u++) assert.deepEqual(stats.users[`job${u}`], { requests: 20, ok: 20, errors: 0, timeouts: 0, dropped: 0, skipped: 0, queued: 0, inFlight: 0 });
   });
 
   it('never opens more than maxConnections sockets, however many users ask at once', async function () {
@@ -73,7 +73,7 @@ describe('Device: connections and requests', function () {
     assert.equal(bad.code, 'NINES_ERR_INVALID_OP');
     // the connection is free again after each of them
     assert.ok((await device.request(READ)).sentNs > reply.sentNs);
-    assert.deepEqual({ ...device.stats, users: undefined }, { requests: 4, ok: 2, errors: 2, timeouts: 0, dropped: 0, queued: 0, inFlight: 0, users: undefined });
+    assert.deepEqual({ ...device.stats, users: undefined }, { requests: 4, ok: 2, errors: 2, timeouts: 0, dropped: 0, skipped: 0, queued: 0, inFlight: 0, users: undefined });
   });
 
   it('returns the same user for the same name; request() is the user "default"', async function () {
