@@ -18,9 +18,9 @@ const { sameMetrics } = require('./model');
  *   and `Node Control/Rebirth`; `seq` is 0 in it and goes up by one, modulo 256, in every DBIRTH,
  *   NDATA, DDATA and DDEATH after it. A rebirth starts again at 0, as Tahu's clients do.
  * - A device is born (DBIRTH, every metric with its latest read) when the session is up, the
- *   device is up and one of its tag jobs has read it; DDATA then carries only what changed, at
- *   most once per the device's value window; DDEATH when the device goes down. Nothing of a device
- *   goes out before its DBIRTH.
+ *   device is up and one of its tag jobs has read it (whichever comes last); DDATA then carries
+ *   only what changed, at most once per the device's value window; DDEATH when the device goes
+ *   down. Nothing of a device goes out before its DBIRTH.
  * - Node metrics (latency per job) go in NDATA, batched: one NDATA per `ndataWindowMs` however
  *   many jobs report in it.
  * - NCMD `Node Control/Rebirth` = true → NBIRTH and every DBIRTH again. A command that is not
@@ -150,7 +150,13 @@ class EdgeNode extends EventEmitter {
   }
 
   /**
-   * A device's health (gateway 'health' event): down or closed is its DDEATH.
+   * A device's health (gateway 'health' event): down or closed is its DDEATH, up its DBIRTH.
+   *
+   * The tags keep their latest reads across a death. They stay true: a tag job publishes every
+   * change, failures included (a poll that fails turns its tags null with the error as quality),
+   * so a value that was not replaced is what the device still holds. A device back before any of
+   * its polls failed (a reconnect within one poll period) has nothing new to say, and its jobs
+   * say nothing: its DBIRTH on 'up' carries those reads, not a null that no poll would correct.
    * @param {string} device
    * @param {{state: string}} h
    */
@@ -160,6 +166,10 @@ class EdgeNode extends EventEmitter {
     const d = this.devices.get(device);
     if (d === undefined) return;
     d.health = h.state;
+    if (h.state === 'up') {
+      if (this.online && !d.born && d.read) this._dbirth(d);
+      return;
+    }
     if (h.state !== 'down' && h.state !== 'closed') return;
     if (d.born && this.online) {
       // what was read before the death goes out first; then the death
@@ -167,10 +177,6 @@ class EdgeNode extends EventEmitter {
       this._ddeath(d);
     }
     this._unborn(d);
-    // nothing read before the death is current now: a DBIRTH after it carries only new reads
-    const ts = this._now();
-    for (const tag of d.tags.keys()) d.tags.set(tag, { value: null, quality: 'NINES_ERR_NOT_CONNECTED', ts });
-    d.read = false;
   }
 
   /**
