@@ -107,7 +107,7 @@ class Gateway extends EventEmitter {
         host: e.host,
         port: e.port,
         ...(e.auth ? { username: e.auth.username, password: e.auth.password } : {}),
-        gateway: { clientId: m.clientId, prefix: m.prefix },
+        gateway: { clientId: m.clientId, prefix: m.prefix, ...(m.sparkplug ? { sparkplug: { clientId: m.sparkplug.clientId, group: m.sparkplug.group, node: m.sparkplug.node } } : {}) },
         onRefused: (refusal) => this.emit('broker-refused', refusal)
       });
       url = this.broker.url;

@@ -298,7 +298,7 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     noViolations(host.messages);
   });
 
-  it('runs on the embedded broker too, where its session logs in as the gateway', async () => {
+  it('runs on the embedded broker too, where only the gateway may speak as its edge node and any client may command it', async () => {
     sim = await createModbusTcpSimulator({ port: 0 });
     fill(sim.model);
     gw = new Gateway(validateConfig(config(sim, { sparkplug: { node: 'emb' } }), { env: {} }));
@@ -307,6 +307,19 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     await host.send({ cmd: 'rebirth' });
     await host.waitFor((m) => m.type === 'NBIRTH');
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc');
+    // a forged birth is refused (the client is disconnected) and reaches nobody
+    const from = host.messages.length;
+    const mqtt = require('mqtt');
+    const rogue = await mqtt.connectAsync(gw.broker.url, { clientId: 'rogue', reconnectPeriod: 0 });
+    const closed = new Promise((resolve) => rogue.once('close', resolve));
+    rogue.publish(`spBv1.0/${GROUP}/NBIRTH/emb`, Buffer.from([0x08, 0x01]), { qos: 1 });
+    await closed;
+    rogue.end(true);
+    // the edge node's client id is reserved for it
+    await assert.rejects(mqtt.connectAsync(gw.broker.url, { clientId: 'nines-sp-sparkplug', reconnectPeriod: 0 }), /Identifier rejected/);
+    await host.send({ cmd: 'rebirth' });
+    await host.waitFor((m) => m.type === 'DBIRTH', 5000, from);
+    assert.equal(host.messages.slice(from).filter((m) => m.type === 'NBIRTH').length, 1, 'only the rebirth the host asked for');
     noViolations(host.messages);
   });
 });
