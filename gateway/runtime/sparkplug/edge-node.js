@@ -392,7 +392,7 @@ class EdgeNode extends EventEmitter {
       return;
     }
     if (result && result.ok === false) {
-      const failed = Object.entries(result.results || {}).filter(([, r]) => r && r.ok === false).map(([tag, r]) => `${tag}: ${r.error ? r.error.code : 'failed'}`);
+      const failed = Object.entries(result.results || {}).filter(([, r]) => r && r.ok === false).map(([tag, r]) => `${tag}: ${r.skipped ? 'not sent' : r.code || 'failed'}`);
       this.emit('command-error', new NinesError('NINES_ERR_SPARKPLUG', `DCMD on ${topic}: ${failed.length} write(s) failed at the device (${failed.join(', ')})`, { topic, device, results: result.results }));
     }
   }
