@@ -11,7 +11,7 @@
  */
 
 /** Whole folders, then single files per folder (the other files there use sockets or processes) */
-const FOLDERS = ['test/latency', 'test/jobs', 'test/docs', 'test/fuzz'];
+const FOLDERS = ['test/latency', 'test/jobs', 'test/docs', 'test/fuzz', 'test/sparkplug'];
 const FILES = {
   'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
   'test/modbus': ['pdu', 'op', 'pipeline-guard'],
@@ -19,7 +19,7 @@ const FILES = {
   'test/devices': ['spec', 'fifo'],
   'test/drivers': ['connection-options'],
   'test/scheduler': ['scheduler'],
-  'test/gateway': ['config', 'config-rules', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors', 'config-tags'],
+  'test/gateway': ['config', 'config-rules', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors', 'config-tags', 'config-sparkplug'],
   'test/tools': ['system-tools', 'unit-set', 'package'],
   'test/tags': ['spec', 'plan', 'csv', 'write', 'values']
 };

@@ -12,7 +12,7 @@ const { cPath, startCServer } = require('./c-peers');
 const SIM = path.join(__dirname, 'sim-process.js');
 
 /**
- * @param {'modbus'|'ascii'} kind
+ * @param {'modbus'|'modbus-animated'|'ascii'} kind
  * @returns {ReturnType<typeof startServer>} the nines simulator in a child node process
  */
 function startSimProcess (kind) {

@@ -2,7 +2,7 @@
 
 /**
  * Runs one nines simulator in its own process, so it never shares an event loop with the client
- * under test: `node sim-process.js modbus|ascii`. Prints "PORT <n>", stops when stdin closes.
+ * under test: `node sim-process.js modbus|modbus-animated|ascii`. Prints "PORT <n>", stops when stdin closes.
  * Lines on stdin are fault commands (faults.js), so a bench can fault one device while it runs:
  *   stall <duration>    freeze the device now (replies are held until it ends), e.g. "stall 6s"
  *   faults <spec>       replace the fault plan, e.g. "faults latency=1ms,drop=0.01"
@@ -16,12 +16,14 @@ const ROOT = path.join(__dirname, '..', '..');
 async function main () {
   const kind = process.argv[2];
   let sim;
-  if (kind === 'modbus') {
-    sim = await require(path.join(ROOT, 'gateway/simulators/modbus')).createModbusTcpSimulator({ host: '127.0.0.1', port: 0 });
+  if (kind === 'modbus' || kind === 'modbus-animated') {
+    // animated: holding registers 0 and 1 move (a counter and a sine), so polled tags change
+    const modelOptions = kind === 'modbus-animated' ? { animate: true } : undefined;
+    sim = await require(path.join(ROOT, 'gateway/simulators/modbus')).createModbusTcpSimulator({ host: '127.0.0.1', port: 0, modelOptions });
   } else if (kind === 'ascii') {
     sim = await require(path.join(ROOT, 'gateway/simulators/ascii')).createAsciiSimulator({ host: '127.0.0.1', port: 0 });
   } else {
-    throw new Error(`sim-process: unknown simulator ${JSON.stringify(kind)} (modbus, ascii)`);
+    throw new Error(`sim-process: unknown simulator ${JSON.stringify(kind)} (modbus, modbus-animated, ascii)`);
   }
   process.stdout.write(`PORT ${sim.port}\n`);
   let pending = '';

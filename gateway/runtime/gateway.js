@@ -16,13 +16,15 @@ const { NinesError } = require('../base/errors');
  * change of a device's health is published in the retained status.
  *
  * The metrics endpoint and the status page (integrations.js), when configured, listen to the
- * gateway's events; for the metrics the workers encode the service and lag histograms too.
+ * gateway's events; for the metrics the workers encode the service and lag histograms too. So
+ * does the Sparkplug B edge node (sparkplug/, mqtt.sparkplug), in an MQTT session of its own.
  *
  * Events: 'summary' (job, payload, hists: {service, lag} encoded when the metrics are on, else null),
  * 'values' (job, {values, ts, polls}), 'job-error' (job|null, NinesError),
  * 'worker-exit' (info), 'broker' ({url, embedded, host, loopback, login, passwordSource, prefix}),
  * 'broker-refused' (refusal: what the embedded broker refused, rate-limited), 'health' (device, health),
- * 'listening' ({what, url, login}: the metrics endpoint or the status page is up), 'end' (job).
+ * 'listening' ({what, url, login}: the metrics endpoint, the status page or the Sparkplug edge node is up),
+ * 'reload' (the jobs kept, changed, added, removed), 'end' (job).
  */
 class Gateway extends EventEmitter {
   /**
@@ -49,6 +51,8 @@ class Gateway extends EventEmitter {
     /** @type {Promise<unknown>} reloads one at a time */
     this.reloading = Promise.resolve();
     this.integrations = null;
+    /** @type {{edge: object, session: object, stop: () => Promise<void>}|null} the Sparkplug B edge node (mqtt.sparkplug) */
+    this.sparkplug = null;
   }
 
   /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
@@ -103,7 +107,7 @@ class Gateway extends EventEmitter {
         host: e.host,
         port: e.port,
         ...(e.auth ? { username: e.auth.username, password: e.auth.password } : {}),
-        gateway: { clientId: m.clientId, prefix: m.prefix },
+        gateway: { clientId: m.clientId, prefix: m.prefix, ...(m.sparkplug ? { sparkplug: { clientId: m.sparkplug.clientId, group: m.sparkplug.group, node: m.sparkplug.node } } : {}) },
         onRefused: (refusal) => this.emit('broker-refused', refusal)
       });
       url = this.broker.url;
@@ -129,6 +133,10 @@ class Gateway extends EventEmitter {
 
     if (this.config.gateway.metrics || this.config.gateway.http) {
       this.integrations = await require('./integrations').startIntegrations(this);
+    }
+    if (m.sparkplug) {
+      // its own MQTT session (its will is the NDEATH), on the same broker and login
+      this.sparkplug = await require('./sparkplug').startSparkplug(this, { url, auth });
     }
 
     this.pool = new WorkerPool({
@@ -300,6 +308,8 @@ class Gateway extends EventEmitter {
   async stop () {
     if (this.pool) await this.pool.stop();
     if (this.integrations) await this.integrations.close();
+    // its NDEATH before the broker goes (an embedded one stops below)
+    if (this.sparkplug) await this.sparkplug.stop();
     await Promise.all([...this.hlogs.values()].filter((h) => h.stream).map((h) => new Promise((resolve) => h.stream.end(resolve))));
     if (this.publisher) await this.publisher.stop();
     if (this.broker) await this.broker.close();

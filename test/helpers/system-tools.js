@@ -46,7 +46,8 @@ const TOOLS = {
   npm: { pkg: 'npm', why: 'the clean-install test' },
   // Debian's pymodbus 3.0 imports serial_asyncio without depending on it
   pymodbus: { pkg: 'python3-pymodbus python3-serial-asyncio', why: 'an independent Modbus client and payload encoder for the interop tests', files: ['/usr/lib/python3/dist-packages/pymodbus/__init__.py', '/usr/lib/python3/dist-packages/serial_asyncio/__init__.py'] },
-  prometheus: { pkg: 'prometheus', why: 'a real Prometheus server scraping two gateways\' metrics endpoints' }
+  prometheus: { pkg: 'prometheus', why: 'a real Prometheus server scraping two gateways\' metrics endpoints' },
+  sparkplug: { pkg: 'python3-protobuf python3-paho-mqtt', why: 'an independent Sparkplug B host: paho-mqtt and protobuf with Tahu\'s sparkplug_b.proto', files: ['/usr/lib/python3/dist-packages/google/protobuf/__init__.py', '/usr/lib/python3/dist-packages/paho/mqtt/client.py'] }
 };
 
 /** A program name passed as a literal to a child_process call: spawn('socat', …), promisify(execFile)('npm', …) */
@@ -55,7 +56,8 @@ const PROGRAM_RE = /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\)?
 const IMPLIED = [
   { re: /\bstartMosquitto\(/, tool: 'mosquitto' },
   { re: /\bexecutablePath\s*:\s*CHROMIUM\b|'\/usr\/bin\/chromium'/, tool: 'chromium' },
-  { re: /\brunPymodbus\(/, tool: 'pymodbus' }
+  { re: /\brunPymodbus\(/, tool: 'pymodbus' },
+  { re: /\bstartSparkplugHost\(/, tool: 'sparkplug' }
 ];
 /** Local requires, to follow into test helpers */
 const REQUIRE_RE = /\brequire\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;

@@ -8,6 +8,7 @@ const D = require('./defaults');
 const { isMap, durationField } = require('./fields');
 const { parseBrokerUrl } = require('../mqtt/broker-url');
 const { isLoopbackHost, GATEWAY_USERNAME } = require('../mqtt/broker-guard');
+const { checkSparkplug } = require('./check-sparkplug');
 
 /**
  * @typedef {object} TlsConfig
@@ -46,6 +47,7 @@ const { isLoopbackHost, GATEWAY_USERNAME } = require('../mqtt/broker-guard');
  * @property {number} errorsMinIntervalMs at most one error message per job per this window
  * @property {number} reconnectInitialMs first reconnect delay (then doubling, with jitter)
  * @property {number} reconnectMaxMs cap of the reconnect delay
+ * @property {import('./check-sparkplug').SparkplugConfig|null} sparkplug the Sparkplug B edge node, or null (off)
  */
 
 const URL_ONLY_KEYS = ['username', 'password', 'tls'];
@@ -184,11 +186,12 @@ function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
     problems.add(['mqtt', 'reconnect', 'max'], reconnect.max, `must be at least mqtt.reconnect.initial (${reconnect.initial ?? `${D.MQTT_RECONNECT_INITIAL_MS}ms`})`);
   }
 
+  const clientId = typeof m.clientId === 'string' ? m.clientId : `nines-${gatewayId}`;
   return {
     url,
     embedded,
     prefix: typeof m.prefix === 'string' ? m.prefix : C.MQTT_DEFAULT_PREFIX,
-    clientId: typeof m.clientId === 'string' ? m.clientId : `nines-${gatewayId}`,
+    clientId,
     username,
     password,
     passwordSource,
@@ -200,7 +203,8 @@ function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
     connectTimeoutMs: durationField(problems, at('connectTimeout'), m.connectTimeout, { def: D.MQTT_CONNECT_TIMEOUT_MS, minMs: 100, maxMs: 600000 }),
     errorsMinIntervalMs: durationField(problems, at('errorInterval'), m.errorInterval, { def: D.MQTT_ERRORS_MIN_INTERVAL_MS, minMs: 100, maxMs: 3600000 }),
     reconnectInitialMs,
-    reconnectMaxMs
+    reconnectMaxMs,
+    sparkplug: checkSparkplug(problems, m.sparkplug, { gatewayId, clientId })
   };
 }
 

@@ -199,6 +199,18 @@ const mqtt = {
       type: 'object',
       additionalProperties: false,
       properties: { initial: duration, max: duration }
+    },
+    sparkplug: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['group'],
+      rule: 'must be a mapping such as { group: plant1, node: edge-1 } (omit it to turn Sparkplug B off)',
+      properties: {
+        group: { type: 'string', minLength: 1, rule: 'must be a Sparkplug group id such as "plant1" (no / + #)', hint: 'the Sparkplug group id, e.g. group: plant1' },
+        node: { type: 'string', minLength: 1, rule: 'must be a Sparkplug edge node id such as "edge-1" (no / + #; default: gateway.id)' },
+        clientId: { type: 'string', minLength: 1, maxLength: 256, rule: 'must be a non-empty string of at most 256 characters (the client id of the Sparkplug session)' },
+        writes: { type: 'boolean', rule: 'must be true or false (whether DCMD may write tags; default false)' }
+      }
     }
   }
 };

@@ -9,6 +9,7 @@ const { checkSchema } = require('./schema-check');
 const { isMap, durationField } = require('./fields');
 const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
+const { checkSparkplugTags } = require('./check-sparkplug');
 const { checkDeviceTags } = require('./check-tags');
 const { checkEndpoint } = require('./check-http');
 const { NAME_RULE } = require('./schema');
@@ -194,6 +195,8 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   const devices = checkDevices(problems, obj.devices, baseDir);
   const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];
   const jobs = checkJobs(problems, obj.jobs, devices, deviceNames);
+  // only on jobs that all passed: then jobs[i] is the i-th job written, and the paths are right
+  if (!problems.size) checkSparkplugTags(problems, mqtt.sparkplug, jobs);
   if (problems.size) return { config: null, problems };
   return { config: { gateway, mqtt, devices, jobs, source: { path: null, format: null } }, problems };
 }

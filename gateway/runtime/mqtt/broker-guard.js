@@ -17,6 +17,10 @@ const { WindowLimiter } = require('./window-limiter');
  *   client can send any id.
  * - Only that client may publish under `<prefix>/` (its status, will, summaries, values and
  *   errors); every other client may subscribe to everything but publish nothing there.
+ * - With a Sparkplug B edge node (gateway.sparkplug), its client id is reserved too, and only the
+ *   gateway's clients may publish its births, deaths and data (`spBv1.0/<group>/NBIRTH|NDEATH|NDATA|
+ *   DBIRTH|DDEATH|DDATA/<node>[/…]`); commands to it (NCMD, DCMD) stay open to every client, as a
+ *   host application must send them.
  * - The gateway's client id is reserved for it, and no client takes over an id that is connected.
  *   aedes, like MQTT 3.1.1 [MQTT-3.1.4-2], disconnects the older client when a second one sends its
  *   id; we refuse the newcomer instead (CONNACK 2, identifier rejected). The one exception is the
@@ -79,14 +83,28 @@ function quoted (text) {
  * @property {number} [repeated] refusals of this reason folded into this report (window of 10 s)
  */
 
+/** What a Sparkplug B edge node publishes (its commands, NCMD and DCMD, come from host applications) */
+const EDGE_NODE_TYPES = new Set(['NBIRTH', 'NDEATH', 'NDATA', 'DBIRTH', 'DDEATH', 'DDATA']);
+
+/**
+ * @param {string} topic
+ * @param {{group: string, node: string}} edge
+ * @returns {boolean} whether the topic is a birth, death or data of that edge node or its devices
+ */
+function isEdgeNodeTopic (topic, edge) {
+  const p = topic.split('/');
+  return p[0] === 'spBv1.0' && p[1] === edge.group && EDGE_NODE_TYPES.has(p[2]) && p[3] === edge.node;
+}
+
 /**
  * Builds the guard of one broker.
  * @param {object} opts
  * @param {string} opts.host where the broker will listen (for the loopback rule)
  * @param {string} [opts.username] required of every client (except the gateway's own) when set
  * @param {string} [opts.password] required with username
- * @param {{clientId: string, prefix: string}} [opts.gateway] the gateway this broker serves: its
- *   client id is reserved and only it may publish under `<prefix>/`
+ * @param {{clientId: string, prefix: string, sparkplug?: {clientId: string, group: string, node: string}}} [opts.gateway]
+ *   the gateway this broker serves: its client ids are reserved and only it may publish under
+ *   `<prefix>/` and as its Sparkplug edge node
  * @param {boolean} [opts.refuseTakeover] refuse a connection whose client id is connected
  *   (default: true with opts.gateway, false without, as plain aedes)
  * @param {(refusal: Refusal) => void} [opts.onRefused] told of refusals, at most once per reason per 10 s
@@ -117,7 +135,15 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     prefix = checkPrefix(gateway.prefix);
     gatewayAuth = { username: GATEWAY_USERNAME, password: crypto.randomBytes(32).toString('base64url') };
   }
-  const reserved = gateway ? gateway.clientId : null;
+  let edge = null;
+  if (gateway && gateway.sparkplug !== undefined && gateway.sparkplug !== null) {
+    const sp = gateway.sparkplug;
+    for (const key of ['clientId', 'group', 'node']) {
+      if (typeof sp[key] !== 'string' || sp[key] === '') fail(`gateway.sparkplug.${key}`, sp[key], 'must be a non-empty string');
+    }
+    edge = sp;
+  }
+  const reservedIds = new Set(gateway ? [gateway.clientId].concat(edge ? [edge.clientId] : []) : []);
   const noTakeover = refuseTakeover === undefined ? gateway !== undefined : Boolean(refuseTakeover);
 
   /** @type {WeakSet<object>} aedes clients that logged in with the gateway's credential */
@@ -160,11 +186,11 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     if (!isGateway) {
       if (gatewayAuth !== null && user === gatewayAuth.username) return refuse(client, 'bad-login', RC_BAD_LOGIN, 'bad user name or password', callback);
       if (login && !(user === username && sameSecret(pass, password))) return refuse(client, 'bad-login', RC_BAD_LOGIN, 'bad user name or password', callback);
-      if (reserved !== null && id === reserved) return refuse(client, 'reserved-client-id', RC_IDENTIFIER_REJECTED, 'this client id is reserved for the gateway', callback);
+      if (reservedIds.has(id)) return refuse(client, 'reserved-client-id', RC_IDENTIFIER_REJECTED, 'this client id is reserved for the gateway', callback);
     }
     const holder = holders.get(id);
     const held = holder !== undefined && holder !== client && !holder.closed;
-    if (held && noTakeover && !(isGateway && id === reserved)) {
+    if (held && noTakeover && !(isGateway && reservedIds.has(id))) {
       return refuse(client, 'client-id-in-use', RC_IDENTIFIER_REJECTED, 'a client with this id is connected, and takeover is refused', callback);
     }
     if (isGateway) trusted.add(client);
@@ -183,6 +209,11 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
       report('publish-under-prefix', client, `publish to ${quoted(topic)} by ${who}: only the gateway may publish under ${prefix}/`, topic);
       // the client is disconnected: MQTT 3.1.1 has no way to tell it why [MQTT-3.3.5-2]
       return callback(new Error(`only the gateway may publish under ${prefix}/`));
+    }
+    if (edge !== null && isEdgeNodeTopic(topic, edge) && !(client && trusted.has(client))) {
+      const who = client ? `client ${quoted(client.id)} from ${client.conn && client.conn.remoteAddress}` : 'a client that is gone (its will)';
+      report('publish-under-prefix', client, `publish to ${quoted(topic)} by ${who}: only the gateway may publish as Sparkplug edge node ${edge.group}/${edge.node}`, topic);
+      return callback(new Error(`only the gateway may publish as Sparkplug edge node ${edge.group}/${edge.node}`));
     }
     callback(null);
   }

@@ -44,7 +44,8 @@ function localUrl (address, port) {
  * @param {number} [opts.port=1883] 0 picks a free port
  * @param {string} [opts.username] clients must log in with this and the password (required beyond loopback)
  * @param {string} [opts.password]
- * @param {{clientId: string, prefix: string}} [opts.gateway] the gateway this broker serves: only
+ * @param {{clientId: string, prefix: string, sparkplug?: {clientId: string, group: string, node: string}}} [opts.gateway]
+ *   the gateway this broker serves (and its Sparkplug edge node, broker-guard.js): only
  *   its client (which logs in with `gatewayAuth`) may publish under `<prefix>/`, its client id is
  *   reserved, and no client takes over a connected client id. Without it the broker is plain
  *   aedes apart from the login (for tests and tools).

@@ -1,0 +1,172 @@
+'use strict';
+
+const { EventEmitter } = require('node:events');
+const { NinesError } = require('../../base/errors');
+const { Backoff } = require('../../base/backoff');
+
+/**
+ * The edge node's own MQTT session (mqtt.js), apart from the gateway's publisher: Sparkplug needs
+ * its will to be the NDEATH with this connection's bdSeq, and the publisher's will is the
+ * retained nines status. One session per connection, in the order Sparkplug 3.0 asks:
+ * 1. CONNECT, clean session, will = NDEATH {bdSeq} at QoS 1, not retained. bdSeq goes up by one
+ *    with every CONNECT sent, from 0 at start, and wraps after 255.
+ * 2. SUBSCRIBE NCMD and DCMD (QoS 1), so no command is missed once the node is announced.
+ * 3. NBIRTH and the DBIRTHs (edge-node.js), then data.
+ * Lost connection: every birth is void (the broker publishes the will); reconnect with capped
+ * exponential backoff and jitter, then a new bdSeq and new births. Data published while down is
+ * not kept (no store and forward): the births after the reconnect carry the current values.
+ * stop(): NDEATH published explicitly with the session's bdSeq (a clean DISCONNECT discards the
+ * will), then DISCONNECT, all within stopTimeoutMs.
+ *
+ * Events: 'online' ({bdSeq}), 'offline', 'error' (NinesError NINES_ERR_MQTT; only when listened to).
+ */
+class SparkplugSession extends EventEmitter {
+  /**
+   * @param {object} opts
+   * @param {string} opts.url broker URL
+   * @param {string} opts.clientId
+   * @param {import('./edge-node').EdgeNode} opts.edge
+   * @param {string} [opts.username]
+   * @param {string} [opts.password]
+   * @param {object} [opts.tls] tls.connect options (ca, cert, key, rejectUnauthorized)
+   * @param {4|5} [opts.protocolVersion=4]
+   * @param {number} [opts.keepaliveMs=30000]
+   * @param {number} [opts.connectTimeoutMs=10000]
+   * @param {number} [opts.reconnectInitialMs=500]
+   * @param {number} [opts.reconnectMaxMs=30000]
+   * @param {number} [opts.stopTimeoutMs=2000]
+   * @param {number} [opts.firstBdSeq=0]
+   * @param {() => number} [opts.random=Math.random] jitter source
+   */
+  constructor (opts) {
+    super();
+    this._o = { protocolVersion: 4, keepaliveMs: 30000, connectTimeoutMs: 10000, reconnectInitialMs: 500, reconnectMaxMs: 30000, stopTimeoutMs: 2000, ...opts };
+    this.edge = opts.edge;
+    this._backoff = new Backoff({ initialMs: this._o.reconnectInitialMs, maxMs: this._o.reconnectMaxMs, random: this._o.random || Math.random });
+    this._nextBdSeq = Number.isInteger(opts.firstBdSeq) ? opts.firstBdSeq % 256 : 0;
+    this.bdSeq = null;
+    this._client = null;
+    this._connected = false;
+    this._stopping = false;
+    this._timer = null;
+    this._first = null;
+    this.counts = { connects: 0, attempts: 0 };
+  }
+
+  /** @returns {Promise<void>} once the first attempt has connected (births sent) or failed */
+  start () {
+    return new Promise((resolve) => {
+      this._first = resolve;
+      this._connect();
+    });
+  }
+
+  /**
+   * Publishes one message of the edge node (QoS 0, not retained, as Sparkplug asks for births and
+   * data); dropped while no session is up, since the next births carry the current state.
+   * @param {string} topic
+   * @param {Buffer} payload
+   */
+  publish (topic, payload) {
+    if (this._connected && this._client) this._client.publish(topic, payload, { qos: 0, retain: false });
+  }
+
+  _connect () {
+    this._timer = null;
+    if (this._stopping) return;
+    const mqtt = require('mqtt');
+    const o = this._o;
+    const bdSeq = this._nextBdSeq;
+    this._nextBdSeq = (bdSeq + 1) % 256;
+    this.counts.attempts++;
+    const client = mqtt.connect(o.url, {
+      clientId: o.clientId,
+      username: o.username,
+      password: o.password,
+      protocolVersion: o.protocolVersion,
+      keepalive: Math.ceil(o.keepaliveMs / 1000),
+      connectTimeout: o.connectTimeoutMs,
+      reconnectPeriod: 0,
+      clean: true,
+      queueQoSZero: false,
+      resubscribe: false,
+      will: { topic: this.edge.topics.ndeath, payload: this.edge.deathPayload(bdSeq), qos: 1, retain: false },
+      ...(o.tls || {})
+    });
+    this._client = client;
+    client.on('connect', () => {
+      if (client !== this._client) return;
+      this._connected = true;
+      this._backoff.reset();
+      client.subscribe([this.edge.topics.ncmd, this.edge.topics.dcmdFilter], { qos: 1 }, (err) => {
+        if (client !== this._client || !this._connected) return;
+        if (err) {
+          this._error(`Sparkplug: cannot subscribe to NCMD and DCMD on ${o.url}: ${err.message}`, { url: o.url });
+          client.end(true);
+          return;
+        }
+        this.bdSeq = bdSeq;
+        this.counts.connects++;
+        this.edge.born(bdSeq);
+        this.emit('online', { bdSeq });
+        this._settleFirst();
+      });
+    });
+    client.on('message', (topic, payload) => { if (client === this._client) this.edge.onMessage(topic, payload); });
+    client.on('close', () => this._onClose(client));
+    client.on('error', (err) => { if (client === this._client) this._error(`Sparkplug MQTT ${o.url}: ${err.message}`, { url: o.url, cause: err.code }); });
+  }
+
+  _onClose (client) {
+    if (client !== this._client) return;
+    const was = this._connected;
+    this._connected = false;
+    this._client = null;
+    client.end(true);
+    this.edge.lost();
+    if (was) this.emit('offline');
+    this._settleFirst();
+    if (!this._stopping) this._timer = setTimeout(() => this._connect(), this._backoff.next());
+  }
+
+  _settleFirst () {
+    if (this._first) { const f = this._first; this._first = null; f(); }
+  }
+
+  _error (message, details) {
+    if (this.listenerCount('error') > 0) this.emit('error', new NinesError('NINES_ERR_MQTT', message, details));
+  }
+
+  /**
+   * The NDEATH, then a clean DISCONNECT; the socket is destroyed at the deadline whatever the broker
+   * does (then, without a DISCONNECT, the broker publishes the will: the same NDEATH).
+   * @returns {Promise<void>}
+   */
+  async stop () {
+    if (this._stopping) return;
+    this._stopping = true;
+    clearTimeout(this._timer);
+    const client = this._client;
+    const deadline = Date.now() + this._o.stopTimeoutMs;
+    const until = (fn) => new Promise((resolve) => {
+      const t = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      fn(() => { clearTimeout(t); resolve(); });
+    });
+    if (client && this._connected) {
+      const death = this.edge.deathPayload(this.bdSeq);
+      this.edge.lost();
+      await until((done) => client.publish(this.edge.topics.ndeath, death, { qos: 1, retain: false }, done));
+      if (this._connected) await until((done) => client.end(false, {}, done));
+    }
+    this._connected = false;
+    this._client = null;
+    this.edge.close();
+    if (client) {
+      client.end(true);
+      if (client.stream && !client.stream.destroyed) client.stream.destroy();
+    }
+    this._settleFirst();
+  }
+}
+
+module.exports = { SparkplugSession };
