@@ -23,6 +23,12 @@ module.exports = Object.freeze({
   BACKOFF_INITIAL_MS: 100,
   BACKOFF_MAX_MS: 10000,
   BACKOFF_FACTOR: 2,
+  /**
+   * A silent unit on a line is probed after this, doubling to the max: each probe holds the line for
+   * a timeout, so they must be rare (industrial masters demote a silent slave for about 10 s too)
+   */
+  UNIT_BACKOFF_INITIAL_MS: 1000,
+  UNIT_BACKOFF_MAX_MS: 10000,
 
   /** Histogram configuration, the same everywhere so every histogram merges with every other */
   HIST_LOWEST_NS: 1,

@@ -251,8 +251,10 @@ class Device extends EventEmitter {
     if (u === undefined) return this._send(user, op, timeoutMs);
     const refused = this._units.refuse(u);
     if (refused !== null) return this._reject(user, SKIPPED, refused);
-    return this._send(user, op, timeoutMs).then((reply) => {
-      this._units.settled(u, null);
+    // a probe of a silent unit waits only as long as the unit's answers took (units.js)
+    const t = u.probing ? u.probeTimeout(timeoutMs) : timeoutMs;
+    return this._send(user, op, t).then((reply) => {
+      this._units.settled(u, null, reply);
       return reply;
     }, (err) => {
       // down now: what it has waiting would only hold the line for a timeout each
@@ -281,7 +283,10 @@ class Device extends EventEmitter {
       return Promise.reject(E.queueFull(this, user));
     }
     this._count(user, -1);
-    return queue.enqueue(this, user, op, timeoutMs, now() + timeoutMs);
+    // On a line of units a request may have to wait behind a silent unit's request, which holds the
+    // line for a whole timeout: it gets that wait on top of its own timeout, so a neighbour's silence
+    // costs it time, not its answer (units.js). Elsewhere the wait counts into its timeout.
+    return queue.enqueue(this, user, op, timeoutMs, now() + (this._units === null ? timeoutMs : 2 * timeoutMs));
   }
 
   /** Counts a request (outcome -1) or an outcome for the user and the device. */

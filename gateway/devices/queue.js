@@ -110,7 +110,9 @@ function pump (d) {
       d._idle.push(conn);
       return;
     }
-    const left = p.deadline - t;
+    // the rest of its time, but never more than its own timeout on the wire (on a line it may have
+    // waited behind a silent unit's request with time to spare: Device#_send)
+    const left = Math.min(p.deadline - t, p.timeoutMs);
     conn.opts.timeoutMs = left < 1.5 ? 1 : Math.round(left);
     d._call(conn, p.user, p.op).then(p.resolve, p.reject);
   }

@@ -70,7 +70,9 @@ const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
  * @property {string} name
  * @property {number} unitId 1-247 (RTU), 0-247 or 255 (Modbus TCP)
  * @property {{initialMs: number, maxMs: number}} backoff how long a unit that stopped answering is left
- *   alone before it is probed again (growing up to maxMs), while its neighbours keep polling
+ *   alone before it is probed again (growing up to maxMs), while its neighbours keep polling; default
+ *   1 s to 10 s, not the line's reconnect backoff: each probe of a silent unit holds the line for a
+ *   timeout, so probes must be rare
  * @property {number} maxGap
  * @property {number} maxRegistersPerRequest
  * @property {number} maxBitsPerRequest
@@ -180,7 +182,7 @@ function buildUnits (raw, device) {
     if (!okId) throw invalid(`${at}.unitId`, u.unitId, rtu ? 'must be an integer from 1 to 247 on a serial line (0 is broadcast, which nobody answers)' : 'must be an integer from 0 to 247, or 255');
     if (ids.has(u.unitId)) throw invalid(`${at}.unitId`, u.unitId, 'is the unit id of another unit of this device');
     ids.add(u.unitId);
-    const unit = { name: u.name, unitId: u.unitId, backoff: u.backoff === undefined ? device.backoff : buildBackoff(u.backoff, `${at}.backoff`) };
+    const unit = { name: u.name, unitId: u.unitId, backoff: u.backoff === undefined ? { initialMs: C.UNIT_BACKOFF_INITIAL_MS, maxMs: C.UNIT_BACKOFF_MAX_MS } : buildBackoff(u.backoff, `${at}.backoff`) };
     for (const key of UNIT_INHERITS) unit[key] = device[key];
     if (u.maxGap !== undefined) unit.maxGap = intIn(u.maxGap, `${at}.maxGap`, 0, MAX_GAP, device.maxGap);
     if (u.maxRegistersPerRequest !== undefined) unit.maxRegistersPerRequest = intIn(u.maxRegistersPerRequest, `${at}.maxRegistersPerRequest`, 1, C.MODBUS_MAX_READ_REGISTERS, device.maxRegistersPerRequest);

@@ -15,6 +15,10 @@
  *   request to it goes through as a probe, one at a time; an answer (an exception included: the
  *   unit is there) puts it `up` again, another timeout keeps it down for a longer backoff. So it
  *   comes back by itself within its backoff maximum plus one poll period.
+ * - A probe waits less than a whole timeout: twice the slowest of the unit's last answers, at least
+ *   PROBE_FLOOR_MS, at most the timeout. A silent unit's probe holds the line its neighbours share,
+ *   and every millisecond of it is taken from their polls; a unit that is back answers as fast as it
+ *   did before it fell silent. A unit that never answered is probed with the whole timeout.
  * Failures of the line itself (no connection, a reply that does not parse) are the device's, not
  * the unit's: they change nothing here.
  *
@@ -25,6 +29,10 @@ const { NinesError } = require('../base/errors');
 const { Backoff } = require('../base/backoff');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
+/** The shortest wait of a probe (ms), whatever the unit's answers took */
+const PROBE_FLOOR_MS = 50;
+/** Answers remembered per unit for its probe's wait */
+const ANSWERS_KEPT = 32;
 const EXCEPTION = 'NINES_ERR_MODBUS_EXCEPTION';
 const now = () => performance.now();
 
@@ -41,6 +49,27 @@ class UnitState {
     /** performance.now() ms from which a probe may go */
     this.retryAt = 0;
     this.probing = false;
+    /** the service times (ms) of its last answers, a ring */
+    this.answers = new Float64Array(ANSWERS_KEPT);
+    this.answered = 0;
+  }
+
+  /** @param {number} ms how long an answer took on the wire */
+  noteAnswer (ms) {
+    this.answers[this.answered % ANSWERS_KEPT] = ms;
+    this.answered++;
+  }
+
+  /**
+   * How long its probe waits: twice the slowest recent answer, within [PROBE_FLOOR_MS, timeoutMs].
+   * @param {number} timeoutMs the request's own timeout
+   * @returns {number} ms
+   */
+  probeTimeout (timeoutMs) {
+    if (this.answered === 0) return timeoutMs;
+    let slowest = 0;
+    for (let i = 0; i < Math.min(this.answered, ANSWERS_KEPT); i++) if (this.answers[i] > slowest) slowest = this.answers[i];
+    return Math.min(timeoutMs, Math.max(PROBE_FLOOR_MS, Math.ceil(2 * slowest)));
   }
 }
 
@@ -90,12 +119,17 @@ class Units {
    * A request to the unit settled.
    * @param {UnitState} u
    * @param {Error|null} err null: answered
+   * @param {object} [reply] the answer (sentNs, doneNs), to learn how long the unit takes
    * @returns {boolean} the unit went down now (its waiting requests should be failed)
    */
-  settled (u, err) {
+  settled (u, err, reply) {
     const wasProbe = u.probing;
     u.probing = false;
     const code = err === null ? null : err.code;
+    const timed = err === null ? reply : err;
+    if (timed && typeof timed.sentNs === 'bigint' && typeof timed.doneNs === 'bigint' && timed.sentNs !== 0n && (code === null || code === EXCEPTION)) {
+      u.noteAnswer(Number(timed.doneNs - timed.sentNs) / 1e6);
+    }
     if (code === null || code === EXCEPTION) {
       // it answered: it is there
       u.backoff.reset();

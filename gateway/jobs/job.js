@@ -141,6 +141,8 @@ class Job extends EventEmitter {
     this.reader = new TagReader({
       tags: s.tags,
       blocks: s.plan,
+      // every read names its unit: the job's (on a line), else the target's
+      unitId: s.target.unitId,
       request: (op, opts) => this.user.request(op, opts),
       // a read the device refused names the tags it held; reports are coalesced per code
       onTagError: (err, names) => this.reportError(new NinesError(err.code, `tags ${names.join(', ')} not read: ${err.message}`, { ...err.details, tags: names }))
@@ -178,6 +180,7 @@ class Job extends EventEmitter {
     return {
       job: s.label,
       device: s.device,
+      unit: s.unit,
       target: s.target.url,
       op: this.source.label,
       policy: s.policy,

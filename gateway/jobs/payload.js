@@ -32,6 +32,7 @@ function summaryPayload (snap, seq, meta, { gateway, job }) {
   payload.offered = meta.ratePerSec;
   payload.fellBehind = intervalFellBehind(snap, meta);
   if (meta.tags !== undefined) payload.tags = meta.tags;
+  if (meta.unit) payload.unit = meta.unit;
   if (meta.loopDelayP99Ms !== undefined) payload.loopDelayP99 = meta.loopDelayP99Ms;
   return payload;
 }

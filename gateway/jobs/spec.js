@@ -30,6 +30,7 @@ const DEFAULT_INTERVAL_MS = 10000;
  * @property {string} name unique key of the job in its pool (a topic level in the gateway)
  * @property {string} label the name summaries carry (Node-RED: the node's name)
  * @property {string|null} device name of the device whose connections the job uses
+ * @property {string|null} unit the unit of a line the job polls (its target then carries the unit's id)
  * @property {import('../drivers/target').Target} target the device's parsed target
  * @property {'command'|'generator'|'read'|'write'|'tags'} kind
  * @property {string|object|null} operation the command, generator name or Modbus op as given
@@ -51,7 +52,7 @@ const DEFAULT_INTERVAL_MS = 10000;
 
 /**
  * Builds and checks a job spec.
- * @param {object} input {name, label?, device?, target?, command|generator|read|write|tags, ratePerSec, connections?,
+ * @param {object} input {name, label?, device?, unit?, target?, command|generator|read|write|tags, ratePerSec, connections?,
  *   policy?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}
  * @param {object} [ctx]
  * @param {{name: string, target: object, maxConnections: number}} [ctx.device] the device the job runs on
@@ -65,7 +66,9 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   if (!PURPOSE_POLICY[purpose]) throw invalid('purpose', purpose, 'must be "poll" or "measure"');
   const name = input.name;
   if (typeof name !== 'string' || !NAME_RE.test(name)) throw invalid('name', name, 'must be 1-64 letters, digits, _ . or -');
-  const target = device ? device.target : parseTarget(input.target);
+  const unit = resolveUnit(input.unit, device);
+  // a unit of a line: the job's requests go to its unit id (the device's target names the line)
+  const target = device ? (unit === null ? device.target : { ...device.target, unitId: unit.unitId }) : parseTarget(input.target);
   // Each lane is strictly sequential: a device offers maxConnections × maxInflight of them at once
   const maxLanes = device ? device.maxConnections * (device.maxInflight || 1) : MAX_LANES;
 
@@ -75,7 +78,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   let tagJob = null;
   let label;
   if (kind === 'tags') {
-    tagJob = buildTagJob(input.tags, target, device);
+    tagJob = buildTagJob(input.tags, target, unit === null ? device : unit);
     label = `tags-${tagJob.tags.length}`;
   } else {
     label = createOpSource({ [kind]: input[kind] }, target).label; // throws the driver's own coded error
@@ -108,6 +111,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     name,
     label: typeof input.label === 'string' && input.label !== '' ? input.label : name,
     device: device ? device.name : (typeof input.device === 'string' ? input.device : null),
+    unit: unit === null ? null : unit.name,
     target,
     kind,
     operation: kind === 'tags' ? null : input[kind],
@@ -140,6 +144,22 @@ function isWrite (kind, operation, target) {
 }
 
 const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
+
+/**
+ * The unit a job names on a line (devices/spec.js units): required there, refused elsewhere.
+ * @returns {import('../devices/spec').UnitSpec|null}
+ */
+function resolveUnit (name, device) {
+  const units = device && device.units ? device.units : null;
+  if (units === null) {
+    if (name !== undefined && name !== null) throw invalid('unit', name, device ? `names a unit, but device ${device.name} is not a line of units` : 'needs a device that is a line of units');
+    return null;
+  }
+  if (name === undefined || name === null) throw invalid('unit', name, `is required: device ${device.name} is a line of units (${units.map((u) => u.name).join(', ')})`);
+  const unit = units.find((u) => u.name === name);
+  if (unit === undefined) throw invalid('unit', name, `is not a unit of device ${device.name} (units: ${units.map((u) => u.name).join(', ')})`);
+  return unit;
+}
 
 /**
  * The tags of a tag job, checked against the device (tags/spec.js), and the reads of one poll,

@@ -78,6 +78,7 @@ class Gateway extends EventEmitter {
         intervalMs: this.config.gateway.intervalMs,
         values: { mode: j.values.mode, deadband: j.values.deadband, n: j.values.n, minIntervalMs: j.values.minIntervalMs }
       };
+      if (j.unit) input.unit = j.unit;
       if (j.count !== null && j.count !== undefined) input.count = j.count;
       if (j.durationMs !== null && j.durationMs !== undefined) input.durationMs = j.durationMs;
       if (j.kind === 'command') input.command = j.command;

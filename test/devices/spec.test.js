@@ -57,7 +57,8 @@ describe('buildDeviceSpec', function () {
       name: 'bus', target: 'modbus+rtu:///dev/ttyUSB0', order: 'CDAB', backoff: { initialMs: 50, maxMs: 500 },
       units: [{ name: 'm1', unitId: 1 }, { name: 'm2', unitId: 2, order: 'ABCD', maxRegistersPerRequest: 32, backoff: { initialMs: 1000, maxMs: 5000 } }]
     });
-    assert.deepEqual(spec.units.map((u) => [u.name, u.unitId, u.order, u.maxRegistersPerRequest, u.backoff.maxMs]), [['m1', 1, 'CDAB', 125, 500], ['m2', 2, 'ABCD', 32, 5000]]);
+    // a unit's backoff is its own (default 1 s to 10 s: probing a silent unit holds the line), not the line's reconnect backoff
+    assert.deepEqual(spec.units.map((u) => [u.name, u.unitId, u.order, u.maxRegistersPerRequest, u.backoff.initialMs, u.backoff.maxMs]), [['m1', 1, 'CDAB', 125, 1000, 10000], ['m2', 2, 'ABCD', 32, 1000, 5000]]);
     assert.deepEqual(buildDeviceSpec(structuredClone(spec)), spec);
     const rtu = (units) => () => buildDeviceSpec({ name: 'bus', target: 'modbus+rtu:///dev/ttyUSB0', units });
     assertRejected(rtu([{ name: 'x', unitId: 0 }]), 'units[0].unitId');

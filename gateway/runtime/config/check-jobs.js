@@ -19,6 +19,7 @@ const { checkJobTags } = require('./check-tags');
  * @typedef {object} JobConfig
  * @property {string} name topic level of the job
  * @property {string} device key into config.devices
+ * @property {string|null} unit the unit of a line it polls (devices.<device>.units), else null
  * @property {'command'|'generator'|'read'|'write'|'tags'} kind which operation the job runs
  * @property {string} [command] ASCII command (kind command)
  * @property {string} [generator] generator name (kind generator)
@@ -71,6 +72,31 @@ function checkValues (problems, segs, raw, kind) {
   };
 }
 
+/**
+ * The unit a job names on a line: required there, refused on a device of one unit.
+ * @returns {object|undefined|null} the unit (devices.<name>.units); undefined: a device of one unit;
+ *   null: a problem, reported
+ */
+function checkUnit (problems, segs, name, deviceName, device) {
+  if (device.units === undefined) {
+    if (name === undefined) return undefined;
+    problems.add(segs, name, `names a unit, but device "${deviceName}" is not a line of units (devices.${deviceName}.units)`);
+    return null;
+  }
+  const names = device.units.map((u) => u.name);
+  if (name === undefined) {
+    problems.add(segs, undefined, `is required: device "${deviceName}" is a line of units (${names.join(', ')})`);
+    return null;
+  }
+  const unit = device.units.find((u) => u.name === name);
+  if (unit === undefined) {
+    const guess = suggestKey(name, names);
+    problems.add(segs, name, `is not a unit of device "${deviceName}"${guess ? ` (did you mean "${guess}"?)` : ''}; units: ${names.join(', ')}`);
+    return null;
+  }
+  return unit;
+}
+
 /** Builds the Modbus op from a read/write block and the device's unit id, checking fc vs value(s). */
 function buildOp (problems, segs, kind, raw, target) {
   const op = { fc: raw.fc, address: raw.address, unitId: Number.isInteger(raw.unitId) ? raw.unitId : target.unitId };
@@ -113,6 +139,7 @@ function checkJobs (problems, raw, devices, deviceNames) {
       problems.add(at('device'), j.device, `is not a device${guess ? ` (did you mean "${guess}"?)` : ''}; defined: ${deviceNames.join(', ') || 'none'}`);
     }
     const device = typeof j.device === 'string' ? devices[j.device] : undefined;
+    const unit = device ? checkUnit(problems, at('unit'), j.unit, j.device, device) : undefined;
 
     const kinds = OP_KINDS.filter((k) => j[k] !== undefined);
     if (kinds.length === 0) {
@@ -125,9 +152,11 @@ function checkJobs (problems, raw, devices, deviceNames) {
     let command;
     let op;
     let tags;
-    if (kind === 'tags' && device && !problems.has(at(kind))) {
-      tags = checkJobTags(problems, at('tags'), j.tags, j.device, device, device.tags);
-    } else if (kind && device && !problems.has(at(kind))) {
+    if (kind === 'tags' && device && unit !== null && !problems.has(at(kind))) {
+      tags = unit === undefined
+        ? checkJobTags(problems, at('tags'), j.tags, { name: `device "${j.device}"`, path: `devices.${j.device}.tags` }, device, device.tags)
+        : checkJobTags(problems, at('tags'), j.tags, { name: `unit "${unit.name}" of device "${j.device}"`, path: `devices.${j.device}.units.${unit.name}.tags` }, unit.context, unit.tags);
+    } else if (kind && device && unit !== null && !problems.has(at(kind))) {
       const ascii = device.target.protocol === 'ascii';
       if (ASCII_KINDS.includes(kind) && !ascii) {
         problems.add(at(kind), j[kind], `needs an ascii:// device; "${j.device}" is ${device.target.protocol}://`);
@@ -138,7 +167,8 @@ function checkJobs (problems, raw, devices, deviceNames) {
       } else if (kind === 'generator') {
         checkGenerator(problems, at('generator'), j.generator);
       } else {
-        op = buildOp(problems, at(kind), kind, j[kind], device.target);
+        // a job on a unit of a line asks that unit unless its op names another
+        op = buildOp(problems, at(kind), kind, j[kind], unit === undefined ? device.target : { ...device.target, unitId: unit.unitId });
         if (!problems.has(at(kind))) op = checkOp(problems, at(kind), op);
       }
     }
@@ -170,6 +200,7 @@ function checkJobs (problems, raw, devices, deviceNames) {
     const job = {
       name: j.name,
       device: j.device,
+      unit: unit ? unit.name : null,
       kind,
       ratePerSec,
       connections: Number.isInteger(j.connections) ? j.connections : D.JOB_CONNECTIONS,

@@ -33,17 +33,17 @@ const { checkTags, tagConflicts, buildTags, tagContext, loadTagSheet, MAX_SHEET_
  */
 
 /**
- * Checks a device's tag groups.
+ * Checks the tag groups of a device (or of a unit of a line).
  * @param {import('./problems').Problems} problems
- * @param {string} name the device
- * @param {*} raw devices.<name>.tags as written
+ * @param {Array<string|number>} at where the groups are written (devices.<name>.tags, or a unit's)
+ * @param {*} raw the groups as written
  * @param {{target: object, maxGap?: number, maxRegistersPerRequest?: number, maxBitsPerRequest?: number}} device
+ *   the device's target and quirks (a unit's own quirks over the line's)
  * @param {string} baseDir where tag sheet paths start
  * @returns {DeviceTags|null} null when absent; `failed` when wrong (problems say why)
  */
-function checkDeviceTags (problems, name, raw, device, baseDir) {
+function checkDeviceTags (problems, at, raw, device, baseDir) {
   if (raw === undefined || !isMap(raw)) return null; // a wrong type: the schema said so
-  const at = ['devices', name, 'tags'];
   const ctx = tagContext(device.target, device);
   const groups = {};
   const all = [];
@@ -102,12 +102,13 @@ function readSheet (problems, segs, file, ctx, baseDir) {
  * @param {import('./problems').Problems} problems
  * @param {Array<string|number>} segs the job's `tags` path
  * @param {*} raw as written: a group name, or a list of group names and tags
- * @param {string} deviceName
- * @param {{target: object}} device
+ * @param {{name: string, path: string}} owner whose groups they are, for messages: `device "plc1"` or
+ *   `unit "m1" of device "bus1"`, and where its groups are written
+ * @param {{target: object}} device the target and quirks the tags are checked with (a unit's over its line's)
  * @param {DeviceTags|null} deviceTags
  * @returns {import('../../tags/spec').Tag[]|undefined} undefined after a problem
  */
-function checkJobTags (problems, segs, raw, deviceName, device, deviceTags) {
+function checkJobTags (problems, segs, raw, owner, device, deviceTags) {
   const items = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : null;
   if (items === null) return undefined; // the schema said so
   if (items.length === 0) { problems.add(segs, raw, 'must name a tag group or hold at least one tag'); return undefined; }
@@ -124,7 +125,7 @@ function checkJobTags (problems, segs, raw, deviceName, device, deviceTags) {
     if (typeof item !== 'string') { own.push(item); ownAt.push(at); return; }
     const groups = deviceTags ? Object.keys(deviceTags.groups) : [];
     if (!groups.includes(item)) {
-      problems.add(at, item, groups.length ? `is not a tag group of device "${deviceName}" (groups: ${groups.join(', ')})` : `names a tag group, but device "${deviceName}" has no tags (devices.${deviceName}.tags)`);
+      problems.add(at, item, groups.length ? `is not a tag group of ${owner.name} (groups: ${groups.join(', ')})` : `names a tag group, but ${owner.name} has no tags (${owner.path})`);
       ok = false;
     } else if (named.has(item)) {
       problems.add(at, item, 'names the same tag group twice');

@@ -88,6 +88,7 @@ const job = {
   properties: {
     name,
     device: { type: 'string', minLength: 1, rule: 'must name a device defined under devices' },
+    unit: { type: 'string', minLength: 1, rule: 'must name a unit of the device (devices.<name>.units)' },
     command: { type: 'string', minLength: 1, rule: 'must be an ASCII command string such as "@01" (quote it: @ and # are special in YAML)' },
     generator: { type: 'string', minLength: 1, rule: 'must name a command generator such as "@AA(Data)" (quote it in YAML)' },
     read,
@@ -99,6 +100,53 @@ const job = {
     count: { type: 'integer', minimum: 1, rule: 'must be an integer >= 1 (requests to send, then the job ends)' },
     duration,
     values
+  }
+};
+
+/** How a device (or a unit of a line) shapes requests and reads its tags */
+const quirks = {
+  maxGap: { type: 'integer', minimum: 0, maximum: 2000, rule: 'must be an integer from 0 to 2000 (registers or bits a coalesced tag read may read past between two tags)' },
+  maxRegistersPerRequest: { type: 'integer', minimum: 1, maximum: 125, rule: 'must be an integer from 1 to 125 (the largest register read the device answers)' },
+  maxBitsPerRequest: { type: 'integer', minimum: 1, maximum: 2000, rule: 'must be an integer from 1 to 2000 (the largest coil or discrete-input read the device answers)' },
+  addressBase: { enum: [0, 1], rule: 'must be 0 (tag addresses as on the wire) or 1 (the data sheet counts registers from 1)' },
+  order: { enum: ['ABCD', 'CDAB', 'BADC', 'DCBA'], rule: 'must be ABCD, CDAB, BADC or DCBA (the word and byte order of tags that give none)' },
+  unsupportedFunctionCodes: {
+    type: 'array',
+    items: { enum: [5, 6, 15, 16] },
+    rule: 'must list the write function codes the device lacks, of 5, 6, 15, 16 (writes by tag then use the one that stands in)'
+  }
+};
+const tagGroups = {
+  type: 'object',
+  additionalProperties: {
+    if: { type: 'array' },
+    then: tagList,
+    else: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['csv'],
+      properties: { csv: { type: 'string', minLength: 1, rule: 'must be the path of a CSV tag sheet (relative to the config file)' } },
+      rule: 'must be a list of tags, or { csv: <tag sheet> }'
+    }
+  },
+  rule: 'must map tag group names to lists of tags (or { csv: <tag sheet> })'
+};
+const backoff = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { min: duration, max: duration },
+  rule: 'must be a mapping { min, max } of reconnect delays, e.g. { min: 100ms, max: 10s }'
+};
+/** One unit (slave, unit id) of a line */
+const unit = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['unitId'],
+  properties: {
+    unitId: { type: 'integer', minimum: 0, maximum: 255, rule: 'must be the unit id: 1-247 on a serial line, 0-247 or 255 over Modbus TCP', hint: 'the unit id (slave address), e.g. 1' },
+    backoff: { ...backoff, rule: 'must be a mapping { min, max }: how long a unit that stopped answering is left alone before it is probed again' },
+    ...quirks,
+    tags: tagGroups
   }
 };
 
@@ -123,38 +171,16 @@ const device = {
       maximum: D.DEVICE_MAX_INFLIGHT_LIMIT,
       rule: `must be an integer from 1 to ${D.DEVICE_MAX_INFLIGHT_LIMIT} (requests one Modbus TCP connection carries at once; 1 unless the device serves pipelined requests)`
     },
-    maxGap: { type: 'integer', minimum: 0, maximum: 2000, rule: 'must be an integer from 0 to 2000 (registers or bits a coalesced tag read may read past between two tags)' },
-    maxRegistersPerRequest: { type: 'integer', minimum: 1, maximum: 125, rule: 'must be an integer from 1 to 125 (the largest register read the device answers)' },
-    maxBitsPerRequest: { type: 'integer', minimum: 1, maximum: 2000, rule: 'must be an integer from 1 to 2000 (the largest coil or discrete-input read the device answers)' },
-    addressBase: { enum: [0, 1], rule: 'must be 0 (tag addresses as on the wire) or 1 (the data sheet counts registers from 1)' },
-    order: { enum: ['ABCD', 'CDAB', 'BADC', 'DCBA'], rule: 'must be ABCD, CDAB, BADC or DCBA (the word and byte order of tags that give none)' },
-    unsupportedFunctionCodes: {
-      type: 'array',
-      items: { enum: [5, 6, 15, 16] },
-      rule: 'must list the write function codes the device lacks, of 5, 6, 15, 16 (writes by tag then use the one that stands in)'
-    },
+    ...quirks,
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
-    tags: {
+    tags: tagGroups,
+    units: {
       type: 'object',
-      additionalProperties: {
-        if: { type: 'array' },
-        then: tagList,
-        else: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['csv'],
-          properties: { csv: { type: 'string', minLength: 1, rule: 'must be the path of a CSV tag sheet (relative to the config file)' } },
-          rule: 'must be a list of tags, or { csv: <tag sheet> }'
-        }
-      },
-      rule: 'must map tag group names to lists of tags (or { csv: <tag sheet> })'
+      minProperties: 1,
+      additionalProperties: unit,
+      rule: 'must map unit names to { unitId, … }: the units (slaves) of a serial line, an RTU-over-TCP socket or a Modbus TCP gateway'
     },
-    backoff: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { min: duration, max: duration },
-      rule: 'must be a mapping { min, max } of reconnect delays, e.g. { min: 100ms, max: 10s }'
-    }
+    backoff
   }
 };
 

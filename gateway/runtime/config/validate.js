@@ -44,6 +44,8 @@ const { checkLimits, countSections } = require('./limits');
  * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
  * @property {import('./check-tags').DeviceTags|null} tags the device's tag groups (checked), or null
+ * @property {Array<{name: string, unitId: number, tags: import('./check-tags').DeviceTags|null}>|undefined} units
+ *   the units of a line, each with its own tag groups; undefined for a device of one unit
  */
 
 /**
@@ -120,7 +122,38 @@ function deviceSpecInput (d) {
     queueMax: d.queueMax
   };
   for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']) if (d[key] !== undefined) out[key] = d[key];
+  if (d.units !== undefined) out.units = d.units.map(({ tags, context, ...unit }) => unit);
   return out;
+}
+
+/** Quirks a unit of a line may set for itself (devices/spec.js UNIT_INHERITS) */
+const UNIT_QUIRKS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
+
+/**
+ * The units of a line as written (a map of names), as devices/spec.js takes them; their tags are
+ * checked once the device spec is built.
+ * @returns {Array<object>|undefined}
+ */
+function configUnits (problems, name, raw) {
+  if (!isMap(raw)) return undefined;
+  return Object.entries(raw).filter(([, u]) => isMap(u)).map(([unit, u]) => {
+    const out = { name: unit, unitId: u.unitId };
+    if (u.backoff !== undefined) out.backoff = checkBackoff(problems, ['devices', name, 'units', unit, 'backoff'], u.backoff);
+    for (const key of UNIT_QUIRKS) if (u[key] !== undefined) out[key] = u[key];
+    out.tags = u.tags;
+    return out;
+  });
+}
+
+/** The YAML path of a devices/spec.js field (`units[2].unitId` → units.<name>.unitId) */
+function specFieldPath (name, field, units) {
+  const m = /^units\[(\d+)\](?:\.(.+))?$/.exec(field);
+  if (m !== null && units && units[Number(m[1])]) {
+    const rest = m[2] === undefined ? [] : m[2].split('.').map((k) => (k === 'initialMs' ? 'min' : k === 'maxMs' ? 'max' : k));
+    return ['devices', name, 'units', units[Number(m[1])].name, ...rest];
+  }
+  if (DEVICE_SPEC_FIELDS[field] !== undefined) return ['devices', name, DEVICE_SPEC_FIELDS[field]];
+  return null;
 }
 
 function checkDevices (problems, raw, baseDir) {
@@ -155,19 +188,33 @@ function checkDevices (problems, raw, baseDir) {
       order: typeof d.order === 'string' ? d.order : undefined,
       unsupportedFunctionCodes: Array.isArray(d.unsupportedFunctionCodes) ? d.unsupportedFunctionCodes : undefined,
       allowWrites: d.allowWrites === true,
-      backoff: checkBackoff(problems, at('backoff'), d.backoff)
+      backoff: checkBackoff(problems, at('backoff'), d.backoff),
+      units: configUnits(problems, name, d.units)
     };
     if (target) {
       // the one device-spec check (devices/spec.js): rules that span fields and the target
+      let spec;
       try {
-        require('../../devices/spec').buildDeviceSpec(deviceSpecInput(device));
+        spec = require('../../devices/spec').buildDeviceSpec(deviceSpecInput(device));
       } catch (err) {
         const field = err.details && typeof err.details.field === 'string' ? err.details.field : null;
-        if (field !== null && DEVICE_SPEC_FIELDS[field] !== undefined) problems.add(at(DEVICE_SPEC_FIELDS[field]), d[DEVICE_SPEC_FIELDS[field]], err.message.replace(/^device \S+ /, '').replace(/; got .*$/, ''));
+        const segs = field === null ? null : specFieldPath(name, field, device.units);
+        if (segs !== null) problems.add(segs, err.details.value, err.message.replace(/^device \S+ /, '').replace(/; got .*$/, ''));
         else problems.add(['devices', name], undefined, err.message);
         continue;
       }
-      device.tags = checkDeviceTags(problems, name, d.tags, device, baseDir);
+      if (spec.units === null) {
+        device.tags = checkDeviceTags(problems, ['devices', name, 'tags'], d.tags, device, baseDir);
+      } else {
+        // on a line, a map of registers belongs to each unit, not to the line
+        if (d.tags !== undefined) problems.add(at('tags'), undefined, 'belongs to the units of a line: put each group under devices.<name>.units.<unit>.tags');
+        device.tags = null;
+        device.units.forEach((u, i) => {
+          // what a unit's tags are checked with: its own quirks over the line's (devices/spec.js)
+          u.context = { target: spec.target, ...spec.units[i] };
+          u.tags = checkDeviceTags(problems, ['devices', name, 'units', u.name, 'tags'], u.tags, u.context, baseDir);
+        });
+      }
       devices[name] = device;
     }
   }

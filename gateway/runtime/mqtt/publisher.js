@@ -148,6 +148,13 @@ class Publisher extends EventEmitter {
     } else {
       const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
       if (health.connections) h.connections = health.connections;
+      // a line's units, each with its own state (devices/units.js)
+      if (health.units) {
+        h.units = {};
+        for (const [name, u] of Object.entries(health.units)) {
+          h.units[name] = { unitId: u.unitId, state: u.state, since: new Date(u.since).toISOString(), lastError: u.lastError || null };
+        }
+      }
       if (health.inflight) h.inflight = health.inflight;
       if (health.warning) h.warning = health.warning;
       this._devices.set(name, h);

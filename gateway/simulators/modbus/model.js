@@ -111,6 +111,17 @@ class ModbusModel {
   }
 
   /**
+   * Starts or stops answering a unit id: a unit that stops is a slave gone silent on its bus (a dead
+   * meter, a pulled plug); its neighbours go on answering. For fault drills.
+   * @param {number} unitId 0-255
+   * @param {boolean} on
+   */
+  serve (unitId, on) {
+    if (!Number.isInteger(unitId) || unitId < 0 || unitId > 255) invalid('unitId', unitId, 'an integer from 0 to 255');
+    this._served[unitId] = on ? 1 : 0;
+  }
+
+  /**
    * Answers one request PDU addressed to `unitId`.
    * @param {number} unitId 0-255
    * @param {Buffer} pdu function code and data

@@ -1,0 +1,104 @@
+'use strict';
+
+/**
+ * A line of units (issue 14): ten unit ids behind one Modbus TCP connection, as a serial server or
+ * a PLC gateway forwards them. One unit goes silent: its neighbours keep their rate, it is reported
+ * down within one timeout, it costs the line no more than one probe per backoff, and it comes back
+ * by itself. Asserted by counts (requests served, requests that reached the silent unit), not by
+ * latency figures: those are measured by `npm run bench` (question 13).
+ */
+
+const assert = require('node:assert/strict');
+const { validateConfig } = require('../../gateway/runtime/config');
+const { Gateway } = require('../../gateway/runtime/gateway');
+const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+
+const UNITS = 10;
+const RATE = 20; // per unit
+const TIMEOUT_MS = 150;
+
+async function until (cond, ms = 15000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function lineConfig (url) {
+  const units = {};
+  const jobs = [];
+  for (let id = 1; id <= UNITS; id++) {
+    // the units' default backoff: probes of a silent unit from 1 s apart, doubling to 10 s
+    units[`m${id}`] = { unitId: id, tags: { energy: [{ name: 'kwh', table: 'holding', address: 0 }] } };
+    jobs.push({ name: `m${id}`, device: 'bus', unit: `m${id}`, tags: 'energy', rate: `${RATE}/s`, values: 'off' });
+  }
+  return {
+    gateway: { id: 'line', interval: '500ms', workers: 1 },
+    mqtt: { embedded: { port: 0 } },
+    devices: { bus: { target: url, timeout: `${TIMEOUT_MS}ms`, units } },
+    jobs
+  };
+}
+
+describe('a line of units: one that stops answering does not take its neighbours with it', function () {
+  this.timeout(40000);
+  let sim, gw;
+  afterEach(async () => {
+    if (gw) await gw.stop();
+    if (sim) await sim.close();
+    sim = gw = null;
+  });
+
+  it('ten units on one connection: one goes silent, the nine keep their rate, it is down within one timeout, probed once per backoff, and back by itself', async () => {
+    sim = await createModbusTcpSimulator({ port: 0, modelOptions: { unitIds: Array.from({ length: UNITS }, (_, i) => i + 1) } });
+    const cfg = validateConfig(lineConfig(sim.url), { env: {} });
+    gw = new Gateway(cfg);
+    const sums = new Map(); // job → summaries after the fault
+    const health = [];
+    gw.on('health', (device, h) => { if (h.units) health.push({ at: Date.now(), m3: h.units.m3.state }); });
+    gw.on('summary', (job, p) => { if (sums.has(job)) sums.get(job).push(p); });
+    await gw.start();
+    await until(() => cfg.jobs.every((j) => gw.latest.has(j.name) && gw.latest.get(j.name).ok > 0));
+    await until(() => health.length > 0 && health.at(-1).m3 === 'up');
+
+    // unit 3 goes silent
+    const ignoredBefore = sim.stats.ignored;
+    for (const j of cfg.jobs) sums.set(j.name, []);
+    const silentAt = Date.now();
+    sim.model.serve(3, false);
+    await until(() => health.some((h) => h.at >= silentAt && h.m3 === 'down'));
+    const downAfter = health.find((h) => h.at >= silentAt && h.m3 === 'down').at - silentAt;
+    // reported down within one timeout of its first unanswered request (one poll period later at most)
+    assert.ok(downAfter <= TIMEOUT_MS + 1000 / RATE + 100, `down after ${downAfter} ms`);
+    const gw3 = gw.health.get('bus').units.m3;
+    assert.equal(gw3.lastError.code, 'NINES_ERR_REPLY_TIMEOUT');
+
+    // six seconds of silence: the others keep their rate; the silent one gets its probes only
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const silentFor = Date.now() - silentAt;
+    const reached = sim.stats.ignored - ignoredBefore;
+    // the first request that found it silent, then one probe per backoff: 0.5-1 s, 1-2 s, 2-4 s, …
+    // (equal jitter: never below half the doubling delay), so at most four in six seconds
+    assert.ok(reached <= 4, `${reached} requests reached the silent unit in ${silentFor} ms`);
+    const m3 = sums.get('m3');
+    assert.ok(m3.some((p) => p.skipped > 0), 'its polls are counted as skipped');
+    for (let id = 1; id <= UNITS; id++) {
+      if (id === 3) continue;
+      const list = sums.get(`m${id}`).filter((p) => p.start >= silentAt + 500 && p.end <= silentAt + silentFor);
+      const intended = list.reduce((a, p) => a + p.count, 0);
+      const ok = list.reduce((a, p) => a + p.ok, 0);
+      assert.ok(intended > 0, `m${id} has summaries in the silent phase`);
+      // every intended poll of a neighbour was sent and answered: at least 95 % of its rate
+      assert.ok(ok >= 0.95 * intended, `m${id}: ${ok} of ${intended} polls answered`);
+    }
+
+    // it answers again: up by itself within its backoff maximum plus one poll period
+    const backAt = Date.now();
+    sim.model.serve(3, true);
+    await until(() => health.some((h) => h.at >= backAt && h.m3 === 'up'), 12000);
+    const upAfter = health.find((h) => h.at >= backAt && h.m3 === 'up').at - backAt;
+    // its next probe is due within its backoff (at most 10 s after the last), then it answers
+    assert.ok(upAfter <= 10000 + 1000 / RATE + 200, `up after ${upAfter} ms`);
+  });
+});
