@@ -220,24 +220,38 @@ class Gateway extends EventEmitter {
   }
 
   /**
-   * Writes named values to a device's tags (devices.<name>.tags): `{ setpoint: 71.5, pump_on: true }`.
-   * Every value is encoded by its tag and checked before anything is sent (tags/write.js); then the
-   * writes go one by one, in the order given, through the device's connections.
+   * Writes named values to a device's tags (devices.<name>.tags; on a line, a unit's:
+   * devices.<name>.units.<unit>.tags): `{ setpoint: 71.5, pump_on: true }`. Every value is encoded
+   * by its tag and checked before anything is sent (tags/write.js); then the writes go in the order
+   * given, through the device's connections, stopping at the first that fails.
    * @param {string} device
    * @param {Record<string, unknown>} values
+   * @param {string} [unit] the unit, on a line of units (required there)
    * @returns {Promise<{ok: boolean, results: Record<string, object>}>} each tag's outcome
-   * @throws {NinesError} NINES_ERR_INVALID_ARG (unknown device or tag, writes not allowed, a read-only
-   *   tag), NINES_ERR_INVALID_VALUE (a value its tag cannot hold); nothing is written then
+   * @throws {NinesError} NINES_ERR_INVALID_ARG (unknown device, unit or tag, writes not allowed, a
+   *   read-only tag), NINES_ERR_INVALID_VALUE (a value its tag cannot hold); nothing is written then
    */
-  async writeTags (device, values) {
+  async writeTags (device, values, unit) {
     const d = Object.prototype.hasOwnProperty.call(this.config.devices, device) ? this.config.devices[device] : undefined;
     if (d === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in this gateway`, { field: 'device', value: device });
     // as for write jobs and in Node-RED: nothing moves a real actuator unless its device says it may
     if (!d.allowWrites) throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" does not allow writes; set devices.${device}.allowWrites: true`, { field: 'allowWrites', device });
     if (!this.pool) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
-    const { encodeTagWrites, runTagWrites } = require('../tags/write');
     const spec = this.running.devices.find((x) => x.name === device);
-    const writes = encodeTagWrites(d.tags ? d.tags.all : [], values, { protocol: d.target.protocol, address: d.target.address, unsupportedFunctionCodes: spec.unsupportedFunctionCodes });
+    let tags = d.tags ? d.tags.all : [];
+    let quirks = spec;
+    let unitId;
+    if (d.units !== undefined) {
+      const u = d.units.find((x) => x.name === unit);
+      if (u === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" is a line of units: name one of ${d.units.map((x) => x.name).join(', ')}; got ${JSON.stringify(unit)}`, { field: 'unit', value: unit });
+      tags = u.tags ? u.tags.all : [];
+      quirks = spec.units.find((x) => x.name === unit);
+      unitId = u.unitId;
+    } else if (unit !== undefined) {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" is not a line of units; got unit ${JSON.stringify(unit)}`, { field: 'unit', value: unit });
+    }
+    const { encodeTagWrites, runTagWrites } = require('../tags/write');
+    const writes = encodeTagWrites(tags, values, { protocol: d.target.protocol, address: d.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes });
     return runTagWrites(writes, (op) => this.pool.request(device, op, { user: 'tag-writes' }));
   }
 

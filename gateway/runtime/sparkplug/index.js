@@ -1,6 +1,12 @@
 'use strict';
 
-const { buildModel } = require('./model');
+const { buildModel, sparkplugDeviceId } = require('./model');
+
+/** A unit's state as its Sparkplug device has it: its line's, unless the line is up */
+function unitState (line, unit) {
+  if (line !== 'up') return line;
+  return unit === 'up' ? 'up' : unit === 'down' ? 'down' : 'connecting';
+}
 const { EdgeNode } = require('./edge-node');
 const { SparkplugSession } = require('./session');
 
@@ -28,7 +34,11 @@ async function startSparkplug (gw, { url, auth }) {
     node: sp.node,
     model: buildModel(gw.config),
     writes: sp.writes,
-    writeTags: (device, values) => gw.writeTags(device, values),
+    // a Sparkplug device is a nines device, or a unit of a line (model.js)
+    writeTags: (id, values) => {
+      const d = edge.model.devices.get(id);
+      return d === undefined ? gw.writeTags(id, values) : gw.writeTags(d.device, values, d.unit || undefined);
+    },
     publish: (topic, payload) => session.publish(topic, payload),
     // one NDATA per burst of interval ends, however many jobs: their summaries come within ms of each other
     ndataWindowMs: Math.min(1000, Math.max(50, gw.config.gateway.intervalMs / 10))
@@ -52,7 +62,11 @@ async function startSparkplug (gw, { url, auth }) {
   session.on('error', report);
   const listeners = {
     values: (job, v) => edge.onValues(job, v),
-    health: (device, h) => edge.onHealth(device, h),
+    health: (device, h) => {
+      edge.onHealth(device, h);
+      // each unit of a line is a Sparkplug device of its own: down when it or its line is
+      if (h.units) for (const [unit, u] of Object.entries(h.units)) edge.onHealth(sparkplugDeviceId(device, unit), { ...h, state: unitState(h.state, u.state) });
+    },
     summary: (job, payload) => edge.onSummary(job, payload),
     // gw.config is the new config by the time 'reload' is emitted
     reload: () => edge.setModel(buildModel(gw.config))

@@ -10,6 +10,9 @@ const { tagDatatype } = require('./metrics');
  *   fast and a slow group are read). A job is an implementation detail of polling; a device with
  *   its jobs changed but its tags unchanged is the same Sparkplug device with the same metrics.
  *   Devices polled only by raw reads (no names, no types) have no metrics and are left out.
+ * - on a line of units (devices.<name>.units), one Sparkplug device per unit, `<device>.<unit>`: each
+ *   unit is a piece of equipment of its own, with its own map (two meters on one bus both have a
+ *   "kwh"), and it lives and dies on its own (DDEATH when the unit falls silent, its line still up).
  * - node metrics: the latency of every job (tag jobs and raw ones alike).
  *
  * A tag read by two jobs of a device is one metric (its latest read wins). Two different tags of
@@ -26,7 +29,9 @@ const { tagDatatype } = require('./metrics');
 
 /**
  * @typedef {object} DeviceModel
- * @property {string} name
+ * @property {string} name the Sparkplug device id: the nines device, or `<device>.<unit>` on a line
+ * @property {string} device the nines device
+ * @property {string|null} unit its unit on a line
  * @property {MetricDef[]} metrics in the order the tags first appear in the config's jobs
  * @property {string[]} jobs its tag jobs
  * @property {number} minIntervalMs DDATA at most once per this: the shortest value window of its jobs
@@ -56,15 +61,16 @@ function buildModel (config) {
   const jobTags = new Map();
   for (const j of config.jobs) {
     if (j.kind !== 'tags' || !Array.isArray(j.tags)) continue;
-    let d = devices.get(j.device);
+    const id = sparkplugDeviceId(j.device, j.unit);
+    let d = devices.get(id);
     if (d === undefined) {
-      d = { name: j.device, metrics: [], jobs: [], minIntervalMs: Infinity, seen: new Set() };
-      devices.set(j.device, d);
+      d = { name: id, device: j.device, unit: j.unit || null, metrics: [], jobs: [], minIntervalMs: Infinity, seen: new Set() };
+      devices.set(id, d);
     }
     d.jobs.push(j.name);
     const windowMs = j.values && typeof j.values.minIntervalMs === 'number' ? j.values.minIntervalMs : 0;
     d.minIntervalMs = Math.min(d.minIntervalMs, windowMs);
-    jobDevice.set(j.name, j.device);
+    jobDevice.set(j.name, id);
     jobTags.set(j.name, new Set(j.tags.map((t) => t.name)));
     for (const t of j.tags) {
       if (d.seen.has(t.name)) continue;
@@ -90,7 +96,7 @@ function metricConflicts (jobs) {
   jobs.forEach((j, ji) => {
     if (!Array.isArray(j.tags)) return;
     j.tags.forEach((t, ti) => {
-      const key = `${j.device}\u0000${t.name}`;
+      const key = `${sparkplugDeviceId(j.device, j.unit)}\u0000${t.name}`;
       const id = tagIdentity(t);
       const seen = first.get(key);
       if (seen === undefined) { first.set(key, { job: j.name, id }); return; }
@@ -100,6 +106,16 @@ function metricConflicts (jobs) {
     });
   });
   return out;
+}
+
+/**
+ * The Sparkplug device id of a nines device, or of a unit of a line.
+ * @param {string} device
+ * @param {string|null|undefined} unit
+ * @returns {string}
+ */
+function sparkplugDeviceId (device, unit) {
+  return unit ? `${device}.${unit}` : device;
 }
 
 /**
@@ -113,4 +129,4 @@ function sameMetrics (a, b) {
   return JSON.stringify(a.metrics) === JSON.stringify(b.metrics);
 }
 
-module.exports = { buildModel, metricConflicts, sameMetrics };
+module.exports = { buildModel, metricConflicts, sameMetrics, sparkplugDeviceId };
