@@ -22,6 +22,11 @@ const HEALTHY_AFTER_MS = 30000;
  *
  * `inline` runs the same host code on the caller's thread (comparisons, tests).
  *
+ * Serial devices (modbus+rtu) always live on the caller's thread, in a host of their own: the
+ * serialport package's native module cannot run in a worker thread (it aborts the whole process,
+ * serialport/node-serialport#1938). A serial line is slow next to an event loop's delays (a frame
+ * takes milliseconds at 19200 baud), so its polling loses little there.
+ *
  * A worker that dies is reported and restarted with its devices and jobs, with a backoff that grows
  * until a worker has stayed up for a while. `seq` is numbered here, so it stays contiguous across
  * restarts, and the first summary after a restart starts where the last one ended: the slots that
@@ -61,6 +66,8 @@ class WorkerPool extends EventEmitter {
     this.slots = Array.from({ length: this.workerCount }, (_, index) => ({
       index, host: null, worker: null, devices: new Map(), jobs: new Map(), backoff: new Backoff({ initialMs: 500, maxMs: 30000 }), upSince: 0, restartTimer: null
     }));
+    /** the caller's-thread host of the serial devices, made with the first of them */
+    this.mainSlot = null;
     this.deviceSlot = new Map();
     this.deviceUsers = new Map();
     this.healthOf = new Map();
@@ -77,6 +84,15 @@ class WorkerPool extends EventEmitter {
     return this.slots.filter((s) => s.worker !== null).length;
   }
 
+  /** @returns {object} the slot hosting serial devices on the caller's thread (see the class comment) */
+  serialSlot () {
+    if (this.mainSlot === null) {
+      this.mainSlot = { index: 'main', main: true, host: null, worker: null, devices: new Map(), jobs: new Map(), backoff: null, upSince: 0, restartTimer: null };
+      this.slots.push(this.mainSlot);
+    }
+    return this.mainSlot;
+  }
+
   /**
    * Adds a device (built by devices/spec.js); its thread opens its connections. Devices are counted
    * by their users: adding one already there adds a user, and removeDevice() closes it when the
@@ -88,7 +104,9 @@ class WorkerPool extends EventEmitter {
     const users = this.deviceUsers.get(spec.name) || 0;
     this.deviceUsers.set(spec.name, users + 1);
     if (users > 0) return;
-    const slot = this.slots.reduce((min, s) => (s.devices.size < min.devices.size ? s : min));
+    const slot = this.mode === 'worker' && spec.target.protocol === 'modbus+rtu'
+      ? this.serialSlot()
+      : this.slots.filter((s) => !s.main).reduce((min, s) => (s.devices.size < min.devices.size ? s : min));
     slot.devices.set(spec.name, spec);
     this.deviceSlot.set(spec.name, slot);
     this.ensureHost(slot);
@@ -204,7 +222,7 @@ class WorkerPool extends EventEmitter {
     this.stopping = true;
     await Promise.all(this.slots.map(async (slot) => {
       clearTimeout(slot.restartTimer);
-      if (slot.host && this.mode === 'inline') {
+      if (slot.host) {
         const host = slot.host;
         await new Promise((resolve) => { slot.onStopped = resolve; host.handle({ type: 'stop' }); });
         return;
@@ -227,7 +245,7 @@ class WorkerPool extends EventEmitter {
 
   ensureHost (slot) {
     if (slot.host || slot.worker || slot.restartTimer) return;
-    if (this.mode === 'inline') {
+    if (this.mode === 'inline' || slot.main) {
       const { Host } = require('./host');
       slot.host = new Host({ post: (m) => this.onMessage(slot, m), gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms });
       return;

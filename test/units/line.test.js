@@ -1,17 +1,19 @@
 'use strict';
 
 /**
- * A line of units (issue 14): ten unit ids behind one Modbus TCP connection, as a serial server or
- * a PLC gateway forwards them. One unit goes silent: its neighbours keep their rate, it is reported
- * down within one timeout, it costs the line no more than one probe per backoff, and it comes back
- * by itself. Asserted by counts (requests served, requests that reached the silent unit), not by
- * latency figures: those are measured by `npm run bench` (question 13).
+ * A line of units (issue 14): ten unit ids on one serial line (a socat PTY pair, the nines RTU
+ * simulator at the other end) and behind one Modbus TCP connection, as a PLC gateway forwards them.
+ * One unit goes silent: its neighbours keep their rate, it is reported down within one timeout, it
+ * costs the line no more than one probe per backoff, and it comes back by itself. Asserted by counts
+ * (polls answered, requests that reached the silent unit), not by latency figures: those are
+ * measured by `npm run bench` (question 13).
  */
 
 const assert = require('node:assert/strict');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
-const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { createModbusTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
+const { createPtyPair } = require('../helpers/pty');
 
 const UNITS = 10;
 const RATE = 20; // per unit
@@ -41,19 +43,43 @@ function lineConfig (url) {
   };
 }
 
+const UNIT_IDS = Array.from({ length: UNITS }, (_, i) => i + 1);
+
+/** The two lines: a serial bus (RTU over a PTY pair) and a Modbus TCP gateway */
+const LINES = {
+  'one serial line (RTU)': async () => {
+    const pty = await createPtyPair();
+    const sim = await createModbusRtuSimulator({ path: pty.a, baudRate: 115200, modelOptions: { unitIds: UNIT_IDS } });
+    return { sim, url: `modbus+rtu://${pty.b}?baudRate=115200`, close: async () => { await sim.close(); await pty.close(); } };
+  },
+  'one Modbus TCP connection': async () => {
+    const sim = await createModbusTcpSimulator({ port: 0, modelOptions: { unitIds: UNIT_IDS } });
+    return { sim, url: sim.url, close: () => sim.close() };
+  }
+};
+
 describe('a line of units: one that stops answering does not take its neighbours with it', function () {
   this.timeout(40000);
-  let sim, gw;
+  let line, gw;
   afterEach(async () => {
     if (gw) await gw.stop();
-    if (sim) await sim.close();
-    sim = gw = null;
+    if (line) await line.close();
+    line = gw = null;
   });
 
-  it('ten units on one connection: one goes silent, the nine keep their rate, it is down within one timeout, probed once per backoff, and back by itself', async () => {
-    sim = await createModbusTcpSimulator({ port: 0, modelOptions: { unitIds: Array.from({ length: UNITS }, (_, i) => i + 1) } });
-    const cfg = validateConfig(lineConfig(sim.url), { env: {} });
-    gw = new Gateway(cfg);
+  for (const [kind, open] of Object.entries(LINES)) {
+    it(`ten units on ${kind}: one goes silent, the nine keep their rate, it is down within one timeout, probed once per backoff, and back by itself`, async () => {
+      line = await open();
+      await scenario(line.sim, line.url, (g) => { gw = g; });
+    });
+  }
+});
+
+async function scenario (sim, url, keep) {
+  {
+    const cfg = validateConfig(lineConfig(url), { env: {} });
+    const gw = new Gateway(cfg);
+    keep(gw);
     const sums = new Map(); // job → summaries after the fault
     const health = [];
     gw.on('health', (device, h) => { if (h.units) health.push({ at: Date.now(), m3: h.units.m3.state }); });
@@ -63,7 +89,7 @@ describe('a line of units: one that stops answering does not take its neighbours
     await until(() => health.length > 0 && health.at(-1).m3 === 'up');
 
     // unit 3 goes silent
-    const ignoredBefore = sim.stats.ignored;
+    const ignoredBefore = ignoredOf(sim);
     for (const j of cfg.jobs) sums.set(j.name, []);
     const silentAt = Date.now();
     sim.model.serve(3, false);
@@ -77,7 +103,7 @@ describe('a line of units: one that stops answering does not take its neighbours
     // six seconds of silence: the others keep their rate; the silent one gets its probes only
     await new Promise((resolve) => setTimeout(resolve, 6000));
     const silentFor = Date.now() - silentAt;
-    const reached = sim.stats.ignored - ignoredBefore;
+    const reached = ignoredOf(sim) - ignoredBefore;
     // the first request that found it silent, then one probe per backoff: 0.5-1 s, 1-2 s, 2-4 s, …
     // (equal jitter: never below half the doubling delay), so at most four in six seconds
     assert.ok(reached <= 4, `${reached} requests reached the silent unit in ${silentFor} ms`);
@@ -100,5 +126,10 @@ describe('a line of units: one that stops answering does not take its neighbours
     const upAfter = health.find((h) => h.at >= backAt && h.m3 === 'up').at - backAt;
     // its next probe is due within its backoff (at most 10 s after the last), then it answers
     assert.ok(upAfter <= 10000 + 1000 / RATE + 200, `up after ${upAfter} ms`);
-  });
-});
+  }
+}
+
+/** Requests to a unit the simulator does not serve, which it leaves unanswered */
+function ignoredOf (sim) {
+  return sim.stats.ignored;
+}

@@ -10,7 +10,8 @@ const assert = require('node:assert/strict');
 const { WorkerPool } = require('../../gateway/workers/pool');
 const { buildDeviceSpec } = require('../../gateway/devices');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
-const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { createModbusTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
+const { createPtyPair } = require('../helpers/pty');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -134,5 +135,30 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     // with equal jitter), 12 slots at 50/s
     const after = summaries[before];
     assert.ok(after.skipped >= 10, `skipped ${after.skipped} in the summary after the restart`);
+  });
+
+  it('a serial device lives on the caller\'s thread: serialport cannot run in a worker (it aborted the process), and it polls', async () => {
+    const pty = await createPtyPair();
+    const rtu = await createModbusRtuSimulator({ path: pty.a, baudRate: 115200 });
+    try {
+      rtu.model.setRegister('holdingRegisters', 0, 4321);
+      pool = new WorkerPool({ mode: 'worker', workers: 1 });
+      pool.addDevice(buildDeviceSpec({ name: 'bus', target: `modbus+rtu://${pty.b}?baudRate=115200`, timeoutMs: 500 }));
+      // no thread for it: the serial host is the caller's
+      assert.equal(pool.threads, 0);
+      const reply = await pool.request('bus', { fc: 3, address: 0, quantity: 1 });
+      assert.deepEqual(reply.data, [4321]);
+      const summaries = [];
+      pool.on('summary', (job, p) => summaries.push(p));
+      const device = buildDeviceSpec({ name: 'bus', target: `modbus+rtu://${pty.b}?baudRate=115200`, timeoutMs: 500 });
+      pool.startJob(buildJobSpec({ name: 'r', read: '3:0:1', ratePerSec: 50, intervalMs: 200 }, { device }));
+      await until(() => summaries.some((p) => p.ok > 0), 5000, 'an answered poll of the serial device');
+      await pool.stopJob('r');
+      pool.removeDevice('bus');
+    } finally {
+      if (pool) { await pool.stop(); pool = null; }
+      await rtu.close();
+      await pty.close();
+    }
   });
 });
