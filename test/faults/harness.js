@@ -185,14 +185,12 @@ async function startRig (o) {
   rig.gateways = [];
   rig.cleanups.push(async () => { for (const g of rig.gateways) await g.kill(); });
 
-  /**
-   * Starts `nines run` (again: with a spool, it resumes where the last one left).
-   * @param {{wrap?: string[]}} [opts] wrap: a command line to run it under (e.g. unshare …)
-   */
-  rig.startGateway = ({ wrap } = {}) => {
-    const cmd = wrap ? wrap[0] : process.execPath;
-    const args = wrap ? [...wrap.slice(1), process.execPath, NINES, 'run', '--quiet', rig.file] : [NINES, 'run', '--quiet', rig.file];
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NINES_FAULT_DRILLS: '1' } });
+  /** Starts `nines run` (again: with a spool, it resumes where the last one left). */
+  rig.startGateway = () => {
+    const child = spawn(process.execPath, [NINES, 'run', '--quiet', rig.file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NINES_FAULT_DRILLS: '1' } });
+    return rig.adopt(child);
+  };
+  rig.adopt = (child) => {
     child.stderr.on('data', (d) => { rig.stderr += d; });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
     const g = {
@@ -203,6 +201,19 @@ async function startRig (o) {
     };
     rig.gateways.push(g);
     return g;
+  };
+
+  /**
+   * Starts `nines run` with its spool folder on a tmpfs of `kib` KiB of its own (a private mount
+   * namespace: nothing to clean up, gone with the process), so the disk really fills: ENOSPC.
+   * Needs util-linux's unshare and the right to mount (root, CAP_SYS_ADMIN).
+   */
+  rig.startGatewayOnTinyDisk = (kib) => {
+    const dir = rig.config.mqtt.spool.dir;
+    fs.mkdirSync(dir, { recursive: true });
+    const script = `mount -t tmpfs -o size=${kib}k nines-spool "$0" && exec "$@"`;
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, dir, process.execPath, NINES, 'run', '--quiet', rig.file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return rig.adopt(child);
   };
 
   /** Shuts the gate and takes the broker away: 'stop' (SIGTERM), 'kill' (SIGKILL). */
