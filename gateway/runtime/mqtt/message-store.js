@@ -84,6 +84,33 @@ class SpoolStore {
     this.writeErrors = 0;
   }
 
+  /**
+   * Opens a spool (recovering what a previous run left) and puts it in front of `memory`.
+   * @param {object} o
+   * @param {string} o.dir
+   * @param {number} o.maxBytes
+   * @param {number} o.syncIntervalMs
+   * @param {MemoryStore} o.memory
+   * @param {(kind: string, job: string) => string} o.topic
+   * @param {(kind: string, job: string, n: number) => void} o.onDrop
+   * @param {(err: import('../../base/errors').NinesError) => void} o.onIoError
+   * @param {() => void} o.onDurable
+   * @param {() => object} o.extra kept in the spool's state (spool.savedExtra after a restart)
+   * @returns {SpoolStore}
+   * @throws {import('../../base/errors').NinesError} NINES_ERR_IO when the folder cannot be used
+   */
+  static open (o) {
+    const { Spool } = require('./spool');
+    const spool = new Spool({ dir: o.dir, maxBytes: o.maxBytes, syncIntervalMs: o.syncIntervalMs, onDrop: o.onDrop, onError: o.onIoError, onDurable: o.onDurable, extra: o.extra });
+    spool.open();
+    return new SpoolStore({ spool, memory: o.memory, topic: o.topic, onIoError: o.onIoError });
+  }
+
+  /** @returns {{records: number, bytes: number, writeErrors: number, corruptBytes: number}} for the status */
+  stats () {
+    return { records: this.spool.length, bytes: this.spool.bytes, writeErrors: this.writeErrors, corruptBytes: this.spool.counts.corruptBytes };
+  }
+
   /** @returns {number} waiting: on disk and not handed out, plus in memory */
   get length () { return this.spool.length - this.spool.outstanding + this.memory.length; }
   get bytes () { return this.memory.bytes; }

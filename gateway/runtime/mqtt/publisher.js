@@ -6,6 +6,8 @@ const { Backoff } = require('../../base/backoff');
 const { topicsFor, checkName } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
 const { MemoryStore, SpoolStore } = require('./message-store');
+const { DropCounts } = require('./drop-counts');
+const { ReportLimiter } = require('./report-limiter');
 const { WindowLimiter } = require('./window-limiter');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('./payloads');
 
@@ -79,13 +81,13 @@ class Publisher extends EventEmitter {
     /** @type {Map<string, number>} job → value window, ms */
     this._jobValueMs = new Map();
     /** what never went out, per kind and job: counted since the stream began (kept in the spool) */
-    this._dropped = { latency: { total: 0, jobs: new Map() }, value: { total: 0, jobs: new Map() } };
+    this._dropped = new DropCounts();
     this._counts = { published: 0, reconnects: 0, unsentAtStop: 0 };
     /** Error digests merged while waiting in a slot (each saves one message) */
     this._slotCoalesced = { error: 0 };
     this._lastError = null;
-    /** @type {Map<string, {at: number, suppressed: number}>} file errors, reported once per 10 s per kind */
-    this._ioErrors = new Map();
+    /** file errors: one report per 10 s per kind of failure */
+    this._ioReports = new ReportLimiter();
     this._spoolInfo = null;
   }
 
@@ -251,10 +253,10 @@ class Publisher extends EventEmitter {
       bufferedBytes: latency.bytes,
       valuesBuffered: value.length,
       inflight: this._inflight.size,
-      dropped: this._dropped.latency.total,
-      droppedByJob: Object.fromEntries(this._dropped.latency.jobs),
-      valuesDropped: this._dropped.value.total,
-      valuesDroppedByJob: Object.fromEntries(this._dropped.value.jobs),
+      dropped: this._dropped.total('latency'),
+      droppedByJob: this._dropped.jobs('latency'),
+      valuesDropped: this._dropped.total('value'),
+      valuesDroppedByJob: this._dropped.jobs('value'),
       reconnects: this._counts.reconnects,
       errorsSuppressed: this._errors.coalesced + this._slotCoalesced.error,
       valuesCoalesced: this._values.coalesced,
@@ -267,7 +269,6 @@ class Publisher extends EventEmitter {
   // ---- internals ----
 
   _statusInfo () {
-    const d = (kind) => ({ total: this._dropped[kind].total, jobs: Object.fromEntries(this._dropped[kind].jobs) });
     return {
       gateway: this.gatewayId,
       version: this._o.version,
@@ -275,9 +276,10 @@ class Publisher extends EventEmitter {
       jobs: this._jobs.slice(),
       devices: Object.fromEntries(this._devices),
       reconnects: this._counts.reconnects,
-      dropped: d('latency'),
-      droppedValues: d('value'),
-      ...(this._spoolInfo ? { spool: this._spoolStats() } : {})
+      dropped: this._dropped.toJSON('latency'),
+      droppedValues: this._dropped.toJSON('value'),
+      // the folder stays out of what subscribers see
+      ...(this._spoolInfo ? { spool: { ...this._spoolStats(), dir: undefined } } : {})
     };
   }
 
@@ -290,68 +292,49 @@ class Publisher extends EventEmitter {
    * never push summaries out. A spool that cannot be opened is reported and memory serves instead.
    */
   _openSpool ({ dir, maxBytes, syncIntervalMs }) {
-    const path = require('node:path');
-    const { Spool } = require('./spool');
-    const opened = {};
     for (const kind of ['latency', 'value']) {
-      const spool = new Spool({
-        dir: path.join(dir, kind === 'latency' ? 'latency' : 'values'),
-        maxBytes: Math.floor(maxBytes / 2),
-        syncIntervalMs,
-        onDrop: (k, job, n) => this._drop(k, job, n),
-        onError: (err) => this._reportIo(err),
-        onDurable: () => this._pump(),
-        extra: () => ({ dropped: Object.fromEntries(this._dropped[kind].jobs) })
-      });
+      let store;
       try {
-        opened[kind] = spool.open();
+        store = SpoolStore.open({
+          dir: require('node:path').join(dir, kind === 'latency' ? 'latency' : 'values'),
+          maxBytes: Math.floor(maxBytes / 2),
+          syncIntervalMs,
+          memory: this._stores[kind],
+          topic: (k, job) => this._topics.job(job, k),
+          onDrop: (k, job, n) => this._dropped.add(k, job, n),
+          onIoError: (err) => this._reportIo(err),
+          onDurable: () => this._pump(),
+          extra: () => ({ dropped: this._dropped.jobs(kind) })
+        });
       } catch (err) {
         this._reportIo(err);
         continue;
       }
       // drops are counted per stream, and the stream goes on across restarts
-      for (const [job, n] of Object.entries(spool.savedExtra.dropped || {})) {
-        if (!Number.isInteger(n) || n <= 0) continue;
-        this._dropped[kind].jobs.set(job, n);
-        this._dropped[kind].total += n;
-      }
-      this._stores[kind] = new SpoolStore({
-        spool,
-        memory: this._stores[kind],
-        topic: (k, job) => this._topics.job(job, k),
-        onIoError: (err) => this._reportIo(err)
-      });
+      this._dropped.seed(kind, store.spool.savedExtra.dropped);
+      this._stores[kind] = store;
     }
-    this._spoolInfo = { dir, maxBytes, recovered: opened };
+    this._spoolInfo = { dir, maxBytes };
   }
 
   _spoolStats () {
     if (!this._spoolInfo) return null;
     const out = { dir: this._spoolInfo.dir, maxBytes: this._spoolInfo.maxBytes };
-    for (const kind of ['latency', 'value']) {
-      const s = this._stores[kind];
-      if (!(s instanceof SpoolStore)) { out[kind] = null; continue; }
-      out[kind] = { records: s.spool.length, bytes: s.spool.bytes, writeErrors: s.writeErrors, corruptBytes: s.spool.counts.corruptBytes };
-    }
+    for (const kind of ['latency', 'value']) out[kind] = this._stores[kind] instanceof SpoolStore ? this._stores[kind].stats() : null;
     return out;
   }
 
   /** A file error of the spool: reported (NINES_ERR_IO), at most once per 10 s per kind of failure. */
   _reportIo (err) {
-    const key = `${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`;
-    const now = Date.now();
-    const seen = this._ioErrors.get(key);
-    if (seen && now - seen.at < 10000) { seen.suppressed++; return; }
-    if (seen && seen.suppressed) err.details = { ...err.details, repeated: seen.suppressed };
-    this._ioErrors.set(key, { at: now, suppressed: 0 });
+    const held = this._ioReports.pass(`${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`);
+    if (held === null) return;
+    if (held) err.details = { ...err.details, repeated: held };
     this._lastError = err.message;
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
   _drop (kind, job, n) {
-    const d = this._dropped[kind === 'value' ? 'value' : 'latency'];
-    d.total += n;
-    d.jobs.set(job, (d.jobs.get(job) || 0) + n);
+    this._dropped.add(kind, job, n);
   }
 
   /** A value leaves its rate limiter: it waits in order, with its read time, until sent. */
@@ -448,7 +431,8 @@ class Publisher extends EventEmitter {
       else { newer.data = mergeDigests(m.data, newer.data); this._slotCoalesced.error++; }
     }
     // the cursor as of now: a crash during the outage then resends nothing already delivered
-    this._checkpoint();
+    // (a failed attempt acknowledged nothing: no checkpoint for it)
+    if (wasConnected) this._checkpoint();
     client.end(true);
     if (wasConnected) this.emit('offline');
     this._settleFirstAttempt();
