@@ -142,10 +142,12 @@ class WorkerPool extends EventEmitter {
     const slot = this.deviceSlot.get(spec.device);
     if (!slot) throw new NinesError('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which is not in the pool`, { field: 'device', value: spec.device });
     slot.jobs.set(spec.name, spec);
-    const resumed = resume && Number.isInteger(resume.seq) && resume.seq >= 0 && Number.isFinite(resume.end) && resume.end <= Date.now();
-    if (resumed) this.seq.set(spec.name, resume.seq + 1);
-    this.coveredUntil.set(spec.name, resumed ? resume.end : Date.now());
-    this.post(slot, resumed ? { type: 'job', spec, resumeFromMs: resume.end } : { type: 'job', spec });
+    const numbered = resume && Number.isInteger(resume.seq) && resume.seq >= 0;
+    if (numbered) this.seq.set(spec.name, resume.seq + 1);
+    // an end in the future (the clock was set back) covers no gap, but the numbering still goes on
+    const fromMs = numbered && Number.isFinite(resume.end) && resume.end <= Date.now() ? resume.end : undefined;
+    this.coveredUntil.set(spec.name, fromMs === undefined ? Date.now() : fromMs);
+    this.post(slot, fromMs === undefined ? { type: 'job', spec } : { type: 'job', spec, resumeFromMs: fromMs });
   }
 
   /**
