@@ -36,7 +36,7 @@ describe('long faults', function () {
     const exit = await stopGateway(rig, g2);
     assert.equal(exit.code, 0);
     await waitFor(() => rig.sub.status().some((m) => m.at > backAt && m.json && m.json.reason === 'stopped'), 'the stopped status');
-    const figures = accounting(rig, { slack: 6 });
+    const figures = accounting(rig);
     for (const [job, f] of Object.entries(figures)) {
       assert.equal(f.duplicates, 0, `${job}: exactly once`);
       assert.equal(f.runs, 1 + (f.dropped > 0 ? 1 : 0), `${job}: one stream across the restart`);
@@ -60,7 +60,7 @@ describe('long faults', function () {
     await waitFor(() => jobs.every((j) => rig.sub.latency(j.name).some((m) => m.json.end > backAt + 1000)), 'summaries after the outage', 30000);
     await stopGateway(rig, g);
     await waitFor(() => rig.sub.status().some((m) => m.json && m.json.reason === 'stopped'), 'the stopped status');
-    const figures = accounting(rig, { slack: 6 });
+    const figures = accounting(rig);
     assert.ok(Object.values(figures).some((f) => f.dropped > 0));
     assert.ok(recoveryMs <= rig.reconnectMaxMs + 1000, `recovered in ${recoveryMs} ms`);
     report(`broker stopped ${OUTAGE_MS / 2000} s against a 20-summary buffer`, { figures, recoveryMs });
@@ -85,7 +85,7 @@ describe('long faults', function () {
     await sleep(1500);
     await stopGateway(rig, g);
     await waitFor(() => rig.sub.status().some((m) => m.json && m.json.reason === 'stopped'), 'the stopped status');
-    const figures = accounting(rig, { slack: 6 });
+    const figures = accounting(rig);
     for (const f of Object.values(figures)) { assert.equal(f.dropped, 0); assert.equal(f.runs, 1); }
     // equal jitter: each delay is in [ceiling/2, ceiling] with the ceiling doubling from 500 ms
     delays.forEach((d, i) => assert.ok(d >= 250 * 2 ** i && d <= 500 * 2 ** i, `restart ${i + 1} after ${d} ms`));
