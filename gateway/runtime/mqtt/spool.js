@@ -276,7 +276,9 @@ class Spool {
     this._closed = true;
     clearTimeout(this._syncTimer);
     clearTimeout(this._checkpointTimer);
-    this._out = [];
+    // what is out and unacknowledged is read again at the next open; what of it lost its segment
+    // to the cap is counted now, before the counts are checkpointed
+    this.rewind();
     for (const fd of this._dirty) { try { this.fs.fdatasyncSync(fd); } catch { /* reported by the writes */ } }
     this._dirty.clear();
     try { this.checkpoint(); } catch (err) { this._onError(err); }
