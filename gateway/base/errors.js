@@ -41,7 +41,7 @@ const CODES = {
   NINES_ERR_HTTP_BAD_REQUEST: { status: 'http: bad request', meaning: 'An HTTP request to the metrics endpoint or the status page was refused for its headers or body (HTTP 400, 406 or 431): an Accept header naming no served format, a body on a GET, malformed or oversized headers; nothing was changed.' },
   NINES_ERR_HTTP_UNAUTHORIZED: { status: 'http: unauthorized', meaning: 'An HTTP request to the metrics endpoint or the status page lacked the configured username and password, or they did not match (HTTP 401).' },
   NINES_ERR_SPARKPLUG: { status: 'sparkplug: refused', meaning: 'A Sparkplug B command (NCMD or DCMD) was refused: a payload that does not decode, an unknown metric, a wrong datatype or value, a device that is not born, or a DCMD while writes by DCMD are off; nothing was changed. details names the topic and the metric.' },
-  NINES_ERR_IO: { status: 'file error', meaning: 'A file nines writes (an HdrHistogram interval log) could not be created or written; details.file names it and details.cause holds the system error code (e.g. EACCES, ENOSPC).' }
+  NINES_ERR_IO: { status: 'file error', meaning: 'A file nines writes (an HdrHistogram interval log, the MQTT spool) could not be created or written; details.file names it and details.cause holds the system error code (e.g. EACCES, ENOSPC). A spool that fails leaves its messages to the memory buffer.' }
 };
 
 /** Base class of every error nines raises. */

@@ -27,6 +27,31 @@ function parseDuration (value, field = 'duration') {
   return ms;
 }
 
+const BYTE_UNITS = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 };
+
+/**
+ * Parses a size: a whole number of bytes, or a string such as "64MB", "1GB", "512 KiB" (KB, MB, GB
+ * are powers of 1000 as on a disk label; KiB, MiB, GiB powers of 1024).
+ * @param {number|string} value
+ * @param {string} [field] name used in the error message
+ * @returns {number} bytes, a whole number >= 0
+ */
+function parseBytes (value, field = 'size') {
+  let bytes;
+  if (typeof value === 'number') {
+    bytes = value;
+  } else if (typeof value === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([kmgt]i?b|b)?\s*$/i.exec(value);
+    if (m) bytes = Math.floor(Number(m[1]) * BYTE_UNITS[(m[2] || 'b').toLowerCase()]);
+  }
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0) {
+    throw new NinesError('NINES_ERR_INVALID_ARG',
+      `${field} must be a whole number of bytes or a string like "64MB", "1GB", "512KiB"; got ${JSON.stringify(value)}`,
+      { field, value });
+  }
+  return bytes;
+}
+
 /** Highest rate parseRate accepts, per second */
 const MAX_RATE_PER_S = 1e6;
 const NUMBER = '(\\d+(?:\\.\\d+)?|\\.\\d+)';
@@ -80,4 +105,4 @@ function formatNs (ns) {
   return `${(ns / 1e9).toPrecision(3)}s`;
 }
 
-module.exports = { parseDuration, parseRate, formatNs };
+module.exports = { parseDuration, parseRate, parseBytes, formatNs };

@@ -144,6 +144,10 @@ async function main (argv) {
   const onHup = () => { reload('SIGHUP'); };
   process.on('SIGHUP', onHup);
   const watcher = values.watch && positionals[0] ? watchFile(positionals[0], () => reload('config file changed')) : null;
+  // Fault drills (test/faults): with NINES_FAULT_DRILLS=1, SIGUSR2 ends worker 0 abruptly, as a
+  // crash would; it is reported and restarted with its jobs. Off unless asked for.
+  const onDrill = () => { if (gw.pool) gw.pool.killWorker(0).catch(() => {}); };
+  if (process.env.NINES_FAULT_DRILLS === '1') process.on('SIGUSR2', onDrill);
   try {
     await gw.start();
     if (!values.quiet) say(`${config.jobs.length} jobs running in ${gw.mode} mode; summaries every ${config.gateway.intervalMs / 1000}s`);
@@ -159,6 +163,7 @@ async function main (argv) {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGHUP', onHup);
     if (watcher) watcher.close();
+    process.removeListener('SIGUSR2', onDrill);
   }
   return 0;
 }

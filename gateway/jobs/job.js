@@ -76,7 +76,7 @@ class Job extends EventEmitter {
     const s = this.spec;
     this.running = true;
     this.recorder = new Recorder({ policy: s.policy });
-    if (this.resumeFromMs !== undefined) this.coverGap(this.resumeFromMs);
+    if (this.resumeFromMs !== undefined) this.recorder.coverFrom(this.resumeFromMs);
     // at most one request per lane is waiting, so a queue of `connections` is never full; a poll of
     // tags has all its reads waiting at once, at most one per tag after every split (tags/reader.js)
     const perLane = s.kind === 'tags' ? s.tags.length : 1;
@@ -90,8 +90,12 @@ class Job extends EventEmitter {
       this.flushInterval();
     }, Math.max(1, Math.round(phase * s.intervalMs)));
     const opts = s.timeoutMs === undefined ? undefined : { timeoutMs: s.timeoutMs };
+    const startDelayMs = s.ratePerSec === Infinity ? 0 : phase * 1000 / s.ratePerSec;
     this.started = Promise.resolve(this.device.open()).then(() => {
       if (!this.running) return;
+      // up to the first slot the new schedule intends: the device's reconnect and the job's phase
+      // are part of the gap too, so no slot falls between the two grids uncounted
+      if (this.resumeFromMs !== undefined) this.coverGap(this.resumeFromMs, Date.now() + startDelayMs);
       this.schedule = startSchedule({
         // one lane per allowed request in flight; the device picks the connection
         clients: lanes,
@@ -102,7 +106,7 @@ class Job extends EventEmitter {
         policy: s.policy === 'closed' ? 'capped' : s.policy,
         timeoutMs: opts && opts.timeoutMs,
         recorder: this.recorder,
-        startDelayMs: s.ratePerSec === Infinity ? 0 : phase * 1000 / s.ratePerSec,
+        startDelayMs,
         onReply: (reply) => this.onReply(reply),
         onError: (err) => this.onError(err)
       });
@@ -114,20 +118,22 @@ class Job extends EventEmitter {
   }
 
   /**
-   * After a worker died: this interval starts where the last summary ended, and every slot intended
-   * in between, which nobody served, is counted as skipped with what it had waited by now (a lower
-   * bound, as the skip policy records), so the gap is neither hidden by `seq` nor uncounted.
-   * @param {number} fromMs epoch ms
+   * After a worker died (or the gateway restarted with a spool): this interval starts where the
+   * last summary ended (recorder.coverFrom), and every slot intended from then until the new
+   * schedule's first slot, which nobody served, is counted as skipped with what it had waited by
+   * now (a lower bound, as the skip policy records), so the gap is neither hidden by `seq` nor
+   * uncounted.
+   * @param {number} fromMs epoch ms, the end of the last summary
+   * @param {number} [untilMs=Date.now()] epoch ms of the new schedule's first intended slot
    */
-  coverGap (fromMs) {
+  coverGap (fromMs, untilMs = Date.now()) {
     const r = this.recorder;
-    r.coverFrom(fromMs);
     const rate = this.spec.ratePerSec;
     const nowMs = Date.now();
-    if (rate === Infinity || nowMs <= fromMs) return;
+    if (rate === Infinity || untilMs <= fromMs) return;
     // bounded: past an hour every wait is clamped to the histogram's top anyway
-    const slots = Math.min(Math.floor((nowMs - fromMs) * rate / 1000), Math.ceil(rate * 3600));
-    for (let i = 0; i < slots; i++) r.recordSkipped(Math.round((nowMs - fromMs - i * 1000 / rate) * 1e6));
+    const slots = Math.min(Math.round((untilMs - fromMs) * rate / 1000), Math.ceil(rate * 3600));
+    for (let i = 0; i < slots; i++) r.recordSkipped(Math.max(0, Math.round((nowMs - fromMs - i * 1000 / rate) * 1e6)));
   }
 
   /**

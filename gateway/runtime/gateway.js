@@ -9,8 +9,9 @@ const { NinesError } = require('../base/errors');
  *
  * Jobs run in the worker pool (or inline); every interval each job's snapshot becomes a latency
  * summary (design.md payload) published at QoS 1 with a `seq` that this thread numbers, so it stays
- * contiguous across worker restarts. Values and errors are published rate-limited. The broker may
- * come and go: polling never stops, summaries wait in the publisher's bounded buffer.
+ * contiguous across worker restarts, and across gateway restarts when `mqtt.spool` keeps the stream
+ * on disk. Values and errors are published rate-limited. The broker may come and go: polling never
+ * stops, summaries and values wait in the publisher's bounded buffers (and spool).
  *
  * Devices live in the pool with their connections (maxConnections each, shared by their jobs); every
  * change of a device's health is published in the retained status.
@@ -149,7 +150,8 @@ class Gateway extends EventEmitter {
     });
     this.pool.on('summary', (job, payload, hlog, meta, hists) => this.onSummary(job, payload, hlog, hists));
     this.pool.on('values', (job, v) => {
-      // a tag job's values come with the quality of each tag and the names of those that changed
+      // a tag job's values come with the quality of each tag and the names of those that changed;
+      // ts is when they were read: delivered late (after an outage, from the spool), they still say so
       const payload = { job, gateway: this.config.gateway.id, ts: v.ts, polls: v.polls, values: v.values };
       if (v.quality !== undefined) { payload.quality = v.quality; payload.changed = v.changed; }
       this.publisher.publishValue(job, payload);
@@ -172,7 +174,9 @@ class Gateway extends EventEmitter {
       this.emit('job-error', null, err);
     });
     for (const d of devices) this.pool.addDevice(d);
-    for (const j of jobs) this.pool.startJob(j);
+    // with a disk spool, each job's stream goes on where the last run left it (seq, covered time)
+    const resume = this.publisher.resumePoints();
+    for (const j of jobs) this.pool.startJob(j, resume.get(j.name));
   }
 
   /** A summary from the pool: numbered there, computed and encoded where the histogram lives. */

@@ -55,7 +55,8 @@ class ValueGate {
    * @param {number} [opts.deadband=0]
    * @param {number} [opts.n=1] for `every`
    * @param {number} [opts.minIntervalMs=0] rate cap between emitted values
-   * @param {(values: unknown, info: {ts: number, polls: number}) => void} opts.emit
+   * @param {(values: unknown, info: {ts: number, polls: number}) => void} opts.emit ts: epoch ms the
+   *   values were read (offered), not when they leave the gate
    * @param {() => number} [opts.nowMs]
    * @param {(ref: unknown, next: unknown) => boolean} [opts.compare] whether next differs from the
    *   last emitted (or pending) value for `on-change`; default: deep comparison with `deadband`
@@ -74,6 +75,7 @@ class ValueGate {
     this.pending = undefined;
     this.hasPending = false;
     this.lastEmitMs = -Infinity;
+    this.pendingAtMs = 0;
     this.polls = 0;
     this.timer = null;
   }
@@ -90,9 +92,11 @@ class ValueGate {
       candidate = !(this.hasPending || this.hasLast) || this.compare(ref, values);
     }
     if (!candidate) return;
+    const now = this.nowMs();
     this.pending = values;
     this.hasPending = true;
-    const now = this.nowMs();
+    // the time it was read: it may leave the gate later (maxRate), and reach the broker later still
+    this.pendingAtMs = now;
     const wait = this.lastEmitMs + this.minIntervalMs - now;
     if (wait <= 0) this.flush();
     else if (!this.timer) {
@@ -110,7 +114,7 @@ class ValueGate {
     this.last = values;
     this.hasLast = true;
     this.lastEmitMs = this.nowMs();
-    this.emitFn(values, { ts: this.lastEmitMs, polls: this.polls });
+    this.emitFn(values, { ts: this.pendingAtMs, polls: this.polls });
   }
 
   /** Forgets what was emitted, so the next values go out whatever they are (a reset). */

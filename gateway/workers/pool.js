@@ -133,14 +133,21 @@ class WorkerPool extends EventEmitter {
   /**
    * Starts a job (built by jobs/spec.js) in the thread of its device.
    * @param {import('../jobs/spec').JobSpec} spec
+   * @param {{seq: number, end: number}} [resume] where the job's stream stood when the gateway last
+   *   ran (its last summary, from the disk spool): numbering goes on at seq + 1 and the first
+   *   interval starts at end, its unserved slots counted as skipped, as after a worker restart
    */
-  startJob (spec) {
+  startJob (spec, resume) {
     if (this.stopping) throw this.stoppedError();
     const slot = this.deviceSlot.get(spec.device);
     if (!slot) throw new NinesError('NINES_ERR_INVALID_ARG', `job ${spec.name} names device ${JSON.stringify(spec.device)}, which is not in the pool`, { field: 'device', value: spec.device });
     slot.jobs.set(spec.name, spec);
-    this.coveredUntil.set(spec.name, Date.now());
-    this.post(slot, { type: 'job', spec });
+    const numbered = resume && Number.isInteger(resume.seq) && resume.seq >= 0;
+    if (numbered) this.seq.set(spec.name, resume.seq + 1);
+    // an end in the future (the clock was set back) covers no gap, but the numbering still goes on
+    const fromMs = numbered && Number.isFinite(resume.end) && resume.end <= Date.now() ? resume.end : undefined;
+    this.coveredUntil.set(spec.name, fromMs === undefined ? Date.now() : fromMs);
+    this.post(slot, fromMs === undefined ? { type: 'job', spec } : { type: 'job', spec, resumeFromMs: fromMs });
   }
 
   /**

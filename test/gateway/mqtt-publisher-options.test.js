@@ -247,19 +247,20 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     assert.equal(s.on('nines/gw/status')[0].qos, 1);
   });
 
-  it('while offline keeps only the newest value and one merged error digest per job, sent on connect', async () => {
+  it('while offline keeps every value that left its window, in order (issue 14 item 6), and one merged error digest per job, sent on connect', async () => {
     const port = await freePort();
     const p = make({ url: `mqtt://127.0.0.1:${port}`, reconnectInitialMs: 300, reconnectMaxMs: 300, random: () => 1, valuesMinIntervalMs: 0, errorsMinIntervalMs: 0 });
     await p.start();
     for (let v = 1; v <= 3; v++) p.publishValue('job', { v });
     for (let i = 0; i < 4; i++) p.publishError('job', new Error(`e${i}`));
-    assert.equal(p.stats.valuesCoalesced, 2);
+    assert.equal(p.stats.valuesCoalesced, 0);
+    assert.equal(p.stats.valuesBuffered, 3);
     assert.equal(p.stats.errorsSuppressed, 3);
     await nextEvent(p, 'reconnecting'); // the next attempt is 300 ms away
     const b = await broker(port);
     const s = await sub(b.url);
-    await waitFor(() => s.messages.length >= 3, 'status, value and error');
-    assert.deepEqual(s.on('nines/gw/job/value').map((m) => m.json.v), [3]);
+    await waitFor(() => s.messages.length >= 5, 'status, three values and an error');
+    assert.deepEqual(s.on('nines/gw/job/value').map((m) => m.json.v), [1, 2, 3]);
     const [err] = s.on('nines/gw/job/error').map((m) => m.json);
     assert.deepEqual([err.message, err.count, err.suppressed], ['e3', 4, 3]);
   });

@@ -83,6 +83,8 @@ function waitForPort (port, deadline, exited) {
  * @property {number} port
  * @property {() => Promise<void>} stop SIGTERM, wait for exit, remove the temp dir
  * @property {() => Promise<void>} kill SIGKILL (a crash), wait for exit, remove the temp dir
+ * @property {() => void} freeze SIGSTOP: the kernel still accepts and acknowledges TCP, nobody reads
+ * @property {() => void} thaw SIGCONT
  */
 
 /**
@@ -119,7 +121,10 @@ async function startMosquitto ({ port } = {}) {
   });
 
   const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
+  let frozen = false;
   const end = async (signal) => {
+    // a stopped process takes no SIGTERM until it runs again
+    if (frozen && !exited) { child.kill('SIGCONT'); frozen = false; }
     if (!exited) child.kill(signal);
     await exit;
     cleanup();
@@ -135,7 +140,9 @@ async function startMosquitto ({ port } = {}) {
     url: `mqtt://127.0.0.1:${usePort}`,
     port: usePort,
     stop: () => end('SIGTERM'),
-    kill: () => end('SIGKILL')
+    kill: () => end('SIGKILL'),
+    freeze: () => { if (!exited) { child.kill('SIGSTOP'); frozen = true; } },
+    thaw: () => { if (frozen && !exited) child.kill('SIGCONT'); frozen = false; }
   };
 }
 

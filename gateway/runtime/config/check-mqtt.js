@@ -6,6 +6,8 @@ const path = require('node:path');
 const C = require('../../base/constants');
 const D = require('./defaults');
 const { isMap, durationField } = require('./fields');
+const { parseBytes } = require('../../base/units');
+const { SIZE_HINT } = require('./schema');
 const { parseBrokerUrl } = require('../mqtt/broker-url');
 const { isLoopbackHost, GATEWAY_USERNAME } = require('../mqtt/broker-guard');
 const { checkSparkplug } = require('./check-sparkplug');
@@ -30,6 +32,13 @@ const { checkSparkplug } = require('./check-sparkplug');
  */
 
 /**
+ * @typedef {object} SpoolConfig
+ * @property {string} dir absolute path
+ * @property {number} maxBytes cap of the spool's files together
+ * @property {number} syncIntervalMs at most one fdatasync round per this
+ */
+
+/**
  * @typedef {object} MqttConfig
  * @property {string|null} url broker URL; null means "start the embedded broker"
  * @property {EmbeddedConfig|null} embedded where the embedded broker listens (null with a url)
@@ -42,6 +51,7 @@ const { checkSparkplug } = require('./check-sparkplug');
  * @property {4|5} protocolVersion 4 = MQTT 3.1.1, 5 = MQTT 5
  * @property {TlsConfig|null} tls
  * @property {number} bufferMax latency messages kept while the broker is away
+ * @property {SpoolConfig|null} spool the disk spool, or null (memory only)
  * @property {number} keepaliveMs 0 = no keepalive
  * @property {number} connectTimeoutMs
  * @property {number} errorsMinIntervalMs at most one error message per job per this window
@@ -117,6 +127,33 @@ function checkEmbedded (problems, raw, env) {
   }
   if (username !== null && password !== null) embedded.auth = { username, password, passwordSource };
   return embedded;
+}
+
+/**
+ * The disk spool: a folder (relative to the config file) and a cap. The folder is created when the
+ * gateway starts; a path that is a file is an error now.
+ * @returns {SpoolConfig|null}
+ */
+function checkSpool (problems, raw, baseDir) {
+  if (!isMap(raw) || typeof raw.dir !== 'string' || raw.dir === '') return null;
+  const at = (key) => ['mqtt', 'spool', key];
+  const dir = path.resolve(baseDir, raw.dir);
+  try {
+    if (!fs.statSync(dir).isDirectory()) problems.add(at('dir'), raw.dir, `is not a folder: ${dir}`);
+  } catch (err) {
+    if (err.code !== 'ENOENT') problems.add(at('dir'), raw.dir, `cannot be used: ${dir}: ${err.message}`);
+  }
+  let maxBytes = D.MQTT_SPOOL_MAX_BYTES;
+  if (raw.maxBytes !== undefined) {
+    try {
+      maxBytes = parseBytes(raw.maxBytes, 'mqtt.spool.maxBytes');
+      if (maxBytes < D.MQTT_SPOOL_MIN_BYTES) problems.add(at('maxBytes'), raw.maxBytes, `must be at least ${D.MQTT_SPOOL_MIN_BYTES} bytes (1MiB)`);
+    } catch {
+      problems.add(at('maxBytes'), raw.maxBytes, `is not a size; ${SIZE_HINT}`);
+    }
+  }
+  const syncIntervalMs = durationField(problems, at('sync'), raw.sync, { def: D.MQTT_SPOOL_SYNC_MS, minMs: 0, maxMs: 60000 });
+  return { dir, maxBytes, syncIntervalMs };
 }
 
 /**
@@ -199,6 +236,7 @@ function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
     protocolVersion,
     tls,
     bufferMax: Number.isInteger(m.buffer) ? m.buffer : D.MQTT_BUFFER_MAX,
+    spool: checkSpool(problems, m.spool, baseDir),
     keepaliveMs: durationField(problems, at('keepalive'), m.keepalive, { def: D.MQTT_KEEPALIVE_MS, minMs: 1000, maxMs: 65535000, zeroOk: true }),
     connectTimeoutMs: durationField(problems, at('connectTimeout'), m.connectTimeout, { def: D.MQTT_CONNECT_TIMEOUT_MS, minMs: 100, maxMs: 600000 }),
     errorsMinIntervalMs: durationField(problems, at('errorInterval'), m.errorInterval, { def: D.MQTT_ERRORS_MIN_INTERVAL_MS, minMs: 100, maxMs: 3600000 }),

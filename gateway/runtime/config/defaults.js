@@ -42,6 +42,11 @@ module.exports = Object.freeze({
   /** Latency summaries kept while the broker is away; the oldest are dropped (and counted) past it */
   MQTT_BUFFER_MAX: 1000,
   MQTT_BUFFER_MAX_LIMIT: 1000000,
+  /** The disk spool's cap when mqtt.spool gives none; half for summaries, half for values */
+  MQTT_SPOOL_MAX_BYTES: 256 * 1000 * 1000,
+  MQTT_SPOOL_MIN_BYTES: 1024 * 1024,
+  /** At most one fdatasync round per this: a power loss loses at most this much of what was not yet published */
+  MQTT_SPOOL_SYNC_MS: 100,
   MQTT_KEEPALIVE_MS: 30000,
   MQTT_CONNECT_TIMEOUT_MS: 10000,
   /** At most one error message per job per this window; the rest are counted into the next one */

@@ -16,6 +16,7 @@ const D = require('./defaults');
 const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces)`;
 const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
 const RATE_HINT = 'use "max" or e.g. "1000/s"';
+const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
 
 const name = { type: 'string', pattern: D.NAME_PATTERN, rule: NAME_RULE };
 const duration = { type: ['string', 'number'], rule: `is not a duration; ${DURATION_HINT}`, hint: DURATION_HINT };
@@ -217,7 +218,18 @@ const mqtt = {
     qos: { enum: [0, 1, 2], rule: 'must be 0, 1 or 2' },
     protocolVersion: { enum: [4, 5], rule: 'must be 4 (MQTT 3.1.1) or 5 (MQTT 5)' },
     tls,
-    buffer: { type: 'integer', minimum: 0, maximum: D.MQTT_BUFFER_MAX_LIMIT, rule: `must be an integer from 0 to ${D.MQTT_BUFFER_MAX_LIMIT} (latency messages kept while the broker is away)` },
+    buffer: { type: 'integer', minimum: 0, maximum: D.MQTT_BUFFER_MAX_LIMIT, rule: `must be an integer from 0 to ${D.MQTT_BUFFER_MAX_LIMIT} (latency summaries, and values, kept in memory while the broker is away)` },
+    spool: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['dir'],
+      rule: 'must be a mapping { dir, maxBytes, sync }, e.g. { dir: /var/lib/nines/spool, maxBytes: 1GB }',
+      properties: {
+        dir: { type: 'string', minLength: 1, rule: 'must be the path of a folder the gateway may write (created if missing)', hint: 'the folder that keeps summaries and values while the broker is away, e.g. /var/lib/nines/spool' },
+        maxBytes: { type: ['string', 'integer'], rule: `is not a size; ${SIZE_HINT}` },
+        sync: duration
+      }
+    },
     keepalive: duration,
     connectTimeout: duration,
     errorInterval: duration,
@@ -304,4 +316,4 @@ const schema = {
   }
 };
 
-module.exports = { schema, NAME_RULE, DURATION_HINT, RATE_HINT };
+module.exports = { schema, NAME_RULE, DURATION_HINT, RATE_HINT, SIZE_HINT };

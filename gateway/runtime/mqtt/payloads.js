@@ -13,6 +13,8 @@
  * @property {string[]} jobs job names
  * @property {number} reconnects successful connections after the first
  * @property {{total: number, jobs: Record<string, number>}} dropped latency messages dropped so far
+ * @property {{total: number, jobs: Record<string, number>}} [droppedValues] value messages dropped so far
+ * @property {object} [spool] the disk spool's state (records and bytes waiting, write errors)
  */
 
 /**
@@ -33,7 +35,9 @@ function statusPayload (state, info, extra = {}) {
     ...(info.devices ? { devices: info.devices } : {}),
     ...extra,
     reconnects: info.reconnects,
-    dropped: info.dropped
+    dropped: info.dropped,
+    ...(info.droppedValues ? { droppedValues: info.droppedValues } : {}),
+    ...(info.spool ? { spool: info.spool } : {})
   }));
 }
 

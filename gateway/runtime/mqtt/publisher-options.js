@@ -25,6 +25,8 @@ const { checkName, checkPrefix } = require('./topics');
  * @property {4|5} [protocolVersion=4] 4 = MQTT 3.1.1, 5 = MQTT 5
  * @property {number} [bufferMax=1000] latency messages kept while waiting for the broker
  * @property {number} [bufferMaxBytes=67108864] bytes kept likewise
+ * @property {{dir: string, maxBytes: number, syncIntervalMs?: number}} [spool] keep summaries and
+ *   values on disk (spool.js) while the broker is away, across restarts; omitted: memory only
  * @property {number} [maxInflight=32] messages handed to mqtt.js and not yet acknowledged
  * @property {number} [valuesMinIntervalMs=100] value messages per job at most once per this, ms
  * @property {number} [errorsMinIntervalMs=1000] error messages per job at most once per this, ms
@@ -58,6 +60,18 @@ function checkMs (value, def, field) {
 
 const intAtLeast = (min) => (v) => Number.isInteger(v) && v >= min;
 
+/** @returns {{dir: string, maxBytes: number, syncIntervalMs: number}|null} */
+function checkSpoolOption (spool) {
+  if (spool === undefined || spool === null) return null;
+  const dir = pick(spool.dir, undefined, 'spool.dir', (v) => typeof v === 'string' && v !== '', 'must be a folder path');
+  if (dir === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', 'spool.dir: is required (a folder path)', { field: 'spool.dir' });
+  return {
+    dir,
+    maxBytes: pick(spool.maxBytes, D.MQTT_SPOOL_MAX_BYTES, 'spool.maxBytes', intAtLeast(D.MQTT_SPOOL_MIN_BYTES), `must be an integer >= ${D.MQTT_SPOOL_MIN_BYTES}`),
+    syncIntervalMs: checkMs(spool.syncIntervalMs, D.MQTT_SPOOL_SYNC_MS, 'spool.syncIntervalMs')
+  };
+}
+
 /**
  * Checks Publisher options and fills in the defaults.
  * @param {PublisherOptions} opts
@@ -83,6 +97,7 @@ function checkPublisherOptions (opts) {
     bufferMax: pick(o.bufferMax, D.MQTT_BUFFER_MAX, 'bufferMax', intAtLeast(0), 'must be an integer >= 0'),
     bufferMaxBytes: pick(o.bufferMaxBytes, 64 * 1024 * 1024, 'bufferMaxBytes', intAtLeast(0), 'must be an integer >= 0'),
     maxInflight: pick(o.maxInflight, 32, 'maxInflight', intAtLeast(1), 'must be an integer >= 1'),
+    spool: checkSpoolOption(o.spool),
     valuesMinIntervalMs: checkMs(o.valuesMinIntervalMs, 1000 / D.VALUES_MAX_RATE_PER_SEC, 'valuesMinIntervalMs'),
     errorsMinIntervalMs: checkMs(o.errorsMinIntervalMs, D.MQTT_ERRORS_MIN_INTERVAL_MS, 'errorsMinIntervalMs'),
     keepaliveMs: checkMs(o.keepaliveMs, D.MQTT_KEEPALIVE_MS, 'keepaliveMs'),
@@ -129,6 +144,7 @@ function publisherOptions (config, { url, version, auth } = {}) {
     if (m.password !== null) out.password = m.password;
   }
   if (m.tls) out.tls = m.tls;
+  if (m.spool) out.spool = { dir: m.spool.dir, maxBytes: m.spool.maxBytes, syncIntervalMs: m.spool.syncIntervalMs };
   if (version !== undefined) out.version = version;
   return out;
 }

@@ -5,7 +5,9 @@ const { NinesError } = require('../../base/errors');
 const { Backoff } = require('../../base/backoff');
 const { topicsFor, checkName } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
-const { BoundedQueue } = require('./bounded-queue');
+const { MemoryStore, SpoolStore } = require('./message-store');
+const { DropCounts } = require('./drop-counts');
+const { ReportLimiter } = require('./report-limiter');
 const { WindowLimiter } = require('./window-limiter');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('./payloads');
 
@@ -18,12 +20,19 @@ const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = requi
  *   Each attempt is a fresh mqtt.js client with an empty outgoing store: MQTT.js's offline queue
  *   and QoS 1 store are unbounded, so we never hand it a message while disconnected, and at most
  *   `maxInflight` while connected.
- * - Latency messages wait in our bounded FIFO (bufferMax messages, bufferMaxBytes bytes); when it
- *   is full the oldest is dropped and counted per job. Messages in flight when a connection drops
- *   go back to the head of the FIFO and are sent again (QoS 1 is at-least-once: a subscriber may
- *   see a `seq` twice, never out of order).
- * - Values and errors are rate-limited per job (latest wins / counts merge); while offline only
- *   the newest one per job waits.
+ * - Latency summaries and values wait in bounded FIFOs (message-store.js: bufferMax messages and
+ *   bufferMaxBytes bytes each, so values never crowd out summaries); when one is full its oldest is
+ *   dropped and counted per job. Messages in flight when a connection drops go back to the head of
+ *   their FIFO and are sent again (QoS 1 is at-least-once: a subscriber may see a `seq` twice,
+ *   never out of order).
+ * - With `spool` (a folder), both FIFOs live on disk (spool.js) and survive a restart or a power
+ *   loss; the memory FIFOs then hold only what the disk refused (full, failing). Each job's last
+ *   spooled `seq` is kept (resumePoints()) so that numbering goes on after a restart, and the drop
+ *   counts are kept with it, so every gap in a stream stays explained.
+ * - Values are rate-limited per job (latest wins inside a window, each value keeps its read time
+ *   `ts`); what leaves the window waits in order, so an outage delays values but does not thin
+ *   them further. Errors are rate-limited per job and merged (counts); while offline only the
+ *   newest digest per job waits.
  * - The retained status (`online` with `dropped` counts) goes first on every connection; the last
  *   will is the retained `offline`.
  *
@@ -46,10 +55,11 @@ class Publisher extends EventEmitter {
     this._o = o;
     this._backoff = new Backoff({ initialMs: o.reconnectInitialMs, maxMs: o.reconnectMaxMs, random: o.random });
 
-    this._queue = new BoundedQueue({ maxItems: o.bufferMax, maxBytes: o.bufferMaxBytes });
-    /** Values and error digests ready to go, newest per topic (insertion order = send order) */
+    /** @type {Record<'latency'|'value', MemoryStore|SpoolStore>} ordered messages waiting for the broker */
+    this._stores = { latency: this._memoryStore(), value: this._memoryStore() };
+    /** Error digests ready to go, newest per topic (insertion order = send order) */
     this._slots = new Map();
-    this._values = new WindowLimiter({ minIntervalMs: o.valuesMinIntervalMs, emit: (job, payload) => this._toSlot('value', job, payload) });
+    this._values = new WindowLimiter({ minIntervalMs: o.valuesMinIntervalMs, emit: (job, payload) => this._pushValue(job, payload) });
     this._errors = new WindowLimiter({ minIntervalMs: o.errorsMinIntervalMs, merge: mergeDigests, emit: (job, d) => this._toSlot('error', job, d) });
 
     /** @type {Map<number, object>} messages handed to the current mqtt.js client, not yet acked */
@@ -70,11 +80,15 @@ class Publisher extends EventEmitter {
     this._jobs = [];
     /** @type {Map<string, number>} job → value window, ms */
     this._jobValueMs = new Map();
-    this._droppedByJob = new Map();
-    this._counts = { published: 0, dropped: 0, reconnects: 0, unsentAtStop: 0 };
-    /** Values replaced and error digests merged while waiting in a slot (each saves one message) */
-    this._slotCoalesced = { value: 0, error: 0 };
+    /** what never went out, per kind and job: counted since the stream began (kept in the spool) */
+    this._dropped = new DropCounts();
+    this._counts = { published: 0, reconnects: 0, unsentAtStop: 0 };
+    /** Error digests merged while waiting in a slot (each saves one message) */
+    this._slotCoalesced = { error: 0 };
     this._lastError = null;
+    /** file errors: one report per 10 s per kind of failure */
+    this._ioReports = new ReportLimiter();
+    this._spoolInfo = null;
   }
 
   /**
@@ -86,6 +100,7 @@ class Publisher extends EventEmitter {
   start () {
     if (this._started || this._stopping) return Promise.resolve();
     this._started = new Date().toISOString();
+    if (this._o.spool) this._openSpool(this._o.spool);
     return new Promise((resolve) => {
       this._firstAttempt = resolve;
       this._connect();
@@ -108,6 +123,19 @@ class Publisher extends EventEmitter {
       this._stopPromise = this._shutdown(Date.now(), this._o.stopTimeoutMs);
     }
     return this._stopPromise;
+  }
+
+  /**
+   * Where each job's stream stands in the spool: its last spooled summary's seq and end. A
+   * restarted gateway numbers on from seq + 1 and starts its first interval at end, so the stream
+   * stays contiguous across the restart (the slots of the downtime are counted as skipped). Empty
+   * without a spool (then a restart begins new streams at seq 0; the status's `started` tells).
+   * Known once start() has been called.
+   * @returns {Map<string, {seq: number, end: number}>}
+   */
+  resumePoints () {
+    const s = this._stores.latency;
+    return s instanceof SpoolStore ? new Map(s.spool.jobs) : new Map();
   }
 
   /**
@@ -174,20 +202,24 @@ class Publisher extends EventEmitter {
   publishLatency (job, payload) {
     const topic = this._topics.job(job, 'latency');
     const body = encode(payload);
-    const msg = { kind: 'latency', job, topic, payload: body, bytes: body.length, qos: this._o.qos, retain: false };
+    const p = /** @type {any} */ (payload);
+    const isObj = p !== null && typeof p === 'object' && !Buffer.isBuffer(p);
+    const msg = { kind: 'latency', job, topic, payload: body, bytes: body.length, seq: isObj ? p.seq : undefined, time: isObj ? p.end : undefined };
     if (this._stopPromise) {
       this._counts.unsentAtStop++;
-      return this._drop([msg]);
+      return this._drop('latency', job, 1);
     }
-    this._drop(this._queue.push(msg));
+    this._stores.latency.push(msg);
     this._pump();
   }
 
   /**
    * Publishes a job's polled value to `<prefix>/<gateway>/<job>/value`, at most once per the
-   * job's window: the first at once, then the latest one at the end of the window.
+   * job's window: the first at once, then the latest one at the end of the window. What leaves the
+   * window waits in order while the broker is away (and in the spool when there is one).
    * @param {string} job
-   * @param {object|string|Buffer} payload (objects are sent as JSON, serialized when sent)
+   * @param {object|string|Buffer} payload opaque to the publisher; an object's `ts` (epoch ms) should
+   *   be when the value was read, so a subscriber can tell a late delivery from fresh data
    */
   publishValue (job, payload) {
     checkName(job, 'job');
@@ -213,18 +245,23 @@ class Publisher extends EventEmitter {
    *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, lastError: string|null}}
    */
   get stats () {
+    const { latency, value } = this._stores;
     return {
       connected: this._connected,
       published: this._counts.published,
-      buffered: this._queue.length,
-      bufferedBytes: this._queue.bytes,
+      buffered: latency.length,
+      bufferedBytes: latency.bytes,
+      valuesBuffered: value.length,
       inflight: this._inflight.size,
-      dropped: this._counts.dropped,
-      droppedByJob: Object.fromEntries(this._droppedByJob),
+      dropped: this._dropped.total('latency'),
+      droppedByJob: this._dropped.jobs('latency'),
+      valuesDropped: this._dropped.total('value'),
+      valuesDroppedByJob: this._dropped.jobs('value'),
       reconnects: this._counts.reconnects,
       errorsSuppressed: this._errors.coalesced + this._slotCoalesced.error,
-      valuesCoalesced: this._values.coalesced + this._slotCoalesced.value,
+      valuesCoalesced: this._values.coalesced,
       unsentAtStop: this._counts.unsentAtStop,
+      spool: this._spoolStats(),
       lastError: this._lastError
     };
   }
@@ -239,26 +276,84 @@ class Publisher extends EventEmitter {
       jobs: this._jobs.slice(),
       devices: Object.fromEntries(this._devices),
       reconnects: this._counts.reconnects,
-      dropped: { total: this._counts.dropped, jobs: Object.fromEntries(this._droppedByJob) }
+      dropped: this._dropped.toJSON('latency'),
+      droppedValues: this._dropped.toJSON('value'),
+      // the folder stays out of what subscribers see
+      ...(this._spoolInfo ? { spool: { ...this._spoolStats(), dir: undefined } } : {})
     };
   }
 
-  _drop (msgs) {
-    for (const m of msgs) {
-      this._counts.dropped++;
-      this._droppedByJob.set(m.job, (this._droppedByJob.get(m.job) || 0) + 1);
-    }
+  _memoryStore () {
+    return new MemoryStore({ maxItems: this._o.bufferMax, maxBytes: this._o.bufferMaxBytes, onDrop: (kind, job, n) => this._drop(kind, job, n) });
   }
 
-  /** A value or error digest leaves its rate limiter: it waits in its topic's slot until sent. */
+  /**
+   * Opens the disk spool: one log per kind (latency, values), each with half the cap, so values
+   * never push summaries out. A spool that cannot be opened is reported and memory serves instead.
+   */
+  _openSpool ({ dir, maxBytes, syncIntervalMs }) {
+    for (const kind of ['latency', 'value']) {
+      let store;
+      try {
+        store = SpoolStore.open({
+          dir: require('node:path').join(dir, kind === 'latency' ? 'latency' : 'values'),
+          maxBytes: Math.floor(maxBytes / 2),
+          syncIntervalMs,
+          memory: this._stores[kind],
+          topic: (k, job) => this._topics.job(job, k),
+          onDrop: (k, job, n) => this._dropped.add(k, job, n),
+          onIoError: (err) => this._reportIo(err),
+          onDurable: () => this._pump(),
+          extra: () => ({ dropped: this._dropped.jobs(kind) })
+        });
+      } catch (err) {
+        this._reportIo(err);
+        continue;
+      }
+      // drops are counted per stream, and the stream goes on across restarts
+      this._dropped.seed(kind, store.spool.savedExtra.dropped);
+      this._stores[kind] = store;
+    }
+    this._spoolInfo = { dir, maxBytes };
+  }
+
+  _spoolStats () {
+    if (!this._spoolInfo) return null;
+    const out = { dir: this._spoolInfo.dir, maxBytes: this._spoolInfo.maxBytes };
+    for (const kind of ['latency', 'value']) out[kind] = this._stores[kind] instanceof SpoolStore ? this._stores[kind].stats() : null;
+    return out;
+  }
+
+  /** A file error of the spool: reported (NINES_ERR_IO), at most once per 10 s per kind of failure. */
+  _reportIo (err) {
+    const held = this._ioReports.pass(`${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`);
+    if (held === null) return;
+    if (held) err.details = { ...err.details, repeated: held };
+    this._lastError = err.message;
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+  }
+
+  _drop (kind, job, n) {
+    this._dropped.add(kind, job, n);
+  }
+
+  /** A value leaves its rate limiter: it waits in order, with its read time, until sent. */
+  _pushValue (job, data) {
+    const payload = encode(data);
+    const ts = data !== null && typeof data === 'object' && !Buffer.isBuffer(data) ? data.ts : undefined;
+    this._stores.value.push({ kind: 'value', job, topic: this._topics.job(job, 'value'), payload, bytes: payload.length, time: ts });
+    this._pump();
+  }
+
+  /** An error digest leaves its rate limiter: it waits in its topic's slot until sent. */
   _toSlot (kind, job, data) {
     const topic = this._topics.job(job, kind);
     const prev = this._slots.get(topic);
     if (prev) {
-      this._slotCoalesced[kind]++;
-      data = kind === 'error' ? mergeDigests(prev.data, data) : data;
+      this._slotCoalesced.error++;
+      data = mergeDigests(prev.data, data);
     }
-    this._slots.set(topic, { kind, job, topic, data, qos: this._o.qos, retain: false });
+    this._slots.set(topic, { kind, job, topic, data });
     this._pump();
   }
 
@@ -324,17 +419,20 @@ class Publisher extends EventEmitter {
     const wasConnected = this._connected;
     this._connected = false;
     this._client = null;
-    // Requeue what the broker did not acknowledge: latency at the head of the FIFO, values and
-    // errors into their slots unless a newer one already waits there
+    // Requeue what the broker did not acknowledge: summaries and values at the head of their
+    // FIFOs (in the order sent), errors into their slots, merged with a newer one waiting there
     const inflight = [...this._inflight.values()];
     this._inflight.clear();
-    this._drop(this._queue.requeue(inflight.filter((m) => m.kind === 'latency')));
+    for (const kind of ['latency', 'value']) this._stores[kind].rewind(inflight.filter((m) => m.kind === kind));
     for (const m of inflight) {
-      if (m.kind !== 'value' && m.kind !== 'error') continue;
+      if (m.kind !== 'error') continue;
       const newer = this._slots.get(m.topic);
       if (!newer) this._slots.set(m.topic, m);
-      else if (m.kind === 'error') { newer.data = mergeDigests(m.data, newer.data); this._slotCoalesced.error++; }
+      else { newer.data = mergeDigests(m.data, newer.data); this._slotCoalesced.error++; }
     }
+    // the cursor as of now: a crash during the outage then resends nothing already delivered
+    // (a failed attempt acknowledged nothing: no checkpoint for it)
+    if (wasConnected) this._checkpoint();
     client.end(true);
     if (wasConnected) this.emit('offline');
     this._settleFirstAttempt();
@@ -354,7 +452,7 @@ class Publisher extends EventEmitter {
     }
   }
 
-  /** Hands messages to mqtt.js while connected and under the in-flight bound: status, then values and errors, then latency in order. */
+  /** Hands messages to mqtt.js while connected and under the in-flight bound: status, then errors, then latency in order, then values in order. */
   _pump () {
     if (this._pumping) return;
     this._pumping = true;
@@ -368,10 +466,9 @@ class Publisher extends EventEmitter {
           const [topic, slot] = this._slots.entries().next().value;
           this._slots.delete(topic);
           msg = slot;
-        } else if (this._queue.length) {
-          msg = this._queue.shift();
         } else {
-          break;
+          msg = this._stores.latency.next() || this._stores.value.next();
+          if (!msg) break;
         }
         this._send(msg);
       }
@@ -384,11 +481,10 @@ class Publisher extends EventEmitter {
   _send (msg) {
     const id = this._nextId++;
     const client = this._client;
-    let payload = msg.payload;
-    if (msg.kind === 'value') payload = encode(msg.data);
-    else if (msg.kind === 'error') payload = errorPayload(this.gatewayId, msg.job, msg.data);
+    const payload = msg.kind === 'error' ? errorPayload(this.gatewayId, msg.job, msg.data) : msg.payload;
     this._inflight.set(id, msg);
-    client.publish(msg.topic, payload, { qos: msg.qos, retain: msg.retain }, (err) => this._onAck(client, id, err));
+    const status = msg.kind === 'status';
+    client.publish(msg.topic, payload, { qos: status ? 1 : this._o.qos, retain: status }, (err) => this._onAck(client, id, err));
   }
 
   _onAck (client, id, err) {
@@ -401,7 +497,9 @@ class Publisher extends EventEmitter {
       queueMicrotask(() => this._onPublishFailed(client, id, err));
       return;
     }
+    const msg = this._inflight.get(id);
     this._inflight.delete(id);
+    if (msg.kind === 'latency' || msg.kind === 'value') this._stores[msg.kind].ack(msg);
     this._counts.published++;
     this._pump();
   }
@@ -418,13 +516,17 @@ class Publisher extends EventEmitter {
     if (!client.connected || client.disconnecting || !client.stream || client.stream.destroyed) return;
     const msg = this._inflight.get(id);
     this._inflight.delete(id);
-    if (msg.kind === 'latency') this._drop([msg]);
+    if (msg.kind === 'latency' || msg.kind === 'value') {
+      // let go: off the spool too, so it is not sent again after a restart
+      this._stores[msg.kind].ack(msg);
+      this._drop(msg.kind, msg.job, 1);
+    }
     this._emitError(`MQTT publish to ${msg.topic} failed: ${err.message}`, { topic: msg.topic, cause: err.code });
     this._pump();
   }
 
   _checkIdle () {
-    if (this._idleWaiter && (!this._connected || (!this._inflight.size && !this._slots.size && !this._queue.length && !this._statusPending))) {
+    if (this._idleWaiter && (!this._connected || (!this._inflight.size && !this._slots.size && !this._stores.latency.length && !this._stores.value.length && !this._statusPending))) {
       const resolve = this._idleWaiter;
       this._idleWaiter = null;
       resolve();
@@ -460,14 +562,23 @@ class Publisher extends EventEmitter {
       if (last.stream && !last.stream.destroyed) last.stream.destroy();
     }
     this._settleFirstAttempt();
-    // Count what never went out
-    const leftLatency = this._queue.drain().concat([...this._inflight.values()].filter((m) => m.kind === 'latency'));
-    this._drop(leftLatency);
-    this._counts.unsentAtStop += leftLatency.length + this._slots.size + [...this._inflight.values()].filter((m) => m.kind !== 'latency' && m.kind !== 'status').length;
+    // Count what never went out; a spool keeps its records for the next start (not dropped)
+    const inflight = [...this._inflight.values()];
+    let left = 0;
+    for (const kind of ['latency', 'value']) left += this._stores[kind].close(inflight.filter((m) => m.kind === kind));
+    this._counts.unsentAtStop += left + this._slots.size + inflight.filter((m) => m.kind === 'error').length;
     this._inflight.clear();
     this._slots.clear();
     this._values.clear();
     this._errors.clear();
+  }
+
+  _checkpoint () {
+    for (const kind of ['latency', 'value']) {
+      const s = this._stores[kind];
+      if (!(s instanceof SpoolStore)) continue;
+      try { s.spool.checkpoint(); } catch (err) { this._reportIo(err); }
+    }
   }
 
   /** Runs fn(resolve) and waits for it, or for the deadline (epoch ms), whichever is first. */
