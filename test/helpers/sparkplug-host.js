@@ -30,11 +30,12 @@ const PYTHON = '/usr/bin/python3';
  */
 
 /**
- * @param {{port: number, group: string, node: string}} opts
+ * @param {{port: number, group: string, node: string, late?: boolean}} opts late: the host joins a node already
+ *   alive and ignores it until the birth it asks for, as Sparkplug hosts do
  * @returns {Promise<{messages: HostMessage[], send: (cmd: object) => Promise<void>,
  *   waitFor: (pred: (m: HostMessage) => boolean, ms?: number, from?: number) => Promise<HostMessage>, stop: () => Promise<void>}>}
  */
-async function startSparkplugHost ({ port, group, node }) {
+async function startSparkplugHost ({ port, group, node, late = false }) {
   assertTools(['sparkplug']);
   const child = spawn(PYTHON, [SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
   const messages = [];
@@ -58,7 +59,7 @@ async function startSparkplugHost ({ port, group, node }) {
     wake();
   });
   const exit = new Promise((resolve) => child.on('close', (code) => { exited = code; wake(); resolve(); }));
-  child.stdin.write(JSON.stringify({ port, group, node }) + '\n');
+  child.stdin.write(JSON.stringify({ port, group, node, late }) + '\n');
 
   /** Resolves when cond() is true; bounded by ms, and fails at once if the host exited */
   const until = (cond, ms, what) => new Promise((resolve, reject) => {

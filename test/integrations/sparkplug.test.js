@@ -303,7 +303,8 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     fill(sim.model);
     gw = new Gateway(validateConfig(config(sim, { sparkplug: { node: 'emb' } }), { env: {} }));
     await gw.start();
-    host = await startSparkplugHost({ port: Number(new URL(gw.broker.url).port), group: GROUP, node: 'emb' });
+    // the host joins a node already alive: it ignores the node until the birth it asks for
+    host = await startSparkplugHost({ port: Number(new URL(gw.broker.url).port), group: GROUP, node: 'emb', late: true });
     await host.send({ cmd: 'rebirth' });
     await host.waitFor((m) => m.type === 'NBIRTH');
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc');
