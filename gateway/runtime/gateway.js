@@ -109,7 +109,12 @@ class Gateway extends EventEmitter {
         host: e.host,
         port: e.port,
         ...(e.auth ? { username: e.auth.username, password: e.auth.password } : {}),
-        gateway: { clientId: m.clientId, prefix: m.prefix, ...(m.sparkplug ? { sparkplug: { clientId: m.sparkplug.clientId, group: m.sparkplug.group, node: m.sparkplug.node } } : {}) },
+        gateway: {
+          clientId: m.clientId,
+          prefix: m.prefix,
+          ...(m.sparkplug ? { sparkplug: { clientId: m.sparkplug.clientId, group: m.sparkplug.group, node: m.sparkplug.node } } : {}),
+          ...(m.writes ? { writes: { gateway: this.config.gateway.id } } : {})
+        },
         onRefused: (refusal) => this.emit('broker-refused', refusal)
       });
       url = this.broker.url;
@@ -177,6 +182,8 @@ class Gateway extends EventEmitter {
     // with a disk spool, each job's stream goes on where the last run left it (seq, covered time)
     const resume = this.publisher.resumePoints();
     for (const j of jobs) this.pool.startJob(j, resume.get(j.name));
+    // writes by tag over MQTT, when asked for (off by default): runtime/mqtt/write-commands.js
+    if (m.writes) this.writeCommands = require('./mqtt/write-commands').startWriteCommands(this, { prefix: m.prefix, gateway: this.config.gateway.id });
   }
 
   /** A summary from the pool: numbered there, computed and encoded where the histogram lives. */

@@ -52,6 +52,7 @@ const { checkSparkplug } = require('./check-sparkplug');
  * @property {TlsConfig|null} tls
  * @property {number} bufferMax latency messages kept while the broker is away
  * @property {SpoolConfig|null} spool the disk spool, or null (memory only)
+ * @property {boolean} writes clients may write tags over MQTT (runtime/mqtt/write-commands.js)
  * @property {number} keepaliveMs 0 = no keepalive
  * @property {number} connectTimeoutMs
  * @property {number} errorsMinIntervalMs at most one error message per job per this window
@@ -237,6 +238,7 @@ function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
     tls,
     bufferMax: Number.isInteger(m.buffer) ? m.buffer : D.MQTT_BUFFER_MAX,
     spool: checkSpool(problems, m.spool, baseDir),
+    writes: m.writes === true,
     keepaliveMs: durationField(problems, at('keepalive'), m.keepalive, { def: D.MQTT_KEEPALIVE_MS, minMs: 1000, maxMs: 65535000, zeroOk: true }),
     connectTimeoutMs: durationField(problems, at('connectTimeout'), m.connectTimeout, { def: D.MQTT_CONNECT_TIMEOUT_MS, minMs: 100, maxMs: 600000 }),
     errorsMinIntervalMs: durationField(problems, at('errorInterval'), m.errorInterval, { def: D.MQTT_ERRORS_MIN_INTERVAL_MS, minMs: 100, maxMs: 3600000 }),

@@ -16,7 +16,9 @@ const { WindowLimiter } = require('./window-limiter');
  *   start (32 random bytes, held in memory, never printed). A client id alone proves nothing: any
  *   client can send any id.
  * - Only that client may publish under `<prefix>/` (its status, will, summaries, values and
- *   errors); every other client may subscribe to everything but publish nothing there.
+ *   errors); every other client may subscribe to everything but publish nothing there, except, with
+ *   `mqtt.writes` on, write commands: `<prefix>/<gateway>/<device>/write` and
+ *   `<prefix>/<gateway>/<device>/<unit>/write` (write-commands.js checks what they ask).
  * - With a Sparkplug B edge node (gateway.sparkplug), its client id is reserved too, and only the
  *   gateway's clients may publish its births, deaths and data (`spBv1.0/<group>/NBIRTH|NDEATH|NDATA|
  *   DBIRTH|DDEATH|DDATA/<node>[/…]`); commands to it (NCMD, DCMD) stay open to every client, as a
@@ -102,9 +104,9 @@ function isEdgeNodeTopic (topic, edge) {
  * @param {string} opts.host where the broker will listen (for the loopback rule)
  * @param {string} [opts.username] required of every client (except the gateway's own) when set
  * @param {string} [opts.password] required with username
- * @param {{clientId: string, prefix: string, sparkplug?: {clientId: string, group: string, node: string}}} [opts.gateway]
+ * @param {{clientId: string, prefix: string, sparkplug?: {clientId: string, group: string, node: string}, writes?: {gateway: string}}} [opts.gateway]
  *   the gateway this broker serves: its client ids are reserved and only it may publish under
- *   `<prefix>/` and as its Sparkplug edge node
+ *   `<prefix>/` (but write commands, when `writes` names the gateway id) and as its Sparkplug edge node
  * @param {boolean} [opts.refuseTakeover] refuse a connection whose client id is connected
  *   (default: true with opts.gateway, false without, as plain aedes)
  * @param {(refusal: Refusal) => void} [opts.onRefused] told of refusals, at most once per reason per 10 s
@@ -135,6 +137,13 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     prefix = checkPrefix(gateway.prefix);
     gatewayAuth = { username: GATEWAY_USERNAME, password: crypto.randomBytes(32).toString('base64url') };
   }
+  // write commands (mqtt.writes): <prefix>/<gateway>/<device>[/<unit>]/write, nothing else under the prefix
+  const writesBase = gateway && gateway.writes ? `${prefix}/${gateway.writes.gateway}/` : null;
+  const isWriteCommand = (topic) => {
+    if (writesBase === null || !topic.startsWith(writesBase)) return false;
+    const levels = topic.slice(writesBase.length).split('/');
+    return (levels.length === 2 || levels.length === 3) && levels[levels.length - 1] === 'write' && levels.every((l) => l !== '');
+  };
   let edge = null;
   if (gateway && gateway.sparkplug !== undefined && gateway.sparkplug !== null) {
     const sp = gateway.sparkplug;
@@ -204,7 +213,7 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     // aedes' own rule, which a custom hook replaces: $SYS/ is the broker's
     if (topic.startsWith('$SYS/')) return callback(new Error('$SYS/ topic is reserved'));
     // a client of null is a will published after its client is gone: only the gateway's is let through
-    if (prefix !== null && (topic === prefix || topic.startsWith(prefix + '/')) && !(client && trusted.has(client))) {
+    if (prefix !== null && (topic === prefix || topic.startsWith(prefix + '/')) && !(client && trusted.has(client)) && !(client && isWriteCommand(topic))) {
       const who = client ? `client ${quoted(client.id)} from ${client.conn && client.conn.remoteAddress}` : 'a client that is gone (its will)';
       report('publish-under-prefix', client, `publish to ${quoted(topic)} by ${who}: only the gateway may publish under ${prefix}/`, topic);
       // the client is disconnected: MQTT 3.1.1 has no way to tell it why [MQTT-3.3.5-2]

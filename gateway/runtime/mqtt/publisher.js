@@ -387,6 +387,7 @@ class Publisher extends EventEmitter {
     });
     this._client = client;
     client.on('connect', () => { if (client === this._client) this._onConnect(); });
+    client.on('message', (topic, payload) => { if (client === this._client) this._onMessage(topic, payload); });
     client.on('close', () => this._onClose(client));
     client.on('error', (err) => {
       if (client !== this._client) return;
@@ -402,8 +403,42 @@ class Publisher extends EventEmitter {
     return statusPayload('offline', info, { reason: 'connection lost' });
   }
 
+  /**
+   * Takes messages on a topic filter (the gateway's command topics), subscribed on every connection:
+   * a clean session forgets subscriptions, so each new connection subscribes again.
+   * @param {string} filter an MQTT topic filter
+   * @param {(topic: string, payload: Buffer) => void} onMessage
+   */
+  subscribe (filter, onMessage) {
+    if (this._subscriptions === undefined) this._subscriptions = new Map();
+    this._subscriptions.set(filter, onMessage);
+    if (this._connected && this._client) this._client.subscribe(filter, { qos: 1 });
+  }
+
+  /**
+   * Answers a command at once (QoS 1, not retained): an answer that cannot go now is not kept, as its
+   * asker has stopped waiting by the time the broker is back. Counted in stats.repliesDropped.
+   * @param {string} topic
+   * @param {object} payload sent as JSON
+   * @returns {boolean} whether it went out
+   */
+  reply (topic, payload) {
+    if (!this._connected || !this._client) {
+      this._counts.repliesDropped = (this._counts.repliesDropped || 0) + 1;
+      return false;
+    }
+    this._client.publish(topic, encode(payload), { qos: 1, retain: false });
+    return true;
+  }
+
+  _onMessage (topic, payload) {
+    if (this._subscriptions === undefined) return;
+    for (const [filter, fn] of this._subscriptions) if (matches(filter, topic)) fn(topic, payload);
+  }
+
   _onConnect () {
     this._connected = true;
+    if (this._subscriptions !== undefined) for (const filter of this._subscriptions.keys()) this._client.subscribe(filter, { qos: 1 });
     this._backoff.reset();
     if (this._everConnected) this._counts.reconnects++;
     this._everConnected = true;
@@ -588,6 +623,17 @@ class Publisher extends EventEmitter {
       fn(() => { clearTimeout(timer); resolve(); });
     });
   }
+}
+
+/** @returns {boolean} whether an MQTT topic filter (with + and #) matches a topic */
+function matches (filter, topic) {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
 }
 
 module.exports = { Publisher };
