@@ -115,7 +115,8 @@ class ModbusClient extends Connection {
     const p = new Pending(o, unitId, timeoutMs, resolve, reject);
     const flight = this._flight;
     const free = flight === null ? this._inflight === null : flight.size < this._limit;
-    const idle = free && this._queue.length === 0 && this._state === 'connected' && this._transport.ready();
+    const idle = free && this._queue.length === 0 && this._state === 'connected' && this._transport.ready() &&
+      (this._ifdMs === 0 || this._rested());
     if (this._refused(p, idle)) return promise;
     if (idle) {
       if (flight === null) {
@@ -141,13 +142,15 @@ class ModbusClient extends Connection {
     if (this._queue.length === 0 || this._state !== 'connected') return;
     const flight = this._flight;
     if (flight !== null) {
-      while (flight.size < this._limit && this._queue.length !== 0 && this._state === 'connected' && this._transport.ready()) {
+      while (flight.size < this._limit && this._queue.length !== 0 && this._state === 'connected' && this._transport.ready() &&
+        (this._ifdMs === 0 || this._rested())) {
         this._sendPipelined(/** @type {Pending} */ (this._queue.shift()), flight);
       }
       return;
     }
     if (this._inflight !== null) return;
     if (!this._transport.ready()) return;
+    if (this._ifdMs !== 0 && !this._rested()) return;
     if (this._rtu && this._transport.held && !this._dropLate()) return;
     const p = /** @type {Pending} */ (this._queue.shift());
     this._inflight = p;
@@ -167,7 +170,8 @@ class ModbusClient extends Connection {
   }
 
   /**
-   * Takes p out of the requests in flight, when it is still there.
+   * Takes p out of the requests in flight, when it is still there; the line rests from now when the
+   * device needs a pause between requests (interFrameDelayMs).
    * @param {Pending} p
    * @returns {boolean} false when p is no longer in flight (timed out, failed, or the connection was reset)
    */
@@ -176,9 +180,12 @@ class ModbusClient extends Connection {
     if (flight === null) {
       if (p !== this._inflight) return false;
       this._inflight = null;
+      if (this._ifdMs !== 0) this._rest();
       return true;
     }
-    return flight.delete(p);
+    if (!flight.delete(p)) return false;
+    if (this._ifdMs !== 0) this._rest();
+    return true;
   }
 
   /**
