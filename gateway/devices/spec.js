@@ -134,7 +134,7 @@ function buildDeviceSpec (input) {
   const delayAfterConnectMs = delay(input.delayAfterConnectMs, 'delayAfterConnectMs');
   // A request waits the pause out inside its own timeout; and a device that needs one between a reply
   // and the next request does not take overlapping requests (drivers/connection.js)
-  if (interFrameDelayMs >= timeoutMs) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be shorter than timeoutMs (${timeoutMs} ms): a request waits the pause out inside its own timeout`);
+  if (interFrameDelayMs >= timeoutMs) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be shorter than the request timeout (${timeoutMs} ms): a request waits the pause out inside its own timeout`);
   if (interFrameDelayMs !== 0 && maxInflight !== 1) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be 0 with maxInflight ${maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`);
   const out = {
     name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
