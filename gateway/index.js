@@ -19,7 +19,7 @@
  *               and PollJob, one job in it for callers on a shared event loop;
  * - measure/     the probe, the offered-load sweep and the fleet watch;
  * - runtime/     the gateway: config, MQTT publisher and embedded broker;
- * - simulators/  ED-588 / ED-560 ASCII and Modbus TCP / RTU devices with fault injection;
+ * - simulators/  ED-588 / ED-560 ASCII and Modbus TCP / RTU / RTU-over-TCP devices with fault injection;
  * - cli/         the `nines` command.
  */
 
@@ -65,7 +65,8 @@ const EXPORTS = {
   // simulators
   createAsciiSimulator: () => require('./simulators/ascii').createAsciiSimulator,
   createModbusTcpSimulator: () => require('./simulators/modbus').createModbusTcpSimulator,
-  createModbusRtuSimulator: () => require('./simulators/modbus').createModbusRtuSimulator
+  createModbusRtuSimulator: () => require('./simulators/modbus').createModbusRtuSimulator,
+  createModbusRtuTcpSimulator: () => require('./simulators/modbus').createModbusRtuTcpSimulator
 };
 
 for (const [name, load] of Object.entries(EXPORTS)) {

@@ -1,10 +1,12 @@
 'use strict';
 
 /**
- * nines-modbus-device: a Modbus TCP server or a Modbus RTU serial line. Owns the device in the shared
- * worker pool: its connections (TCP: at most maxConnections; RTU: the one serial line), shared fairly
- * by the nines-modbus-read, nines-modbus-write and nines-poll nodes and the device status nodes that
- * use it; a TCP device may carry several requests per connection (maxInflight, "In flight"). Holds
+ * nines-modbus-device: a Modbus TCP server, a Modbus RTU serial line, or an RTU line behind a serial
+ * server (RTU over TCP). Owns the device in the shared worker pool: its connections (TCP: at most
+ * maxConnections; RTU, on a port or behind a serial server: the one line), shared fairly by the
+ * nines-modbus-read, nines-modbus-write and nines-poll nodes and the device status nodes that use it;
+ * a TCP device may carry several requests per connection (maxInflight, "In flight"); a device that
+ * needs a pause between frames or after a connect gets it (interFrameDelay, delayAfterConnect). Holds
  * the "allow writes" switch, off by default so a flow imported from elsewhere cannot move a real
  * actuator by accident.
  */

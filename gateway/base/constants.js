@@ -6,6 +6,8 @@ module.exports = Object.freeze({
   MODBUS_TCP_DEFAULT_PORT: 502,
   SIM_ASCII_PORT: 9500,
   SIM_MODBUS_PORT: 5020,
+  /** RTU-over-TCP simulator: the port of a Moxa NPort's first serial port in TCP server mode */
+  SIM_MODBUS_RTUTCP_PORT: 4001,
   MQTT_DEFAULT_PORT: 1883,
   MQTT_DEFAULT_PREFIX: 'nines',
 

@@ -12,7 +12,7 @@
 /** @type {Record<string, {status: string, meaning: string}>} */
 const CODES = {
   NINES_ERR_INVALID_ARG: { status: 'bad argument', meaning: 'An option, config field or msg property failed validation; the message names the field, the value and the rule.' },
-  NINES_ERR_INVALID_TARGET: { status: 'bad target', meaning: 'A target URL (ascii://, modbus+tcp://, modbus+rtu://) could not be parsed or has an unsupported scheme or option.' },
+  NINES_ERR_INVALID_TARGET: { status: 'bad target', meaning: 'A target URL (ascii://, modbus+tcp://, modbus+rtu://, modbus+rtutcp://) could not be parsed or has an unsupported scheme or option.' },
   NINES_ERR_INVALID_COMMAND: { status: 'bad command', meaning: 'An ASCII command was rejected before sending (prefix, address, case, printable characters, CR/LF, length).' },
   NINES_ERR_INVALID_OP: { status: 'bad operation', meaning: 'A Modbus operation was rejected before sending (function code, address, quantity, values, unit id).' },
   NINES_ERR_INVALID_VALUE: { status: 'bad value', meaning: 'A value to write does not fit its tag or type (out of range, not a whole number for an integer type, not finite, too long); nothing was written. details names the tag or value and the type.' },

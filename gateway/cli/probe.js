@@ -20,6 +20,7 @@ and below the table the failures per error code with a sample message.
 
 Targets:  ascii://127.0.0.1:9500   modbus+tcp://127.0.0.1:5020?unitId=1
           modbus+rtu:///dev/ttyUSB0?baudRate=19200&parity=even&unitId=1
+          modbus+rtutcp://10.0.0.9:4001?unitId=1 (RTU frames through a serial server)
 Operations:
   --command <cmd>       ASCII command, e.g. @01, '#010', '$01M'
   --generator <name>    vendor latency-test commands: @AA, @AA(Data), #AAN (ED-588 and other

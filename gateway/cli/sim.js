@@ -5,30 +5,41 @@ const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
 
-const USAGE = `Usage: nines sim ascii|modbus|rtu|all [options]
+const USAGE = `Usage: nines sim ascii|modbus|rtu|rtutcp|all [options]
 
 Device simulators on 127.0.0.1, for running and testing everything without hardware.
   ascii    an ED-588 (8 DI + 8 DO) or ED-560 (4 AO) speaking the ASCII protocol (default port ${C.SIM_ASCII_PORT})
   modbus   a Modbus TCP server (default port ${C.SIM_MODBUS_PORT})
   rtu      a Modbus RTU server on a serial device (--path; e.g. one end of a socat PTY pair)
+  rtutcp   Modbus RTU slaves behind a TCP listener, as a serial server presents them: RTU frames
+           with CRC, no MBAP header (default port ${C.SIM_MODBUS_RTUTCP_PORT}; dial modbus+rtutcp://host:port)
   all      ED-588 on ${C.SIM_ASCII_PORT}, ED-560 on ${C.SIM_ASCII_PORT + 1} and Modbus TCP on ${C.SIM_MODBUS_PORT}
 
 Options:
   --host <addr>        address to bind (default 127.0.0.1)
-  --port <n>           port (ascii, modbus); 0 picks a free one
+  --port <n>           port (ascii, modbus, rtutcp); 0 picks a free one
   --model <name>       ED-588 or ED-560 (ascii; default ED-588)
   --address <AA>       ASCII address, two hex digits (default 01)
   --checksum           ASCII checksum mode on
   --path <dev>         serial device (rtu)
   --baud <n>           baud rate (rtu; default 9600)
   --parity <p>         none|even|odd (rtu; default none)
-  --unit-id <n>        Modbus unit id served (default 1)
+  --unit-id <ids>      Modbus unit ids served: one, or a list such as 1,2,5-8 (the slaves of a line;
+                       default 1)
   --animate            values change over time (for demos): ASCII inputs toggle; Modbus input and
                        holding registers 0 (a counter) and 1 (a sine) and discrete input 0 move
   --max-connections <n> open connections allowed at once (default 32, as many devices allow)
   --one-at-a-time      modbus: serve one request at a time per connection and drop, unanswered, any
                        request that arrives while the one before is still being served (as many real
                        devices do; a client with maxInflight > 1 must fall back to 1)
+  --needs-delay-after-connect <d>
+                       modbus, rtutcp: drop (unanswered) requests that come sooner than this after
+                       their connection opened, as devices that need a pause after a connect do
+                       (counted as tooSoonAfterConnect; the client's fix: delayAfterConnect)
+  --needs-inter-frame-delay <d>
+                       modbus, rtu, rtutcp: drop requests that come sooner than this after the
+                       previous reply on their connection or line (counted as tooSoonAfterReply;
+                       the client's fix: interFrameDelay)
   --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
   --holes <spec>       addresses the Modbus map lacks (exception 2 when touched), e.g. "hr:50-59,coil:7"
                        (tables coil, di, hr, ir)
@@ -54,6 +65,25 @@ function holesOption (spec) {
   return { holes };
 }
 
+/**
+ * `--unit-id 1,2,5-8` → [1, 2, 5, 6, 7, 8]: the unit ids a Modbus simulator serves.
+ * @param {string} text
+ * @returns {number[]}
+ */
+function unitIdsOption (text) {
+  const ids = new Set();
+  for (const part of String(text).split(',').map((p) => p.trim())) {
+    const m = /^(\d{1,3})(?:-(\d{1,3}))?$/.exec(part);
+    const lo = m ? Number(m[1]) : NaN;
+    const hi = m && m[2] !== undefined ? Number(m[2]) : lo;
+    if (!m || lo > 255 || hi > 255 || hi < lo) {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `--unit-id must be unit ids 0-255, one or a list such as 1,2,5-8; got "${text}"`, { field: 'unit-id', value: text });
+    }
+    for (let id = lo; id <= hi; id++) ids.add(id);
+  }
+  return [...ids];
+}
+
 /** @param {string[]} argv @returns {Promise<number>} */
 async function main (argv) {
   const { values, positionals } = parse(argv, {
@@ -71,25 +101,34 @@ async function main (argv) {
     duration: { type: 'string' },
     'max-connections': { type: 'string' },
     holes: { type: 'string' },
-    'one-at-a-time': { type: 'boolean', default: false }
+    'one-at-a-time': { type: 'boolean', default: false },
+    'needs-delay-after-connect': { type: 'string' },
+    'needs-inter-frame-delay': { type: 'string' }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   const kind = positionals[0] || 'all';
-  if (!['ascii', 'modbus', 'rtu', 'all'].includes(kind) || positionals.length > 1) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim takes one of ascii, modbus, rtu, all; got "${positionals.join(' ')}"\n\n${USAGE}`);
+  if (!['ascii', 'modbus', 'rtu', 'rtutcp', 'all'].includes(kind) || positionals.length > 1) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim takes one of ascii, modbus, rtu, rtutcp, all; got "${positionals.join(' ')}"\n\n${USAGE}`);
   }
   const port = values.port === undefined ? undefined : (values.port === '0' ? 0 : posInt(values.port, 'port', 65535));
-  const unitId = Number(values['unit-id']);
-  if (!Number.isInteger(unitId) || unitId < 0 || unitId > 255) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `--unit-id must be 0-255; got "${values['unit-id']}"`);
+  const unitIds = unitIdsOption(values['unit-id']);
+  // the quirk modes, checked by each simulator (simulators/modbus/quirks.js)
+  const quirks = {};
+  if (values['needs-delay-after-connect'] !== undefined) quirks.needsDelayAfterConnectMs = parseDuration(values['needs-delay-after-connect'], '--needs-delay-after-connect');
+  if (values['needs-inter-frame-delay'] !== undefined) quirks.needsInterFrameDelayMs = parseDuration(values['needs-inter-frame-delay'], '--needs-inter-frame-delay');
+  if (Object.keys(quirks).length !== 0 && !['modbus', 'rtu', 'rtutcp'].includes(kind)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `--needs-delay-after-connect and --needs-inter-frame-delay are for the modbus, rtu and rtutcp simulators; got "${kind}"`);
   }
+  const modelOptions = { unitIds, animate: values.animate, ...holesOption(values.holes) };
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
   const common = { host: values.host, faults: values.faults };
   if (values['max-connections'] !== undefined) common.maxConnections = posInt(values['max-connections'], 'max-connections', 100000);
   const sims = [];
   const started = (label, sim) => {
     sims.push(sim);
-    process.stdout.write(`${label.padEnd(14)} ${sim.url}${values.faults ? `  faults: ${values.faults}` : ''}\n`);
+    const needs = [['needs-delay-after-connect', 'delay after connect'], ['needs-inter-frame-delay', 'inter-frame delay']]
+      .filter(([k]) => values[k] !== undefined).map(([k, what]) => `${what} ${values[k]}`);
+    process.stdout.write(`${label.padEnd(14)} ${sim.url}${values.faults ? `  faults: ${values.faults}` : ''}${needs.length ? `  needs: ${needs.join(', ')}` : ''}\n`);
   };
   try {
     if (kind === 'ascii' || kind === 'all') {
@@ -103,12 +142,16 @@ async function main (argv) {
     if (kind === 'modbus' || kind === 'all') {
       const { createModbusTcpSimulator } = require('../simulators/modbus');
       const p = kind === 'all' ? C.SIM_MODBUS_PORT : (port ?? C.SIM_MODBUS_PORT);
-      started('Modbus TCP', await createModbusTcpSimulator({ ...common, port: p, oneAtATime: values['one-at-a-time'], modelOptions: { unitIds: [unitId], animate: values.animate, ...holesOption(values.holes) } }));
+      started('Modbus TCP', await createModbusTcpSimulator({ ...common, ...quirks, port: p, oneAtATime: values['one-at-a-time'], modelOptions }));
     }
     if (kind === 'rtu') {
       if (!values.path) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim rtu needs --path <serial device>\n\n${USAGE}`);
       const { createModbusRtuSimulator } = require('../simulators/modbus');
-      started('Modbus RTU', await createModbusRtuSimulator({ path: values.path, baudRate: posInt(values.baud, 'baud'), parity: values.parity, faults: values.faults, modelOptions: { unitIds: [unitId], animate: values.animate, ...holesOption(values.holes) } }));
+      started('Modbus RTU', await createModbusRtuSimulator({ ...quirks, path: values.path, baudRate: posInt(values.baud, 'baud'), parity: values.parity, faults: values.faults, modelOptions }));
+    }
+    if (kind === 'rtutcp') {
+      const { createModbusRtuTcpSimulator } = require('../simulators/modbus');
+      started('Modbus RTU/TCP', await createModbusRtuTcpSimulator({ ...common, ...quirks, port: port ?? C.SIM_MODBUS_RTUTCP_PORT, modelOptions }));
     }
   } catch (err) {
     await Promise.allSettled(sims.map((s) => s.close()));
@@ -125,4 +168,4 @@ async function main (argv) {
   return 0;
 }
 
-module.exports = { main, USAGE, holesOption };
+module.exports = { main, USAGE, holesOption, unitIdsOption };

@@ -115,6 +115,9 @@ class Device extends EventEmitter {
     const opts = { timeoutMs: s.timeoutMs, connectTimeoutMs: s.connectTimeoutMs, backoff: s.backoff, reconnect: true, queueMax: 1 };
     // only a pipelining (Modbus TCP) device names it: other clients take no such option
     if (this._pipelined) opts.maxInflight = s.maxInflight;
+    // line quirks (drivers/connection.js), named only when set, as maxInflight
+    if (s.interFrameDelayMs !== 0) opts.interFrameDelayMs = s.interFrameDelayMs;
+    if (s.delayAfterConnectMs !== 0) opts.delayAfterConnectMs = s.delayAfterConnectMs;
     this._conns = [];
     try {
       for (let i = 0; i < s.maxConnections; i++) {

@@ -100,11 +100,13 @@ function buildDeviceSpec (input) {
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH) {
     throw invalid('name', name, `must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
   }
-  if (input.target === undefined) throw invalid('target', input.target, 'is required (ascii://host:port, modbus+tcp://host:port?unitId=1, modbus+rtu:///dev/tty...)');
+  if (input.target === undefined) throw invalid('target', input.target, 'is required (ascii://host:port, modbus+tcp://host:port?unitId=1, modbus+rtu:///dev/tty..., modbus+rtutcp://host:port)');
   const target = parseTarget(input.target);
   const maxConnections = intIn(input.maxConnections, 'maxConnections', 1, MAX_CONNECTIONS, 1);
-  // A serial port opens once: a second client on the same line could only fail or interleave frames
-  if (target.protocol === 'modbus+rtu' && maxConnections !== 1) throw invalid('maxConnections', maxConnections, 'must be 1 for a modbus+rtu target (one serial line)');
+  // A serial port opens once: a second client on the same line could only fail or interleave frames.
+  // A serial server's port is one line too: most take one client, and those that take several send
+  // every reply to all of them (drivers/modbus/rtutcp-transport.js)
+  if ((target.protocol === 'modbus+rtu' || target.protocol === 'modbus+rtutcp') && maxConnections !== 1) throw invalid('maxConnections', maxConnections, `must be 1 for a ${target.protocol} target (one serial line)`);
   const timeoutMs = ms(input.timeoutMs, 'timeoutMs', C.DEFAULT_TIMEOUT_MS);
   const connectTimeoutMs = ms(input.connectTimeoutMs, 'connectTimeoutMs', C.DEFAULT_CONNECT_TIMEOUT_MS);
   const backoff = buildBackoff(input.backoff);
@@ -130,6 +132,10 @@ function buildDeviceSpec (input) {
   const unsupportedFunctionCodes = functionCodes(input.unsupportedFunctionCodes);
   const interFrameDelayMs = delay(input.interFrameDelayMs, 'interFrameDelayMs');
   const delayAfterConnectMs = delay(input.delayAfterConnectMs, 'delayAfterConnectMs');
+  // A request waits the pause out inside its own timeout; and a device that needs one between a reply
+  // and the next request does not take overlapping requests (drivers/connection.js)
+  if (interFrameDelayMs >= timeoutMs) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be shorter than the request timeout (${timeoutMs} ms): a request waits the pause out inside its own timeout`);
+  if (interFrameDelayMs !== 0 && maxInflight !== 1) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be 0 with maxInflight ${maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`);
   const out = {
     name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
     maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, units: null

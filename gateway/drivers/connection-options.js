@@ -2,7 +2,7 @@
 
 /**
  * Options every driver connection shares (timeoutMs, connectTimeoutMs, queueMax, reconnect, backoff,
- * random), checked once in the client's constructor. Each protocol adds its own options and checks
+ * random, and the line quirks interFrameDelayMs and delayAfterConnectMs), checked once in the client's constructor. Each protocol adds its own options and checks
  * them itself (ascii/client-options.js, modbus/client-options.js). Every bad value is a
  * NINES_ERR_INVALID_ARG naming the option, the value and the rule; unknown options are errors too,
  * so a typo such as `timeout: 500` never runs silently with the default.
@@ -21,8 +21,15 @@ const COMMON_DEFAULTS = Object.freeze({
   queueMax: C.DEFAULT_QUEUE_MAX,
   reconnect: true,
   backoff: undefined,
-  random: Math.random
+  random: Math.random,
+  // Line quirks (connection.js): a pause after each request before the next write, and one after
+  // a connect before the first; 0: none
+  interFrameDelayMs: 0,
+  delayAfterConnectMs: 0
 });
+
+/** Longest line quirk delay, ms: beyond a minute a device is not one that needs a pause, it is down (as devices/spec.js) */
+const MAX_QUIRK_DELAY_MS = 60000;
 
 /** Upper bound of queueMax: a bigger queue is a leak, not a buffer */
 const QUEUE_MAX_LIMIT = 1e6;
@@ -88,6 +95,10 @@ function normalizeConnectionOptions (opts, kind, protocolDefaults) {
   if (typeof o.reconnect !== 'boolean') fail('reconnect', o.reconnect, 'must be true or false');
   if (typeof o.random !== 'function') fail('random', o.random, 'must be a function returning a number in [0, 1)');
   o.backoff = checkBackoff(o.backoff);
+  intIn(o.interFrameDelayMs, 'interFrameDelayMs', 0, MAX_QUIRK_DELAY_MS);
+  intIn(o.delayAfterConnectMs, 'delayAfterConnectMs', 0, MAX_QUIRK_DELAY_MS);
+  // A request waits the pause out inside its own timeout: as long a pause would time every one out
+  if (o.interFrameDelayMs >= o.timeoutMs) fail('interFrameDelayMs', o.interFrameDelayMs, `must be shorter than timeoutMs (${o.timeoutMs}): a request waits the pause out inside its own timeout`);
   return o;
 }
 
@@ -113,4 +124,4 @@ function article (word) {
   return /^[AEIOU]/i.test(word) ? 'an' : 'a';
 }
 
-module.exports = { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS, COMMON_DEFAULTS };
+module.exports = { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS, MAX_QUIRK_DELAY_MS, COMMON_DEFAULTS };

@@ -19,7 +19,20 @@
  * - per-request deadlines, all served by ONE lazily re-armed timer: it fires about once per
  *   timeoutMs, not once per request, and request() allocates no timer;
  * - the shared counters and the events 'connect', 'close' (err|undefined), 'reconnecting'
- *   ({attempt, delayMs}) and 'error' (emitted only when someone listens).
+ *   ({attempt, delayMs}) and 'error' (emitted only when someone listens);
+ * - the line quirks of devices that need a pause (both 0 by default, and then nothing of them runs:
+ *   no timer, no clock read, one field compared per request):
+ *   - delayAfterConnectMs: after a connection opens, nothing is written until this long has passed.
+ *     The connection counts as up only then: the state stays 'connecting' (or 'reconnecting'),
+ *     'connect' and connect() come at the end of the delay, so a device's health says connected
+ *     when a request can go, and requests asked meanwhile wait in the queue with their timeouts
+ *     running. A connection lost within the delay is a failed connect attempt
+ *     (NINES_ERR_CONNECT_FAILED, with backoff), as a serial server at its client limit that
+ *     accepts and closes at once is;
+ *   - interFrameDelayMs: after each request ends (its reply came, it failed, it timed out, a
+ *     broadcast was written), the line rests this long before the next write. A request handed
+ *     over meanwhile waits in the queue, inside its own timeout (so the option must be shorter
+ *     than timeoutMs), and its response time includes the wait: the device imposes it.
  *
  * What a subclass provides:
  * - this._transport (set in its constructor): open(connectTimeoutMs, cb(err|null)), close(cb), and
@@ -40,6 +53,7 @@
 
 const { EventEmitter } = require('node:events');
 const { Backoff } = require('../base/backoff');
+const { NinesError } = require('../base/errors');
 
 const hrtime = process.hrtime.bigint;
 const NS_PER_MS = 1000000n;
@@ -58,8 +72,9 @@ class Connection extends EventEmitter {
   /**
    * @param {import('./target').Target} target parsed target, checked by the subclass
    * @param {{timeoutMs: number, connectTimeoutMs: number, queueMax: number, reconnect: boolean,
-   *   backoff: {initialMs: number, maxMs: number}, random: () => number, maxInflight?: number}} o checked
-   *   options (connection-options.js; maxInflight, 1 when absent, from a protocol that pipelines)
+   *   backoff: {initialMs: number, maxMs: number}, random: () => number, maxInflight?: number,
+   *   interFrameDelayMs?: number, delayAfterConnectMs?: number}} o checked options (connection-options.js;
+   *   maxInflight, 1 when absent, from a protocol that pipelines)
    * @param {Record<string, number>} [counters] the protocol's own counters, with their initial 0
    */
   constructor (target, o, counters) {
@@ -115,9 +130,21 @@ class Connection extends EventEmitter {
     this._expectedDrop = null;
     /** @type {Promise<void>|null} */
     this._closing = null;
+    // The line quirks (file header); 0: off
+    this._ifdMs = o.interFrameDelayMs || 0;
+    this._ifdNs = BigInt(this._ifdMs) * NS_PER_MS;
+    this._dacMs = o.delayAfterConnectMs || 0;
+    // hrtime ns before which nothing is written (interFrameDelayMs), and the timer that pumps then
+    this._restUntil = 0n;
+    this._restTimer = null;
+    // Running while a fresh connection waits out delayAfterConnectMs, until this hrtime (ns)
+    this._settleTimer = null;
+    this._settleUntil = 0n;
     this._onTimer = this._onTimer.bind(this);
     this._onOpen = this._onOpen.bind(this);
     this._attempt = this._attempt.bind(this);
+    this._onSettled = this._onSettled.bind(this);
+    this._onRested = this._onRested.bind(this);
   }
 
   /** @returns {'idle'|'connecting'|'connected'|'reconnecting'|'closed'} */
@@ -202,6 +229,8 @@ class Connection extends EventEmitter {
     this._connected = false;
     if (this._timer !== null) { clearTimeout(this._timer); this._timer = null; this._timerAt = 0n; }
     if (this._reconnectTimer !== null) { clearTimeout(this._reconnectTimer); this._reconnectTimer = null; }
+    if (this._settleTimer !== null) { clearTimeout(this._settleTimer); this._settleTimer = null; }
+    if (this._restTimer !== null) { clearTimeout(this._restTimer); this._restTimer = null; }
     this._onClosing();
     this._failInflight((p) => this._closedError(p.describe()), 'closed');
     this._rejectQueue((q) => this._closedError(q.describe()), 'closed');
@@ -230,16 +259,13 @@ class Connection extends EventEmitter {
   _onOpen (err) {
     if (this._state === 'closed') return;
     if (err === null) {
-      this._state = 'connected';
-      this._connected = true;
-      this._expectedDrop = null;
-      this._stats.connects++;
-      this._upSince = Date.now();
-      this._onUp();
-      this._settleWaiters(null);
-      // Queued requests go on the wire before listeners run: their time already counts
-      this._pump();
-      this.emit('connect');
+      // A device that needs a pause after the connect: up only once it has passed (file header)
+      if (this._dacMs !== 0) {
+        this._settleUntil = hrtime() + BigInt(this._dacMs) * NS_PER_MS;
+        this._settleTimer = setTimeout(this._onSettled, this._dacMs);
+      } else {
+        this._up();
+      }
       return;
     }
     this._stats.connectFailures++;
@@ -250,11 +276,44 @@ class Connection extends EventEmitter {
     else this._giveUp(err);
   }
 
+  /** The connection is open and usable: connected, from now on. */
+  _up () {
+    this._state = 'connected';
+    this._connected = true;
+    this._expectedDrop = null;
+    this._stats.connects++;
+    this._upSince = Date.now();
+    this._onUp();
+    this._settleWaiters(null);
+    // Queued requests go on the wire before listeners run: their time already counts
+    this._pump();
+    this.emit('connect');
+  }
+
+  /** delayAfterConnectMs has passed on a fresh connection (by the monotonic clock: timers fire up to 1 ms early). */
+  _onSettled () {
+    const left = this._settleUntil - hrtime();
+    if (left > 0n) {
+      this._settleTimer = setTimeout(this._onSettled, Math.max(1, Math.ceil(Number(left) / 1e6)));
+      return;
+    }
+    this._settleTimer = null;
+    if (this._state !== 'closed') this._up();
+  }
+
   /**
    * Called by the transport when an open connection is lost.
    * @param {import('../base/errors').NinesError} err NINES_ERR_CONNECTION_CLOSED, with the cause
    */
   _onDown (err) {
+    if (this._settleTimer !== null) {
+      // Lost within its delay after connect: it never was up, so this attempt failed
+      clearTimeout(this._settleTimer);
+      this._settleTimer = null;
+      this._onOpen(new NinesError('NINES_ERR_CONNECT_FAILED', `${err.message} within the ${this._dacMs} ms delay after connect`,
+        { ...err.details, delayAfterConnectMs: this._dacMs }));
+      return;
+    }
     if (!this._connected) return;
     this._connected = false;
     const expected = this._expectedDrop;
@@ -308,6 +367,32 @@ class Connection extends EventEmitter {
   _giveUp (err) {
     this._state = 'idle';
     this._rejectQueue((q) => this._notConnected(q, err), 'notConnected');
+  }
+
+  /**
+   * A request has left the line (answered, failed, timed out, or a broadcast written): with
+   * interFrameDelayMs, the line rests from now. Callers check `this._ifdMs !== 0` first.
+   */
+  _rest () {
+    this._restUntil = hrtime() + this._ifdNs;
+  }
+
+  /**
+   * Whether the line has rested since the last request ended (interFrameDelayMs); when not, _pump()
+   * runs once it has. Callers check `this._ifdMs === 0` first, so the default costs nothing.
+   * @returns {boolean}
+   */
+  _rested () {
+    const now = hrtime();
+    if (now >= this._restUntil) return true;
+    // A timer armed for an earlier end fires early and re-arms here
+    if (this._restTimer === null) this._restTimer = setTimeout(this._onRested, Math.max(1, Math.ceil(Number(this._restUntil - now) / 1e6)));
+    return false;
+  }
+
+  _onRested () {
+    this._restTimer = null;
+    this._pump();
   }
 
   /** The device answered on this connection: the link works, so the next failure starts the backoff afresh. */
@@ -419,6 +504,7 @@ class Connection extends EventEmitter {
       const p = this._inflight;
       if (p !== null && p.deadline <= now) {
         this._inflight = null;
+        if (this._ifdMs !== 0) this._rest();
         this._fail(p, this._timeoutError(p), 'timeouts');
         this._afterTimeout(p);
       }
@@ -428,6 +514,7 @@ class Connection extends EventEmitter {
       for (const p of flight) {
         if (p.deadline > now) continue;
         flight.delete(p);
+        if (this._ifdMs !== 0) this._rest();
         this._fail(p, this._timeoutError(p), 'timeouts');
         this._afterTimeout(p);
       }

@@ -4,7 +4,8 @@ const { parseTarget } = require('./target');
 
 /**
  * Maps a target's scheme to its driver, as MQTT.js maps URL schemes to stream builders; each driver
- * is loaded only when a target needs it (the RTU path pulls in serialport).
+ * is loaded only when a target needs it (the RTU path pulls in serialport). ascii:// → AsciiClient;
+ * modbus+tcp://, modbus+rtu:// and modbus+rtutcp:// → ModbusClient, with the transport of the scheme.
  * @param {string|import('./target').Target} target URL or parsed target
  * @param {object} [opts] client options: the shared ones (connection-options.js: timeoutMs,
  *   connectTimeoutMs, queueMax, reconnect, backoff, random) and the protocol's own; unknown ones are errors

@@ -5,6 +5,8 @@
  *   ascii://host:9500?address=01&checksum=on
  *   modbus+tcp://host:502?unitId=1
  *   modbus+rtu:///dev/ttyUSB0?baudRate=19200&parity=even&unitId=1
+ *   modbus+rtutcp://host:4001?unitId=1&baudRate=9600   RTU frames (with CRC) over a TCP socket, as a
+ *     serial server (Moxa NPort, Brainboxes ES, a PLC's "RTU over TCP") forwards them to its line
  * An unknown scheme or option is an error, never a silent fallback.
  */
 
@@ -13,6 +15,15 @@ const C = require('../base/constants');
 
 const PARITIES = ['none', 'even', 'odd', 'mark', 'space'];
 const BAUD_RATES = [300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 38400, 57600, 115200, 230400, 460800, 921600];
+/** Schemes and what they are, for messages */
+const SCHEMES = 'ascii://, modbus+tcp://, modbus+rtu:// or modbus+rtutcp://';
+
+/** @param {string} v @returns {number} a standard baud rate */
+function baudRate (v) {
+  const n = intIn(v, 'baudRate', 50, 4000000);
+  if (!BAUD_RATES.includes(n)) fail(`baudRate ${n} is not a standard rate (${BAUD_RATES.join(', ')})`, { baudRate: v });
+  return n;
+}
 
 /** Query options each scheme accepts: name → parser(value string) → value, throws on a bad value */
 const OPTIONS = {
@@ -25,17 +36,19 @@ const OPTIONS = {
   },
   'modbus+rtu': {
     unitId: (v) => intIn(v, 'unitId', 0, 255),
-    baudRate: (v) => {
-      const n = intIn(v, 'baudRate', 50, 4000000);
-      if (!BAUD_RATES.includes(n)) fail(`baudRate ${n} is not a standard rate (${BAUD_RATES.join(', ')})`, { baudRate: v });
-      return n;
-    },
+    baudRate,
     parity: (v) => {
       if (!PARITIES.includes(v)) fail(`parity must be one of ${PARITIES.join(', ')}; got "${v}"`, { parity: v });
       return v;
     },
     dataBits: (v) => intIn(v, 'dataBits', 7, 8),
     stopBits: (v) => intIn(v, 'stopBits', 1, 2)
+  },
+  // The serial server owns the line's settings; baudRate, when given, only tells the client the
+  // wire's speed, so it can keep the t3.5 silence between frames (drivers/modbus/rtutcp-transport.js)
+  'modbus+rtutcp': {
+    unitId: (v) => intIn(v, 'unitId', 0, 255),
+    baudRate
   }
 };
 
@@ -63,7 +76,7 @@ function hexAddress (v) {
 
 /**
  * @typedef {object} Target
- * @property {'ascii'|'modbus+tcp'|'modbus+rtu'} protocol
+ * @property {'ascii'|'modbus+tcp'|'modbus+rtu'|'modbus+rtutcp'} protocol
  * @property {string} url normalised URL text
  * @property {string} [host] for TCP targets
  * @property {number} [port] for TCP targets
@@ -71,7 +84,7 @@ function hexAddress (v) {
  * @property {string} [address] ASCII address, two upper-case hex digits (default "01")
  * @property {boolean} [checksum] ASCII checksum mode (default false)
  * @property {number} [unitId] Modbus unit id (default 1)
- * @property {number} [baudRate] RTU (default 9600)
+ * @property {number} [baudRate] RTU (default 9600); RTU over TCP: the serial line's, when known (no default)
  * @property {string} [parity] RTU (default "none")
  * @property {number} [dataBits] RTU (default 8)
  * @property {number} [stopBits] RTU (default 1)
@@ -89,9 +102,9 @@ function parseTarget (input) {
   }
   const text = input.trim();
   const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text);
-  if (!m) fail(`target "${text}" has no scheme; use ascii://, modbus+tcp:// or modbus+rtu://`, { target: text });
+  if (!m) fail(`target "${text}" has no scheme; use ${SCHEMES}`, { target: text });
   const protocol = m[1].toLowerCase();
-  if (!OPTIONS[protocol]) fail(`target scheme "${protocol}:" is not supported; use ascii://, modbus+tcp:// or modbus+rtu://`, { target: text });
+  if (!OPTIONS[protocol]) fail(`target scheme "${protocol}:" is not supported; use ${SCHEMES}`, { target: text });
 
   let url;
   try {
@@ -118,6 +131,9 @@ function parseTarget (input) {
     // URL drops the port when it equals http's default 80, so read it back from the text
     const defaultPort = protocol === 'ascii' ? C.ASCII_DEFAULT_PORT : C.MODBUS_TCP_DEFAULT_PORT;
     const explicit = /:(\d+)(?:[/?#]|$)/.exec(text.slice(m[0].length).replace(/^\[[^\]]*\]/, ''));
+    // RTU over TCP has no standard port (a Moxa NPort's first serial port listens on 4001, others
+    // elsewhere), and 502 would be Modbus TCP, which answers RTU frames with nothing or garbage
+    if (!explicit && protocol === 'modbus+rtutcp') fail(`target "${text}" names no port; a serial server has no standard one (e.g. 4001 on a Moxa NPort's first port): write modbus+rtutcp://host:port`, { target: text });
     const port = explicit ? Number(explicit[1]) : defaultPort;
     if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`target "${text}": port must be 1-65535`, { target: text });
     Object.assign(t, { host, port });
@@ -147,6 +163,7 @@ function formatTarget (t) {
   }
   const host = t.host.includes(':') ? `[${t.host}]` : t.host;
   if (t.protocol === 'ascii') return `ascii://${host}:${t.port}?address=${t.address}&checksum=${t.checksum ? 'on' : 'off'}`;
+  if (t.protocol === 'modbus+rtutcp') return `modbus+rtutcp://${host}:${t.port}?unitId=${t.unitId}${t.baudRate === undefined ? '' : `&baudRate=${t.baudRate}`}`;
   return `modbus+tcp://${host}:${t.port}?unitId=${t.unitId}`;
 }
 

@@ -40,7 +40,7 @@ const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
 
 /**
  * @typedef {object} ProbeOptions
- * @property {string|object} target URL (ascii://, modbus+tcp://, modbus+rtu://) or parsed target
+ * @property {string|object} target URL (ascii://, modbus+tcp://, modbus+rtu://, modbus+rtutcp://) or parsed target
  * @property {string} [command] ASCII command
  * @property {string} [generator] ASCII generator name (`@AA`, `@AA(Data)`, `#AAN`, `#AA1N0F`, `#AA1NVVData`)
  * @property {object|string} [read] Modbus read op or "fc:address:quantity"
@@ -139,6 +139,11 @@ function checkProbeOptions (opts) {
   }
   if (!Array.isArray(o.inflight) || o.inflight.length === 0 || o.inflight.some((n) => !Number.isInteger(n) || n < 1 || n > MAX_INFLIGHT)) {
     fail('inflight', o.inflight, `must be a non-empty list of whole numbers 1-${MAX_INFLIGHT}`);
+  }
+  // One serial line, one master: a serial port opens once, and a serial server that takes several
+  // clients on one port sends every reply to all of them (drivers/modbus/rtutcp-transport.js)
+  if ((o.target.protocol === 'modbus+rtu' || o.target.protocol === 'modbus+rtutcp') && o.connections.some((n) => n > 1)) {
+    fail('connections', o.connections, `must be 1 for a ${o.target.protocol}:// target (one serial line takes one master)`);
   }
   if (o.inflight.some((n) => n > 1)) {
     // pipelining needs replies matched by transaction id; a new connection per request has nothing to pipeline on

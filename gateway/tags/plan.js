@@ -33,7 +33,7 @@ const { tableInfo } = require('./spec');
 
 /**
  * @typedef {object} PlanContext
- * @property {'ascii'|'modbus+tcp'|'modbus+rtu'} protocol
+ * @property {'ascii'|'modbus+tcp'|'modbus+rtu'|'modbus+rtutcp'} protocol
  * @property {number} maxGap registers or bits a read may skip between two tags
  * @property {number} maxRegistersPerRequest
  * @property {number} maxBitsPerRequest

@@ -110,7 +110,7 @@ const NUMERIC_TYPES = Object.freeze(['int16', 'uint16', 'int32', 'uint32', 'floa
 
 /**
  * @typedef {object} TagContext
- * @property {'ascii'|'modbus+tcp'|'modbus+rtu'} protocol the device's
+ * @property {'ascii'|'modbus+tcp'|'modbus+rtu'|'modbus+rtutcp'} protocol the device's
  * @property {number} [maxRegistersPerRequest=125] the device's largest register read
  * @property {number} [maxBitsPerRequest=2000] the device's largest bit read
  * @property {0|1} [addressBase=0] 1: tag addresses count from 1, as on data sheets that number registers from 1

@@ -10,6 +10,7 @@
 const { NinesError } = require('../../gateway/base/errors');
 const { parseTarget } = require('../../gateway/drivers/target');
 const { buildDeviceSpec, MAX_CONNECTIONS, MAX_INFLIGHT } = require('../../gateway/devices/spec');
+const { MAX_QUIRK_DELAY_MS } = require('../../gateway/drivers/connection-options');
 const C = require('../../gateway/base/constants');
 
 /** Upper bounds of the dialog's duration fields, ms: a request timeout of a minute, ten minutes for the rest */
@@ -24,8 +25,13 @@ const NODE_FIELD = {
   timeoutMs: 'timeout',
   connectTimeoutMs: 'connectTimeout',
   'backoff.initialMs': 'backoffMin',
-  'backoff.maxMs': 'backoffMax'
+  'backoff.maxMs': 'backoffMax',
+  interFrameDelayMs: 'interFrameDelay',
+  delayAfterConnectMs: 'delayAfterConnect'
 };
+
+/** The Modbus transports of the dialog and their target schemes */
+const TRANSPORTS = Object.freeze({ tcp: 'modbus+tcp', rtu: 'modbus+rtu', rtutcp: 'modbus+rtutcp' });
 
 /** Node-RED stores numbers typed into the editor as strings; empty means "use the default". */
 function num (config, field, def, lo, hi, integer = true) {
@@ -51,9 +57,10 @@ function host (config) {
  * @param {object} target parsed
  * @param {number} maxConnections
  * @param {number} [maxInflight] Modbus only: requests per connection at once
+ * @param {{interFrameDelayMs: number, delayAfterConnectMs: number}} [quirks] Modbus only: the line quirks
  * @returns {import('../../gateway/devices/spec').DeviceSpec}
  */
-function deviceSpec (config, name, target, maxConnections, maxInflight) {
+function deviceSpec (config, name, target, maxConnections, maxInflight, quirks) {
   const timeoutMs = num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const connectTimeoutMs = num(config, 'connectTimeout', C.DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_CONNECT_TIMEOUT_MS);
   const initialMs = num(config, 'backoffMin', C.BACKOFF_INITIAL_MS, 1, MAX_BACKOFF_MS);
@@ -62,7 +69,7 @@ function deviceSpec (config, name, target, maxConnections, maxInflight) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `backoffMax must be at least backoffMin (${initialMs} ms); got ${JSON.stringify(config.backoffMax)}`, { field: 'backoffMax', value: config.backoffMax });
   }
   try {
-    return buildDeviceSpec({ name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs } });
+    return buildDeviceSpec({ name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs }, ...quirks });
   } catch (err) {
     const field = err.details && NODE_FIELD[err.details.field];
     if (field) err.details.field = field;
@@ -103,10 +110,20 @@ function asciiDevice (config, name) {
 function modbusDevice (config, name) {
   const unitId = num(config, 'unitId', 1, 0, 255);
   const transport = config.transport || 'tcp';
+  if (TRANSPORTS[transport] === undefined) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `transport must be "tcp", "rtu" or "rtutcp"; got ${JSON.stringify(transport)}`, { field: 'transport', value: transport });
+  }
   let url;
   if (transport === 'tcp') {
     url = `modbus+tcp://${host(config)}:${num(config, 'port', C.MODBUS_TCP_DEFAULT_PORT, 1, 65535)}?unitId=${unitId}`;
-  } else if (transport === 'rtu') {
+  } else if (transport === 'rtutcp') {
+    // a serial server has no standard port (502 would be Modbus TCP): the dialog always holds one
+    const port = num(config, 'port', undefined, 1, 65535);
+    if (port === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `port is required for RTU over TCP (the serial server's port, e.g. 4001); got ${JSON.stringify(config.port)}`, { field: 'port', value: config.port });
+    // the line's baud rate, when known, sets the silence kept between frames (drivers/modbus/rtutcp-transport.js)
+    const baud = config.baudRate === undefined || config.baudRate === null || config.baudRate === '' ? '' : `&baudRate=${num(config, 'baudRate', 9600, 50, 4000000)}`;
+    url = `modbus+rtutcp://${host(config)}:${port}?unitId=${unitId}${baud}`;
+  } else {
     const path = typeof config.path === 'string' ? config.path.trim() : '';
     if (!path) throw new NinesError('NINES_ERR_INVALID_ARG', `path must name a serial port such as /dev/ttyUSB0 or COM3; got ${JSON.stringify(config.path)}`, { field: 'path', value: config.path });
     const q = new URLSearchParams({
@@ -117,22 +134,26 @@ function modbusDevice (config, name) {
       stopBits: String(num(config, 'stopBits', 1, 1, 2))
     });
     url = `modbus+rtu://${path.startsWith('/') ? '' : '/'}${encodeURI(path)}?${q}`;
-  } else {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `transport must be "tcp" or "rtu"; got ${JSON.stringify(transport)}`, { field: 'transport', value: transport });
   }
+  const line = transport === 'rtu' ? 'Modbus RTU (a serial line is one connection)' : 'RTU over TCP (a serial server port is one serial line)';
   const connections = maxConnections(config, false);
   // a serial line is one bus: one connection, whatever the other settings say
-  if (transport === 'rtu' && connections !== 1) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `maxConnections must be 1 for Modbus RTU (a serial line is one connection); got ${JSON.stringify(config.maxConnections)}`, { field: 'maxConnections', value: config.maxConnections });
+  if (transport !== 'tcp' && connections !== 1) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `maxConnections must be 1 for ${line}; got ${JSON.stringify(config.maxConnections)}`, { field: 'maxConnections', value: config.maxConnections });
   }
   // requests per connection at once: pipelining needs Modbus TCP's transaction id to match replies
   const maxInflight = num(config, 'maxInflight', 1, 1, MAX_INFLIGHT);
-  if (transport === 'rtu' && maxInflight !== 1) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 for Modbus RTU (a serial line carries one request at a time); got ${JSON.stringify(config.maxInflight)}`, { field: 'maxInflight', value: config.maxInflight });
+  if (transport !== 'tcp' && maxInflight !== 1) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 for ${transport === 'rtu' ? 'Modbus RTU' : 'RTU over TCP'} (a serial line carries one request at a time); got ${JSON.stringify(config.maxInflight)}`, { field: 'maxInflight', value: config.maxInflight });
   }
+  // line quirks, ms; flows saved before the fields existed have none: 0
+  const quirks = {
+    interFrameDelayMs: num(config, 'interFrameDelay', 0, 0, MAX_QUIRK_DELAY_MS),
+    delayAfterConnectMs: num(config, 'delayAfterConnect', 0, 0, MAX_QUIRK_DELAY_MS)
+  };
   const target = parseTarget(url);
-  const spec = deviceSpec(config, name, target, connections, maxInflight);
+  const spec = deviceSpec(config, name, target, connections, maxInflight, quirks);
   return { spec, target, timeoutMs: spec.timeoutMs, allowWrites: config.allowWrites === true || config.allowWrites === 'true' };
 }
 
-module.exports = { asciiDevice, modbusDevice, num, MAX_TIMEOUT_MS, MAX_CONNECT_TIMEOUT_MS, MAX_BACKOFF_MS };
+module.exports = { asciiDevice, modbusDevice, num, MAX_TIMEOUT_MS, MAX_CONNECT_TIMEOUT_MS, MAX_BACKOFF_MS, MAX_QUIRK_DELAY_MS };

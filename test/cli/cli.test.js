@@ -204,5 +204,16 @@ describe('nines CLI', function () {
       assert.equal(bad.code, 1);
       assert.match(bad.stderr, /NINES_ERR_INVALID_ARG/);
     });
+
+    it('serves RTU over TCP for a list of unit ids, with a quirk mode, on the port it prints', async () => {
+      const r = await nines(['sim', 'rtutcp', '--port', '0', '--unit-id', '3,5-6', '--needs-inter-frame-delay', '20ms', '--duration', '300ms']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /Modbus RTU\/TCP\s+modbus\+rtutcp:\/\/127\.0\.0\.1:\d+\?unitId=3 {2}needs: inter-frame delay 20ms/);
+      const quirkOnAscii = await nines(['sim', 'ascii', '--needs-delay-after-connect', '1s']);
+      assert.equal(quirkOnAscii.code, 1);
+      assert.match(quirkOnAscii.stderr, /NINES_ERR_INVALID_ARG: --needs-delay-after-connect and --needs-inter-frame-delay are for the modbus, rtu and rtutcp simulators/);
+      const badIds = await nines(['sim', 'rtutcp', '--unit-id', '3,300']);
+      assert.match(badIds.stderr, /--unit-id must be unit ids 0-255/);
+    });
   });
 });

@@ -49,6 +49,9 @@ describe('buildDeviceSpec', function () {
     const spec = buildDeviceSpec({ name: 'd', target: TARGET, interFrameDelayMs: '5ms', delayAfterConnectMs: 200 });
     assert.deepEqual([spec.interFrameDelayMs, spec.delayAfterConnectMs], [5, 200]);
     assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, interFrameDelayMs: -1 }), 'interFrameDelayMs');
+    // a request waits the pause out inside its timeout; a device that needs it takes one request at a time
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, timeoutMs: 100, interFrameDelayMs: 100 }), 'interFrameDelayMs');
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, maxInflight: 2, interFrameDelayMs: 5 }), 'interFrameDelayMs');
     assertRejected(() => buildDeviceSpec({ name: 'd', target: TARGET, delayAfterConnectMs: 60001 }), 'delayAfterConnectMs');
   });
 
@@ -138,6 +141,9 @@ describe('buildDeviceSpec', function () {
   it('rejects more than one connection to a serial line', function () {
     assertRejected(() => buildDeviceSpec({ name: 'd', target: 'modbus+rtu:///dev/ttyUSB0', maxConnections: 2 }), 'maxConnections');
     assert.equal(buildDeviceSpec({ name: 'd', target: 'modbus+rtu:///dev/ttyUSB0' }).maxConnections, 1);
+    // a serial server's port is one line too: its replies would reach every client
+    assertRejected(() => buildDeviceSpec({ name: 'd', target: 'modbus+rtutcp://10.0.0.9:4001', maxConnections: 2 }), 'maxConnections');
+    assert.equal(buildDeviceSpec({ name: 'd', target: 'modbus+rtutcp://10.0.0.9:4001' }).maxConnections, 1);
   });
 
   it('rejects a negative, zero or inverted backoff, naming the field', function () {

@@ -74,7 +74,7 @@ const HELP_TEXTS = [
 /** The settings each config node's help lists, each as its own list item starting with its name */
 const HELP_SETTINGS = {
   'nines-ascii-device': ['Host, Port', 'Address', 'Checksum mode', 'Timeout', 'Connect timeout', 'Reconnect', 'Connections'],
-  'nines-modbus-device': ['Transport', 'Unit id', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Reconnect', 'Allow writes']
+  'nines-modbus-device': ['Transport', 'Unit id', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Inter-frame delay', 'Delay after connect', 'Reconnect', 'Allow writes']
 };
 
 describe('Node-RED editor (headless Chromium)', function () {
@@ -264,6 +264,38 @@ describe('Node-RED editor (headless Chromium)', function () {
       await page.selectOption('#node-config-input-transport', 'rtu');
       assert.equal(await page.inputValue('#node-config-input-maxInflight'), '1');
       assert.equal(await page.locator('#node-config-input-maxInflight').isVisible(), false, 'a TCP-only field');
+    } finally {
+      await closeEditors();
+    }
+  });
+
+  it('offers RTU over TCP: host and port (4001 for the default 502), an optional baud rate, one connection; and checks the line quirks', async () => {
+    await openConfig('nines-modbus-device');
+    try {
+      await page.selectOption('#node-config-input-transport', 'rtutcp');
+      assert.equal(await page.locator('#node-config-input-host').isVisible(), true);
+      assert.equal(await page.inputValue('#node-config-input-port'), '4001');
+      assert.equal(await page.locator('#node-config-input-path').isVisible(), false);
+      assert.equal(await page.locator('#node-config-input-parity').isVisible(), false);
+      assert.equal(await page.locator('#node-config-input-maxConnections').isDisabled(), true);
+      const tips = await page.locator('#node-config-dialog-edit-form span.nines-modbus-device-rtutcp').allInnerTexts();
+      assert.ok(tips.some((t) => /serial server port is one serial line/.test(t)), tips.join(' | '));
+      assert.ok(tips.some((t) => /sets the silence between frames/.test(t)), tips.join(' | '));
+      // the line's baud rate may be left unknown over TCP, not on a serial port
+      await page.selectOption('#node-config-input-baudRate', '');
+      await page.locator('#node-config-input-baudRate').dispatchEvent('change');
+      assert.equal(await page.locator('#node-config-input-baudRate').evaluate((n) => n.classList.contains('input-error')), false);
+      await page.selectOption('#node-config-input-transport', 'rtu');
+      assert.equal(await page.inputValue('#node-config-input-baudRate'), '9600');
+      await page.selectOption('#node-config-input-transport', 'tcp');
+      assert.equal(await page.inputValue('#node-config-input-port'), '502');
+      assert.equal(await page.inputValue('#node-config-input-interFrameDelay'), '0');
+      assert.equal(await markedInvalid('#node-config-input-interFrameDelay', '-1'), true);
+      assert.equal(await markedInvalid('#node-config-input-interFrameDelay', '20'), false);
+      // the pause counts against the timeout (1000 ms by default)
+      assert.equal(await markedInvalid('#node-config-input-interFrameDelay', '1000'), true);
+      assert.equal(await markedInvalid('#node-config-input-delayAfterConnect', '60001'), true);
+      assert.equal(await markedInvalid('#node-config-input-delayAfterConnect', '250'), false);
     } finally {
       await closeEditors();
     }

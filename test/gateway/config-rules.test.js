@@ -188,6 +188,41 @@ describe('gateway/config: every rule names the field path, the value and the rul
     it('a target is required', () => {
       expectOne((o) => { delete o.devices.ed588.target; }, 'devices.ed588.target', /is required/);
     });
+    it('takes RTU over TCP, with one connection: a serial server port is one line', () => {
+      const obj = base();
+      obj.devices.plc1.target = 'modbus+rtutcp://10.0.0.9:4001?unitId=3&baudRate=9600';
+      const d = validateConfig(obj, { env: {} }).devices.plc1;
+      assert.deepEqual([d.target.protocol, d.target.port, d.target.unitId, d.target.baudRate], ['modbus+rtutcp', 4001, 3, 9600]);
+      expectOne((o) => { o.devices.plc1.target = 'modbus+rtutcp://10.0.0.9?unitId=1'; }, 'devices.plc1.target', /names no port/);
+      expectOne((o) => { o.devices.plc1.target = 'modbus+rtutcp://10.0.0.9:4001'; o.devices.plc1.maxConnections = 2; }, 'devices.plc1.maxConnections', /must be 1 for a modbus\+rtutcp target/);
+    });
+    it('two devices on one serial line are refused, naming the device that has it: a serial port or a serial server port', () => {
+      const e = expectOne((o) => {
+        o.devices.bus1 = { target: 'modbus+rtu:///dev/ttyUSB0?unitId=1' };
+        o.devices.bus2 = { target: 'modbus+rtu:///dev/ttyUSB0?unitId=2&baudRate=19200' };
+      }, 'devices.bus2.target', /uses the serial port \/dev\/ttyUSB0, as device "bus1" does: one serial line is one device, and a serial port opens once/);
+      assert.match(e.rule, /list the line's slaves as units of one device \(devices.bus1.units\)/);
+      expectOne((o) => {
+        o.devices.srv1 = { target: 'modbus+rtutcp://Moxa.local:4001?unitId=1' };
+        o.devices.srv2 = { target: 'modbus+rtutcp://moxa.local:4001?unitId=2' };
+      }, 'devices.srv2.target', /uses the serial server port moxa\.local:4001, as device "srv1" does: .* takes one client/);
+      // another port of the same server is another line
+      const obj = base();
+      obj.devices.srv1 = { target: 'modbus+rtutcp://moxa.local:4001' };
+      obj.devices.srv2 = { target: 'modbus+rtutcp://moxa.local:4002' };
+      assert.equal(Object.keys(validateConfig(obj, { env: {} }).devices).length, 4);
+    });
+    it('interFrameDelay and delayAfterConnect are durations up to a minute, the pause shorter than the timeout', () => {
+      const obj = base();
+      Object.assign(obj.devices.plc1, { interFrameDelay: '20ms', delayAfterConnect: '1s' });
+      const d = validateConfig(obj, { env: {} }).devices.plc1;
+      assert.deepEqual([d.interFrameDelayMs, d.delayAfterConnectMs], [20, 1000]);
+      assert.deepEqual([validateConfig(base(), { env: {} }).devices.plc1.interFrameDelayMs, validateConfig(base(), { env: {} }).devices.plc1.delayAfterConnectMs], [0, 0]);
+      expectOne((o) => { o.devices.plc1.interFrameDelay = '2m'; }, 'devices.plc1.interFrameDelay', /from 0ms to 1m/);
+      expectOne((o) => { o.devices.plc1.delayAfterConnect = 'soon'; }, 'devices.plc1.delayAfterConnect', /not a duration/);
+      expectOne((o) => { o.devices.plc1.interFrameDelay = '500ms'; }, 'devices.plc1.interFrameDelay', /shorter than the request timeout \(500 ms\)/);
+      expectOne((o) => { o.devices.plc1.interFrameDelay = '5ms'; o.devices.plc1.maxInflight = 4; }, 'devices.plc1.interFrameDelay', /must be 0 with maxInflight 4/);
+    });
     it('timeouts are positive durations', () => {
       expectOne((o) => { o.devices.ed588.timeout = 0; }, 'devices.ed588.timeout', /from 1ms to 1h/);
       expectOne((o) => { o.devices.plc1.connectTimeout = 'never'; }, 'devices.plc1.connectTimeout', /not a duration/);

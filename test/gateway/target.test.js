@@ -36,6 +36,20 @@ describe('target URLs', () => {
     assert.equal(parseTarget(t.url).url, t.url);
   });
 
+  it('parses RTU over TCP: host and a port it must be given, unitId, and the line\'s baudRate only when given', () => {
+    const t = parseTarget('modbus+rtutcp://10.0.0.9:4001?unitId=7');
+    assert.deepEqual(t, { protocol: 'modbus+rtutcp', url: 'modbus+rtutcp://10.0.0.9:4001?unitId=7', host: '10.0.0.9', port: 4001, unitId: 7 });
+    const slow = parseTarget('modbus+rtutcp://[::1]:950?baudRate=9600');
+    assert.equal(slow.baudRate, 9600);
+    assert.equal(slow.unitId, 1);
+    assert.equal(slow.url, 'modbus+rtutcp://[::1]:950?unitId=1&baudRate=9600');
+    assert.equal(parseTarget(slow.url).url, slow.url);
+    // the serial server owns parity and framing; a port is required (502 would be Modbus TCP)
+    assert.throws(() => parseTarget('modbus+rtutcp://h:4001?parity=even'), (e) => e.code === 'NINES_ERR_INVALID_TARGET' && /unknown option "parity" for modbus\+rtutcp:\/\/ \(known: unitId, baudRate\)/.test(e.message));
+    assert.throws(() => parseTarget('modbus+rtutcp://h?unitId=1'), (e) => e.code === 'NINES_ERR_INVALID_TARGET' && /names no port/.test(e.message));
+    assert.throws(() => parseTarget('modbus+rtutcp://h:4001?baudRate=12345'), (e) => e.code === 'NINES_ERR_INVALID_TARGET' && /not a standard rate/.test(e.message));
+  });
+
   it('rejects what it cannot honour with NINES_ERR_INVALID_TARGET, naming the problem', () => {
     const bad = [
       ['ftp://x', /scheme "ftp:" is not supported/],

@@ -8,7 +8,7 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 /**
  * Runs `nines sim <kind> --port 0 …` in a child process, so blocking this process's event loop
  * cannot stall the device. Resolves once it printed its URL.
- * @param {string} kind ascii | modbus
+ * @param {string} kind ascii | modbus | rtutcp
  * @param {string[]} [args]
  * @returns {Promise<{url: string, stop: () => Promise<void>}>}
  */
@@ -22,7 +22,7 @@ function startChildSim (kind, args = []) {
     child.stderr.on('data', (d) => { err += d; });
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /((?:ascii|modbus\+tcp):\/\/\S+)/.exec(out);
+      const m = /((?:ascii|modbus\+tcp|modbus\+rtutcp):\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve({

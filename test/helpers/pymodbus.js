@@ -2,7 +2,8 @@
 
 /**
  * pymodbus as an independent peer: it encodes typed values with its own payload builder, in the
- * word and byte order asked for, and writes them to a Modbus TCP server (test/fixtures/pymodbus-write.py).
+ * word and byte order asked for, and writes them to a Modbus TCP server (test/fixtures/pymodbus-write.py);
+ * and it speaks Modbus RTU over TCP, as a client and as a server (test/fixtures/pymodbus-rtutcp.py).
  * Debian's python3 runs it (python3-pymodbus; test/helpers/system-tools.js checks it is there).
  */
 
@@ -11,6 +12,9 @@ const path = require('node:path');
 const { assertTools } = require('./system-tools');
 
 const SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-write.py');
+const RTUTCP_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-rtutcp.py');
+/** How long a pymodbus child may run before it is killed, ms */
+const CHILD_LIMIT_MS = 15000;
 const PYTHON = '/usr/bin/python3';
 
 /**
@@ -36,4 +40,63 @@ function runPymodbus (job) {
   });
 }
 
-module.exports = { runPymodbus };
+/**
+ * pymodbus's RTU-over-TCP client (ModbusTcpClient with ModbusRtuFramer) runs a list of ops.
+ * @param {{port: number, unit?: number, ops: Array<{read?: [number, number], write?: [number, number[]], coils?: [number, number], coil?: [number, boolean]}>}} job
+ * @returns {Promise<any[]>} one result per op: the registers or bits read, or true for an acknowledged write
+ */
+function runPymodbusRtuTcpClient (job) {
+  assertTools(['pymodbus']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [RTUTCP_SCRIPT, 'client'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`pymodbus-rtutcp.py client exited ${code}: ${err.trim()}`));
+      else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
+    });
+    child.stdin.end(JSON.stringify(job));
+  });
+}
+
+/**
+ * pymodbus's RTU-over-TCP server (ModbusTcpServer with ModbusRtuFramer) on 127.0.0.1 and a free port:
+ * unit 1 holds 2i in holding register i, unit 2 holds 3i.
+ * @returns {Promise<{port: number, close: () => Promise<void>}>}
+ */
+function startPymodbusRtuTcpServer () {
+  assertTools(['pymodbus']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [RTUTCP_SCRIPT, 'server'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const exited = new Promise((done) => child.once('exit', done));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pymodbus server did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`pymodbus server exited ${code}: ${err.trim()}`)); });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /\{"port": (\d+)\}/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({
+        port: Number(m[1]),
+        close: async () => {
+          // its stdin closing is its signal to stop; a kill bounds a server that does not
+          const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+          child.stdin.end();
+          await exited;
+          clearTimeout(kill);
+        }
+      });
+    });
+  });
+}
+
+module.exports = { runPymodbus, runPymodbusRtuTcpClient, startPymodbusRtuTcpServer };

@@ -57,7 +57,7 @@ const PROGRAM_RE = /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\)?
 const IMPLIED = [
   { re: /\bstartMosquitto\(/, tool: 'mosquitto' },
   { re: /\bexecutablePath\s*:\s*CHROMIUM\b|'\/usr\/bin\/chromium'/, tool: 'chromium' },
-  { re: /\brunPymodbus\(/, tool: 'pymodbus' },
+  { re: /\b(?:runPymodbus|startPymodbus)\w*\(/, tool: 'pymodbus' },
   { re: /\bstartSparkplugHost\(/, tool: 'sparkplug' }
 ];
 /** Local requires, to follow into test helpers */

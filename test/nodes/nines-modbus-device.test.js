@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { helper, roundTrip, expectError, waitStatus, waitFor, withModbusSim } = require('./harness');
-const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { createModbusTcpSimulator, createModbusRtuTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const readNode = require('../../nodes/nines-modbus-read');
 
@@ -55,6 +55,44 @@ describe('nines-modbus-device', function () {
     assert.equal(dev.target, 'modbus+rtu:///dev/ttyUSB0?unitId=3&baudRate=19200&parity=even&dataBits=8&stopBits=1');
     assert.equal(dev.unitId, 3);
     assert.equal(dev.allowWrites, false);
+  });
+
+  it('builds a modbus+rtutcp target from host, port and the line\'s baud rate when one is chosen', async () => {
+    await helper.load([deviceNode], [
+      device(4001, { transport: 'rtutcp', host: '10.0.0.9', baudRate: '', unitId: 4 }),
+      { ...device(4002, { transport: 'rtutcp', host: '10.0.0.9', baudRate: '9600' }), id: 'slow' }
+    ]);
+    assert.equal(helper.getNode('dev').target, 'modbus+rtutcp://10.0.0.9:4001?unitId=4');
+    assert.equal(helper.getNode('slow').target, 'modbus+rtutcp://10.0.0.9:4002?unitId=1&baudRate=9600');
+    assert.equal(helper.getNode('dev').spec.maxConnections, 1);
+  });
+
+  it('takes the line quirks into its device spec, 0 when a flow saved before them has none', async () => {
+    await helper.load([deviceNode], [device(sim.port, { interFrameDelay: '20', delayAfterConnect: 250 }), { ...device(sim.port), id: 'old' }]);
+    const spec = helper.getNode('dev').spec;
+    assert.deepEqual([spec.interFrameDelayMs, spec.delayAfterConnectMs], [20, 250]);
+    assert.deepEqual([helper.getNode('old').spec.interFrameDelayMs, helper.getNode('old').spec.delayAfterConnectMs], [0, 0]);
+  });
+
+  it('polls a serial server\'s line that needs a pause after the connect and between frames, with those set', async function () {
+    this.timeout(15000);
+    const line = await createModbusRtuTcpSimulator({ port: 0, needsDelayAfterConnectMs: 100, needsInterFrameDelayMs: 30, modelOptions: { preset: 'pattern' } });
+    try {
+      await helper.load([deviceNode, readNode], [
+        device(line.port, { transport: 'rtutcp', baudRate: '', timeout: 1000, interFrameDelay: 50, delayAfterConnect: 200 }),
+        reader('a', { address: 7 }), reader('b', { address: 8 }), { id: 'out', type: 'helper' }
+      ]);
+      const out = helper.getNode('out');
+      const replies = [];
+      for (let i = 0; i < 3; i++) {
+        replies.push(...await Promise.all([roundTrip(helper.getNode('a'), out, {}), roundTrip(helper.getNode('b'), out, {})]));
+      }
+      assert.deepEqual(replies.map((m) => m.payload[0]).sort(), [7, 7, 7, 8, 8, 8]);
+      assert.deepEqual([line.stats.tooSoonAfterConnect, line.stats.tooSoonAfterReply, line.stats.connections], [0, 0, 1]);
+    } finally {
+      await helper.unload();
+      await line.close();
+    }
   });
 
   /** The log calls (warn, error) a node made itself */
@@ -180,7 +218,12 @@ describe('nines-modbus-device', function () {
     ['65 requests in flight', { maxInflight: 65 }, 'maxInflight', /maxInflight must be an integer from 1 to 64; got 65/],
     ['pipelining on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxInflight: 2 }, 'maxInflight', /maxInflight must be 1 for Modbus RTU/],
     ['a negative backoff', { backoffMin: '-5' }, 'backoffMin', /backoffMin must be an integer from 1 to 600000; got "-5"/],
-    ['a backoff maximum below its minimum', { backoffMin: 1000, backoffMax: 999 }, 'backoffMax', /backoffMax must be at least backoffMin/]
+    ['a backoff maximum below its minimum', { backoffMin: 1000, backoffMax: 999 }, 'backoffMax', /backoffMax must be at least backoffMin/],
+    ['two connections to a serial server port', { transport: 'rtutcp', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for RTU over TCP/],
+    ['RTU over TCP with no port', { transport: 'rtutcp', port: '' }, 'port', /port is required for RTU over TCP/],
+    ['a negative inter-frame delay', { interFrameDelay: '-1' }, 'interFrameDelay', /interFrameDelay must be an integer from 0 to 60000/],
+    ['an inter-frame delay as long as the timeout', { interFrameDelay: 300 }, 'interFrameDelay', /must be shorter than the request timeout \(300 ms\)/],
+    ['a delay after connect over a minute', { delayAfterConnect: 60001 }, 'delayAfterConnect', /delayAfterConnect must be an integer from 0 to 60000/]
   ];
   for (const [what, settings, field, re] of bad) {
     it(`turns ${what} into a coded error naming ${field}, and connects to nothing`, async () => {

@@ -210,6 +210,19 @@ describe('Modbus RTU simulator', function () {
     assert.deepEqual((await c.readHoldingRegisters(0, 2)).data, [0, 0]);
   });
 
+  it('needsInterFrameDelayMs: a request right behind the line\'s last reply is dropped and counted', async () => {
+    sim = await createModbusRtuSimulator({ path: pty.a, needsInterFrameDelayMs: '80ms' });
+    const c = await connectClient(1, 1000);
+    await c.readHoldingRegisters(0, 1);
+    c.setTimeout(50);
+    await assert.rejects(c.readHoldingRegisters(0, 1), { errno: 'ETIMEDOUT' });
+    assert.equal(sim.stats.tooSoonAfterReply, 1);
+    await sleep(100);
+    c.setTimeout(1000);
+    assert.deepEqual((await c.readHoldingRegisters(0, 1)).data, [0]);
+    assert.equal(sim.stats.tooSoonAfterConnect, 0);
+  });
+
   it('refuse means a powered-off device: nothing is answered', async () => {
     sim = await createModbusRtuSimulator({ path: pty.a, faults: 'refuse' });
     const c = await connectClient(1, 100);

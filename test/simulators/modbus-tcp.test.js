@@ -287,6 +287,23 @@ describe('Modbus TCP simulator', () => {
       assert.ok(performance.now() - t0 >= 6, 'six delays of at least 1 ms each, in series');
     });
 
+    it('needsDelayAfterConnectMs and needsInterFrameDelayMs: requests too soon after the connect or the last reply are dropped and counted', async () => {
+      sim = await createModbusTcpSimulator({ port: 0, needsDelayAfterConnectMs: 100, needsInterFrameDelayMs: '60ms' });
+      const c = track(await modbusSerialClient(sim.port, 1, 40));
+      await assert.rejects(c.readHoldingRegisters(0, 1), { errno: 'ETIMEDOUT' });
+      assert.equal(sim.stats.tooSoonAfterConnect, 1);
+      await sleep(100);
+      c.setTimeout(1000);
+      assert.deepEqual((await c.readHoldingRegisters(0, 1)).data, [0]);
+      c.setTimeout(30);
+      await assert.rejects(c.readHoldingRegisters(0, 1), { errno: 'ETIMEDOUT' });
+      assert.equal(sim.stats.tooSoonAfterReply, 1);
+      await sleep(60);
+      c.setTimeout(1000);
+      assert.deepEqual((await c.readHoldingRegisters(0, 1)).data, [0]);
+      assert.deepEqual([sim.stats.replies, sim.stats.dropped, sim.stats.tooSoonAfterConnect, sim.stats.tooSoonAfterReply], [2, 0, 1, 1]);
+    });
+
     it('drop: the client times out, and the connection stays usable', async () => {
       sim = await createModbusTcpSimulator({ port: 0, faults: 'drop=1' });
       const c = track(await modbusSerialClient(sim.port, 1, 100));

@@ -49,6 +49,8 @@ function timeoutArg (v, field) {
  * @property {boolean} reconnect retry in the background with backoff
  * @property {{initialMs: number, maxMs: number}} backoff
  * @property {() => number} random jitter source
+ * @property {number} interFrameDelayMs the line rests this long after each command ends (../connection.js)
+ * @property {number} delayAfterConnectMs nothing is written until this long after a connect (../connection.js)
  * @property {number} drainMs how long to wait for the reply to a timed-out command before the
  *   client reconnects (see client.js rules 2 and 3)
  */
@@ -62,7 +64,7 @@ function timeoutArg (v, field) {
 function normalizeOptions (opts) {
   if (opts !== null && typeof opts === 'object' && !Array.isArray(opts)) {
     opts = { ...opts };
-    for (const key of ['timeoutMs', 'connectTimeoutMs', 'drainMs']) opts[key] = durationArg(opts[key], key);
+    for (const key of ['timeoutMs', 'connectTimeoutMs', 'drainMs', 'interFrameDelayMs', 'delayAfterConnectMs']) opts[key] = durationArg(opts[key], key);
     const b = opts.backoff;
     if (b !== null && typeof b === 'object' && !Array.isArray(b)) {
       opts.backoff = { ...b, initialMs: durationArg(b.initialMs, 'backoff.initialMs'), maxMs: durationArg(b.maxMs, 'backoff.maxMs') };

@@ -88,8 +88,8 @@ class AsciiClient extends Connection {
    * @param {string|import('../target').Target} target e.g. 'ascii://127.0.0.1:9500?address=01&checksum=on'
    * @param {object} [opts] timeoutMs=1000, connectTimeoutMs=5000, queueMax=64, reconnect=true,
    *   backoff={initialMs:100, maxMs:10000}, random=Math.random, drainMs=constants.ASCII_DRAIN_MS
-   *   (how long to wait for the reply to a timed-out command before reconnecting; durations in ms
-   *   or strings like "1s")
+   *   (how long to wait for the reply to a timed-out command before reconnecting), interFrameDelayMs=0,
+   *   delayAfterConnectMs=0 (line quirks, ../connection.js); durations in ms or strings like "1s"
    * @throws {NinesError} NINES_ERR_INVALID_TARGET, NINES_ERR_INVALID_ARG
    */
   constructor (target, opts) {
@@ -153,7 +153,8 @@ class AsciiClient extends Connection {
     const timeoutNs = custom ? BigInt(req.timeoutMs) * NS_PER_MS : this._timeoutNs;
     const p = new Promise((resolve, reject) => { req.resolve = resolve; req.reject = reject; });
     const free = this._state === 'connected' && this._inflight === null && this._draining === null &&
-      this._owed === null && this._queue.length === 0 && !this._inData && !this._framer.discarding;
+      this._owed === null && this._queue.length === 0 && !this._inData && !this._framer.discarding &&
+      (this._ifdMs === 0 || this._rested());
     if (this._refused(req, free)) return p;
     if (free) {
       this._write(req);
@@ -198,6 +199,7 @@ class AsciiClient extends Connection {
   _finishNoReply (req) {
     const doneNs = hrtime();
     this._inflight = null;
+    if (this._ifdMs !== 0) this._rest();
     this._stats.ok++;
     req.resolve({ ok: true, noReply: true, command: req.command, kind: req.kind, sentNs: req.sentNs, doneNs });
     if (req.kind === 'reboot') { // the device drops the connection [DOC]; hold the queue until it does
@@ -217,7 +219,8 @@ class AsciiClient extends Connection {
       if (this._queue.length !== 0) this._startDrain('overflow', this.drainMs);
       return;
     }
-    while (this._queue.length !== 0 && this._inflight === null && this._draining === null && this._state === 'connected') {
+    while (this._queue.length !== 0 && this._inflight === null && this._draining === null && this._state === 'connected' &&
+      (this._ifdMs === 0 || this._rested())) {
       this._write(this._queue.shift());
     }
   }
@@ -246,6 +249,7 @@ class AsciiClient extends Connection {
     if (req === null) return this._onLate(line);
     const doneNs = hrtime();
     this._inflight = null;
+    if (this._ifdMs !== 0) this._rest();
     let reply;
     try {
       reply = parseReply(line, { command: req.command, kind: req.kind, checksum: this.checksum });
@@ -266,6 +270,7 @@ class AsciiClient extends Connection {
     const req = this._inflight;
     if (req === null) return this._onLate(null);
     this._inflight = null;
+    if (this._ifdMs !== 0) this._rest();
     const err = new NinesError('NINES_ERR_FRAME_TOO_LONG',
       `reply to ${req.command} is longer than ${this._framer.maxLineBytes} bytes; discarded up to its CR`,
       { command: req.command, maxLineBytes: this._framer.maxLineBytes, target: this._target.url });

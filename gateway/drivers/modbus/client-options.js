@@ -24,6 +24,10 @@ const MAX_INFLIGHT = 64;
  * @property {boolean} [reconnect=true] reconnect in the background after a failed connect or a drop
  * @property {{initialMs?: number, maxMs?: number}} [backoff] reconnect delays (capped exponential with jitter)
  * @property {() => number} [random=Math.random] jitter source, injectable for tests
+ * @property {number} [interFrameDelayMs=0] line quirk: the line rests this long after each request ends before
+ *   the next is written (0-60000, shorter than timeoutMs; 1 request in flight); see ../connection.js
+ * @property {number} [delayAfterConnectMs=0] line quirk: nothing is written until this long after a connection
+ *   opened, and it counts as connected only then (0-60000); see ../connection.js
  * @property {number} [keepAliveMs=10000] TCP keep-alive initial delay
  * @property {number} [maxInflight=1] Modbus TCP only: requests written on the connection before their replies
  *   come (1-64), matched by transaction id and unit in any order. It drops to 1 by itself, with a
@@ -56,6 +60,8 @@ function normalizeOptions (opts) {
   const o = normalizeConnectionOptions(opts, 'Modbus client', MODBUS_DEFAULTS);
   intIn(o.keepAliveMs, 'keepAliveMs', 0, MAX_TIMER_MS);
   intIn(o.maxInflight, 'maxInflight', 1, MAX_INFLIGHT);
+  // A device that needs a pause between a reply and the next request does not take overlapping ones
+  if (o.interFrameDelayMs !== 0 && o.maxInflight !== 1) fail('interFrameDelayMs', o.interFrameDelayMs, `must be 0 with maxInflight ${o.maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`);
   if (o.quietMs !== undefined) intIn(o.quietMs, 'quietMs', 0, MAX_TIMER_MS);
   intIn(o.turnaroundMs, 'turnaroundMs', 0, 60000);
   if (o.silenceUs !== undefined) intIn(o.silenceUs, 'silenceUs', 0, 1e6);

@@ -1,13 +1,15 @@
 'use strict';
 
 /**
- * ModbusClient: one connection to a Modbus TCP device or RTU bus, per the driver contract (design.md).
+ * ModbusClient: one connection to a Modbus TCP device or RTU bus (a serial port, or RTU over TCP through
+ * a serial server), per the driver contract (design.md).
  * The lifecycle (states, connect() waiters, reconnect with backoff, the bounded queue, deadlines,
  * counters, events) is the shared Connection (../connection.js); this file adds Modbus: ops, the
  * request path, replies and exceptions, and the wording of its errors. Never a reply given to the
  * wrong request: the transports match replies, TCP by transaction id (tcp-transport.js), RTU by
  * checking each reply against its request and keeping the line quiet after a timeout
- * (rtu-transport.js, which states the one case a serial line cannot tell apart).
+ * (rtu-transport.js, which states the one case a serial line cannot tell apart; rtutcp-transport.js
+ * carries the same frames over a socket).
  *
  * Hot path (a closed polling loop): request() writes synchronously when the connection is idle, the
  * 'data' handler settles the promise synchronously when the frame completes, the encoded request is
@@ -31,14 +33,18 @@ const { Pending, Reply } = require('./reply');
 const { normalizeOptions, checkTimeoutMs } = require('./client-options');
 const { TcpTransport } = require('./tcp-transport');
 const { RtuTransport } = require('./rtu-transport');
+const { RtuTcpTransport } = require('./rtutcp-transport');
 const { PipelineGuard } = require('./pipeline-guard');
 
 const hrtime = process.hrtime.bigint;
 
 const EMPTY = Buffer.alloc(0);
 
+/** The Modbus schemes and the transport of each */
+const TRANSPORTS = Object.freeze({ 'modbus+tcp': TcpTransport, 'modbus+rtu': RtuTransport, 'modbus+rtutcp': RtuTcpTransport });
+
 /**
- * Modbus TCP / RTU client.
+ * Modbus TCP / RTU / RTU-over-TCP client.
  * Events: 'connect'; 'close' (err|undefined) when an open connection ends; 'reconnecting' ({attempt, delayMs});
  * 'error' (err) for background connect failures and drops, emitted only when someone listens;
  * 'warning' (NinesError NINES_ERR_PIPELINE_UNSUPPORTED) once, when a pipelining client falls back to one
@@ -48,14 +54,15 @@ const EMPTY = Buffer.alloc(0);
  */
 class ModbusClient extends Connection {
   /**
-   * @param {string|object} target a modbus+tcp:// or modbus+rtu:// URL, or a Target from gateway/drivers/target.js
+   * @param {string|object} target a modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// URL, or a Target from gateway/drivers/target.js
    * @param {import('./client-options').ClientOptions} [opts]
    * @throws {NinesError} NINES_ERR_INVALID_TARGET, NINES_ERR_INVALID_ARG
    */
   constructor (target, opts) {
     const t = parseTarget(target);
-    if (t.protocol !== 'modbus+tcp' && t.protocol !== 'modbus+rtu') {
-      throw new NinesError('NINES_ERR_INVALID_TARGET', `a Modbus client needs a modbus+tcp:// or modbus+rtu:// target; got ${t.protocol}://`, { target: t.url });
+    const Transport = TRANSPORTS[t.protocol];
+    if (Transport === undefined) {
+      throw new NinesError('NINES_ERR_INVALID_TARGET', `a Modbus client needs a modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// target; got ${t.protocol}://`, { target: t.url });
     }
     const o = normalizeOptions(opts);
     // A serial line carries one frame at a time and RTU has no transaction id to match replies by
@@ -70,11 +77,12 @@ class ModbusClient extends Connection {
       resets: 0, // connections given up because a reply broke the stream (bad MBAP; pipelined: a reply that does not fit)
       ...(o.maxInflight > 1 ? { pipelineSkipped: 0, pipelinePeerCloses: 0 } : {})
     });
-    this._rtu = t.protocol === 'modbus+rtu';
+    // RTU framing, on a serial port or over TCP: no transaction id, replies checked against their request
+    this._rtu = t.protocol !== 'modbus+tcp';
     this._unitId = t.unitId;
     /** @type {PipelineGuard|null} weighs whether the device really serves pipelined requests (maxInflight > 1) */
     this._guard = o.maxInflight > 1 ? new PipelineGuard() : null;
-    this._transport = this._rtu ? new RtuTransport(t, o, this, this._stats) : new TcpTransport(t, o, this, this._stats);
+    this._transport = new Transport(t, o, this, this._stats);
   }
 
   /**
@@ -107,7 +115,8 @@ class ModbusClient extends Connection {
     const p = new Pending(o, unitId, timeoutMs, resolve, reject);
     const flight = this._flight;
     const free = flight === null ? this._inflight === null : flight.size < this._limit;
-    const idle = free && this._queue.length === 0 && this._state === 'connected' && this._transport.ready();
+    const idle = free && this._queue.length === 0 && this._state === 'connected' && this._transport.ready() &&
+      (this._ifdMs === 0 || this._rested());
     if (this._refused(p, idle)) return promise;
     if (idle) {
       if (flight === null) {
@@ -133,13 +142,15 @@ class ModbusClient extends Connection {
     if (this._queue.length === 0 || this._state !== 'connected') return;
     const flight = this._flight;
     if (flight !== null) {
-      while (flight.size < this._limit && this._queue.length !== 0 && this._state === 'connected' && this._transport.ready()) {
+      while (flight.size < this._limit && this._queue.length !== 0 && this._state === 'connected' && this._transport.ready() &&
+        (this._ifdMs === 0 || this._rested())) {
         this._sendPipelined(/** @type {Pending} */ (this._queue.shift()), flight);
       }
       return;
     }
     if (this._inflight !== null) return;
     if (!this._transport.ready()) return;
+    if (this._ifdMs !== 0 && !this._rested()) return;
     if (this._rtu && this._transport.held && !this._dropLate()) return;
     const p = /** @type {Pending} */ (this._queue.shift());
     this._inflight = p;
@@ -159,7 +170,8 @@ class ModbusClient extends Connection {
   }
 
   /**
-   * Takes p out of the requests in flight, when it is still there.
+   * Takes p out of the requests in flight, when it is still there; the line rests from now when the
+   * device needs a pause between requests (interFrameDelayMs).
    * @param {Pending} p
    * @returns {boolean} false when p is no longer in flight (timed out, failed, or the connection was reset)
    */
@@ -168,9 +180,12 @@ class ModbusClient extends Connection {
     if (flight === null) {
       if (p !== this._inflight) return false;
       this._inflight = null;
+      if (this._ifdMs !== 0) this._rest();
       return true;
     }
-    return flight.delete(p);
+    if (!flight.delete(p)) return false;
+    if (this._ifdMs !== 0) this._rest();
+    return true;
   }
 
   /**

@@ -67,10 +67,11 @@ class RtuTransport {
     this._sink = sink;
     this._stats = stats;
     this._load = opts.loadSerialPort || defaultLoadSerialPort;
-    const bitsPerChar = 1 + target.dataBits + (target.parity === 'none' ? 0 : 1) + target.stopBits;
-    const silenceUs = opts.silenceUs !== undefined ? opts.silenceUs : rtuSilenceUs(target.baudRate, bitsPerChar);
-    this._silenceNs = BigInt(silenceUs) * 1000n;
-    this._charNs = BigInt(Math.ceil(bitsPerChar * 1e9 / target.baudRate));
+    const timing = this._lineTiming(target, opts);
+    // t3.5: the silence kept before every write, after the last byte received and our own last frame
+    this._silenceNs = BigInt(timing.silenceUs) * 1000n;
+    // How long one character occupies the wire (0: unknown), so the end of our own frame is known
+    this._charNs = BigInt(timing.charNs);
     // The quiet period after a timeout; -1n: the timed-out request's own timeout
     this._quietNs = opts.quietMs === undefined ? -1n : BigInt(opts.quietMs) * 1000000n;
     this._turnaroundNs = BigInt(opts.turnaroundMs) * 1000000n;
@@ -142,16 +143,7 @@ class RtuTransport {
     // Without a listener a port error would crash the process; errors surface through open/close
     port.on('error', (err) => { lastError = err; });
     port.on('close', (err) => {
-      const wasUp = this._up && this._port === port;
-      if (this._port === port) {
-        // The request in flight may still be answered on the same wire once the port is back: its
-        // reply may come until its timeout, and late for a quiet period after that
-        const p = this._p;
-        if (p !== null) this._owe(p, p.sentNs + BigInt(p.timeoutMs) * 1000000n);
-        this._port = null;
-        this._up = false;
-        this._p = null;
-      }
+      const wasUp = this._portClosed(port);
       const done = this._closeCb;
       this._closeCb = null;
       if (done) done();
@@ -171,18 +163,68 @@ class RtuTransport {
         settle(new NinesError('NINES_ERR_CONNECT_FAILED', `cannot open serial port ${t.path}: ${err.message}`, { target: t.url, cause: err.code || err.message }));
         return;
       }
-      this._up = true;
-      this._p = null;
-      this._rxLen = 0;
-      this._skipping = false;
-      this._foreign = false;
-      // Whatever was on the line before we opened it must end before we speak, and a reply still
-      // owed from before a drop keeps the line held (_owe)
-      const free = hrtime() + this._silenceNs;
-      if (free > this._lineFreeAt) this._lineFreeAt = free;
-      port.on('data', this._onData);
+      this._portOpened(port);
       settle(null);
     });
+  }
+
+  /**
+   * The line's timing, from the serial settings: t3.5 (or opts.silenceUs) and the time of one character.
+   * @param {{baudRate: number, parity: string, dataBits: number, stopBits: number}} target
+   * @param {{silenceUs?: number}} opts
+   * @returns {{silenceUs: number, charNs: number}}
+   */
+  _lineTiming (target, opts) {
+    const bitsPerChar = 1 + target.dataBits + (target.parity === 'none' ? 0 : 1) + target.stopBits;
+    return {
+      silenceUs: opts.silenceUs !== undefined ? opts.silenceUs : rtuSilenceUs(target.baudRate, bitsPerChar),
+      charNs: Math.ceil(bitsPerChar * 1e9 / target.baudRate)
+    };
+  }
+
+  /**
+   * The port (or socket) just opened: read from it, with the receiver's state fresh.
+   * @param {{on: Function}} port
+   */
+  _portOpened (port) {
+    this._up = true;
+    this._p = null;
+    this._rxLen = 0;
+    this._skipping = false;
+    this._foreign = false;
+    // Whatever was on the line before we opened it must end before we speak, and a reply still
+    // owed from before a drop keeps the line held (_owe)
+    const free = hrtime() + this._silenceNs;
+    if (free > this._lineFreeAt) this._lineFreeAt = free;
+    port.on('data', this._onData);
+  }
+
+  /**
+   * A port (or socket) closed; forgets it when it is the current one.
+   * @param {object} port
+   * @returns {boolean} it was the current port, and open: the sink must hear of the drop
+   */
+  _portClosed (port) {
+    const wasUp = this._up && this._port === port;
+    if (this._port === port) {
+      // The request in flight may still be answered on the same wire once the port is back: its
+      // reply may come until its timeout, and late for a quiet period after that
+      const p = this._p;
+      if (p !== null) this._owe(p, p.sentNs + BigInt(p.timeoutMs) * 1000000n);
+      this._port = null;
+      this._up = false;
+      this._p = null;
+    }
+    return wasUp;
+  }
+
+  /**
+   * Calls cb once the written bytes have left (a broadcast gets no reply: it is done when sent).
+   * @param {{drain: (cb: () => void) => void}} port
+   * @param {() => void} cb
+   */
+  _drained (port, cb) {
+    port.drain(cb);
   }
 
   /** @returns {boolean} the line was held quiet after a timeout and nothing has been written since */
@@ -222,7 +264,7 @@ class RtuTransport {
     const onWire = sentNs + BigInt(frame.length) * this._charNs;
     this._lineFreeAt = onWire + (broadcast ? this._turnaroundNs : this._silenceNs);
     port.write(frame);
-    if (broadcast) port.drain(() => this._sink._onNoReply(p));
+    if (broadcast) this._drained(port, () => this._sink._onNoReply(p));
   }
 
   /**

@@ -156,7 +156,7 @@ const device = {
   additionalProperties: false,
   required: ['target'],
   properties: {
-    target: { type: 'string', minLength: 1, rule: 'must be a target URL such as "ascii://127.0.0.1:9500" or "modbus+tcp://127.0.0.1:5020?unitId=1"', hint: 'e.g. "ascii://127.0.0.1:9500"' },
+    target: { type: 'string', minLength: 1, rule: 'must be a target URL such as "ascii://127.0.0.1:9500", "modbus+tcp://127.0.0.1:5020?unitId=1", "modbus+rtu:///dev/ttyUSB0" or "modbus+rtutcp://10.0.0.9:4001"', hint: 'e.g. "ascii://127.0.0.1:9500"' },
     timeout: duration,
     connectTimeout: duration,
     queue: { type: 'integer', minimum: 1, maximum: D.DEVICE_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.DEVICE_QUEUE_LIMIT} (requests waiting per job)` },
@@ -173,6 +173,9 @@ const device = {
       rule: `must be an integer from 1 to ${D.DEVICE_MAX_INFLIGHT_LIMIT} (requests one Modbus TCP connection carries at once; 1 unless the device serves pipelined requests)`
     },
     ...quirks,
+    // the line's pauses (drivers/connection.js): one line, one timing, so not per unit
+    interFrameDelay: duration,
+    delayAfterConnect: duration,
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     tags: tagGroups,
     units: {

@@ -14,6 +14,7 @@ const { checkDeviceTags } = require('./check-tags');
 const { checkEndpoint } = require('./check-http');
 const { NAME_RULE } = require('./schema');
 const { checkLimits, countSections } = require('./limits');
+const { MAX_QUIRK_DELAY_MS } = require('../../drivers/connection-options');
 
 /**
  * @typedef {object} GatewayConfig
@@ -41,6 +42,8 @@ const { checkLimits, countSections } = require('./limits');
  * @property {0|1|undefined} addressBase 1: tag addresses count from 1 (default 0)
  * @property {string|undefined} order word and byte order of tags that give none (default ABCD)
  * @property {number[]|undefined} unsupportedFunctionCodes write function codes the device lacks
+ * @property {number} interFrameDelayMs the pause the line needs after each request before the next (0: none)
+ * @property {number} delayAfterConnectMs the pause after a connect before the first request (0: none)
  * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
  * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
  * @property {import('./check-tags').DeviceTags|null} tags the device's tag groups (checked), or null
@@ -102,7 +105,9 @@ const DEVICE_SPEC_FIELDS = Object.freeze({
   timeoutMs: 'timeout',
   connectTimeoutMs: 'connectTimeout',
   queueMax: 'queue',
-  backoff: 'backoff'
+  backoff: 'backoff',
+  interFrameDelayMs: 'interFrameDelay',
+  delayAfterConnectMs: 'delayAfterConnect'
 });
 
 /**
@@ -121,7 +126,8 @@ function deviceSpecInput (d) {
     backoff: d.backoff,
     queueMax: d.queueMax
   };
-  for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']) if (d[key] !== undefined) out[key] = d[key];
+  for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes',
+    'interFrameDelayMs', 'delayAfterConnectMs']) if (d[key] !== undefined) out[key] = d[key];
   if (d.units !== undefined) out.units = d.units.map(({ tags, context, ...unit }) => unit);
   return out;
 }
@@ -187,6 +193,9 @@ function checkDevices (problems, raw, baseDir) {
       addressBase: d.addressBase === 0 || d.addressBase === 1 ? d.addressBase : undefined,
       order: typeof d.order === 'string' ? d.order : undefined,
       unsupportedFunctionCodes: Array.isArray(d.unsupportedFunctionCodes) ? d.unsupportedFunctionCodes : undefined,
+      // line quirks (drivers/connection.js): 0 is none
+      interFrameDelayMs: durationField(problems, at('interFrameDelay'), d.interFrameDelay, { def: 0, maxMs: MAX_QUIRK_DELAY_MS }),
+      delayAfterConnectMs: durationField(problems, at('delayAfterConnect'), d.delayAfterConnect, { def: 0, maxMs: MAX_QUIRK_DELAY_MS }),
       allowWrites: d.allowWrites === true,
       backoff: checkBackoff(problems, at('backoff'), d.backoff),
       units: configUnits(problems, name, d.units)
@@ -218,7 +227,30 @@ function checkDevices (problems, raw, baseDir) {
       devices[name] = device;
     }
   }
+  checkSharedLines(problems, devices);
   return devices;
+}
+
+/**
+ * Two devices on one serial line: a serial port opens once, so the second device could never connect;
+ * a serial server's port is one line too, and most take one client per port (the second is refused),
+ * while those that take several send every reply from the line to all of them, where nothing can tell
+ * whose it is. One device owns a line; the line's slaves are its units.
+ * @param {import('./problems').Problems} problems
+ * @param {Record<string, DeviceConfig>} devices
+ */
+function checkSharedLines (problems, devices) {
+  const owners = new Map();
+  for (const [name, d] of Object.entries(devices)) {
+    const t = d.target;
+    const line = t.protocol === 'modbus+rtu' ? `serial port ${t.path}` : t.protocol === 'modbus+rtutcp' ? `serial server port ${t.host.toLowerCase()}:${t.port}` : null;
+    if (line === null) continue;
+    const owner = owners.get(line);
+    if (owner === undefined) { owners.set(line, name); continue; }
+    problems.add(['devices', name, 'target'], t.url, `uses the ${line}, as device "${owner}" does: one serial line is one device, ` +
+      (t.protocol === 'modbus+rtu' ? 'and a serial port opens once' : 'and a serial server port takes one client (or sends every reply to all of them)') +
+      `; list the line's slaves as units of one device (devices.${owner}.units)`);
+  }
 }
 
 /**

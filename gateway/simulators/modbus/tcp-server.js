@@ -28,6 +28,10 @@
  * request is not executed; 'garbage' → junk bytes instead of the reply, not executed; 'close' → the connection is
  * closed when the reply would have been due. Only 'reply' executes the request, at the time the reply goes out.
  * 'refuse' → new connections are reset at once (counted as `refused`), as are those beyond maxConnections.
+ *
+ * Quirks (quirks.js): a request sooner than needsDelayAfterConnectMs after its connection was accepted, or sooner
+ * than needsInterFrameDelayMs after the previous reply on its connection, is dropped unanswered and not executed
+ * (counted as tooSoonAfterConnect / tooSoonAfterReply), as devices that need a pause do.
  */
 
 const net = require('node:net');
@@ -38,10 +42,11 @@ const { MBAP_LENGTH, MAX_PDU_LENGTH, mbapFrame, readMbap } = require('../../driv
 const { resolveModel } = require('./model');
 const { formatTarget } = require('../../drivers/target');
 const { ReplyQueue } = require('./reply-queue');
+const { parseQuirks, tooSoon, QUIRK_OPTIONS } = require('./quirks');
 const { invalid, intOption, stringOption, objectOption, noUnknownKeys } = require('./validate');
 
 const OPTIONS = Object.freeze(['host', 'port', 'model', 'modelOptions', 'faults', 'faultOptions', 'maxConnections',
-  'maxPending', 'directUnitIds', 'oneAtATime']);
+  'maxPending', 'directUnitIds', 'oneAtATime', ...QUIRK_OPTIONS]);
 /** Bytes of the MBAP header needed to check it: transaction id, protocol id, length */
 const MBAP_CHECK_BYTES = 6;
 /** MBAP length field bounds: unit id + a PDU of 1..253 bytes */
@@ -64,6 +69,8 @@ const DEFAULT_DIRECT_UNIT_IDS = Object.freeze([0, 255]);
  * @property {number} ignored requests to a unit id this device does not serve (no reply)
  * @property {number} busyDropped requests dropped unanswered because they arrived while the one before was still
  *   being served (`oneAtATime` only; not counted in `dropped`)
+ * @property {number} tooSoonAfterConnect requests dropped by the needsDelayAfterConnectMs quirk (not in `dropped`)
+ * @property {number} tooSoonAfterReply requests dropped by the needsInterFrameDelayMs quirk (not in `dropped`)
  */
 
 /** One accepted connection: MBAP reassembly, the synchronous fast path and the delayed-reply queue. */
@@ -81,6 +88,9 @@ class Connection {
     this.paused = false;
     // oneAtATime: a request of the chunk being read has been served, so the rest of the chunk came while busy
     this.servedInChunk = false;
+    // For the quirks: when the connection was accepted and its last reply went out (performance.now() ms)
+    this.openedAt = performance.now();
+    this.lastReplyAt = -Infinity;
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this._onData(chunk));
     // Clients vanish (ECONNRESET, EPIPE); that only ends this connection, which 'close' then cleans up.
@@ -145,6 +155,7 @@ class Connection {
       stats.ignored++;
       return;
     }
+    if (sim._quirks !== null && tooSoon(sim._quirks, performance.now(), this.openedAt, this.lastReplyAt, stats)) return;
     if (sim.oneAtATime) {
       // Busy: a reply still to go out, or a request before this one in the same chunk
       if (this.servedInChunk || this.queue.length !== 0) {
@@ -182,6 +193,7 @@ class Connection {
     if (pdu[0] & 0x80) stats.exceptions++;
     const socket = this.socket;
     socket.write(mbapFrame(transactionId, unitId, pdu));
+    if (this.sim._quirks !== null) this.lastReplyAt = performance.now();
     if (!this.paused && socket.writableLength > C.SIM_MODBUS_MAX_WRITE_BUFFER_BYTES) {
       // The client sends faster than it reads: stop reading until it catches up, so nothing grows unbounded.
       this.paused = true;
@@ -198,6 +210,7 @@ class Connection {
     } else if (item.action === 'garbage') {
       stats.garbage++;
       this.socket.write(this.sim.faults.garbage());
+      if (this.sim._quirks !== null) this.lastReplyAt = performance.now();
     } else if (item.action === 'close') {
       stats.closed++;
       this.queue.clear();
@@ -232,13 +245,15 @@ class ModbusTcpSimulator {
     this.maxConnections = o.maxConnections;
     /** @type {boolean} drop requests that arrive while the one before is being served (file header) */
     this.oneAtATime = o.oneAtATime;
+    /** @type {import('./quirks').Quirks|null} */
+    this._quirks = o.quirks;
     this._maxPending = o.maxPending;
     this._direct = new Uint8Array(256);
     for (const id of o.directUnitIds) this._direct[id] = 1;
     /** @type {TcpSimStats} */
     this.stats = {
       connections: 0, open: 0, requests: 0, replies: 0, exceptions: 0, dropped: 0,
-      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0, busyDropped: 0
+      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0, busyDropped: 0, tooSoonAfterConnect: 0, tooSoonAfterReply: 0
     };
     /** @type {Set<Connection>} */
     this._connections = new Set();
@@ -331,6 +346,10 @@ class ModbusTcpSimulator {
  * @param {number[]} [options.directUnitIds=[0, 255]] unit ids answered besides the model's ("this device")
  * @param {boolean} [options.oneAtATime=false] serve one request at a time per connection: one that arrives while
  *   the one before is still being served is dropped unanswered, as many real devices do (see the file header)
+ * @param {number|string} [options.needsDelayAfterConnectMs=0] quirk: drop requests sooner than this after their
+ *   connection was accepted
+ * @param {number|string} [options.needsInterFrameDelayMs=0] quirk: drop a request sooner than this after the previous
+ *   reply on its connection
  * @returns {Promise<ModbusTcpSimulator>} listening; `sim.port`, `sim.url`, `sim.stats`, `sim.close()`
  * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad option, NINES_ERR_PORT_IN_USE when the port is taken
  */
@@ -352,6 +371,7 @@ async function createModbusTcpSimulator (options) {
   if (opts.oneAtATime !== undefined && typeof opts.oneAtATime !== 'boolean') invalid('oneAtATime', opts.oneAtATime, 'true or false');
   o.oneAtATime = opts.oneAtATime === true;
   o.faults = FaultPlan.parse(opts.faults, opts.faultOptions);
+  o.quirks = parseQuirks(opts, { connections: true });
   const sim = new ModbusTcpSimulator(o);
   sim._askedPort = port;
   await sim._listen();
