@@ -12,6 +12,8 @@ const { parseTarget } = require('../../gateway/drivers/target');
 const { buildDeviceSpec, MAX_CONNECTIONS, MAX_INFLIGHT } = require('../../gateway/devices/spec');
 const { MAX_QUIRK_DELAY_MS } = require('../../gateway/drivers/connection-options');
 const C = require('../../gateway/base/constants');
+// the dialog reads the field with the same file (Node-RED serves resources/ to the editor)
+const unitList = require('../../resources/nines-units');
 
 /** Upper bounds of the dialog's duration fields, ms: a request timeout of a minute, ten minutes for the rest */
 const MAX_TIMEOUT_MS = 60000;
@@ -71,7 +73,9 @@ function deviceSpec (config, name, target, maxConnections, maxInflight, quirks) 
   try {
     return buildDeviceSpec({ name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs }, ...quirks });
   } catch (err) {
-    const field = err.details && NODE_FIELD[err.details.field];
+    const at = err.details && typeof err.details.field === 'string' ? err.details.field : '';
+    // units[3].unitId and the like are all the dialog's one "Units on this line" field
+    const field = NODE_FIELD[at] || (/^units\b/.test(at) ? 'units' : undefined);
     if (field) err.details.field = field;
     throw err;
   }
@@ -151,9 +155,34 @@ function modbusDevice (config, name) {
     interFrameDelayMs: num(config, 'interFrameDelay', 0, 0, MAX_QUIRK_DELAY_MS),
     delayAfterConnectMs: num(config, 'delayAfterConnect', 0, 0, MAX_QUIRK_DELAY_MS)
   };
+  const units = lineUnits(config, transport, unitId);
+  if (units !== undefined) quirks.units = units;
   const target = parseTarget(url);
   const spec = deviceSpec(config, name, target, connections, maxInflight, quirks);
   return { spec, target, timeoutMs: spec.timeoutMs, allowWrites: config.allowWrites === true || config.allowWrites === 'true' };
+}
+
+/**
+ * The units of a line, from the "Units on this line" field ("1-10, 12"): each becomes a unit of the
+ * device spec named unit-<id>, with the default unit backoff, so each has its own health and a silent
+ * one is left alone while the others keep polling (gateway/devices/units.js). The nodes address units
+ * by id (their unit id field, msg.unitId), so the names are only what the health calls them.
+ * @param {object} config the node's config
+ * @param {string} transport 'tcp', 'rtu' or 'rtutcp'
+ * @param {number} unitId the device's unit id: the unit of the nodes that name none, so on the line
+ * @returns {{name: string, unitId: number}[]|undefined} undefined: one unit, not a line (an empty field,
+ *   and flows saved before the field existed)
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field `units`
+ */
+function lineUnits (config, transport, unitId) {
+  const raw = config.units;
+  const { ids, error } = unitList.parse(raw, transport);
+  if (error !== null) throw new NinesError('NINES_ERR_INVALID_ARG', `units ${error}; got ${JSON.stringify(raw)}`, { field: 'units', value: raw });
+  if (ids === null) return undefined;
+  if (!ids.includes(unitId)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `units must include the device's unit id ${unitId} (the unit of the nodes that name none); got ${JSON.stringify(raw)}`, { field: 'units', value: raw });
+  }
+  return ids.map((id) => ({ name: unitList.unitName(id), unitId: id }));
 }
 
 module.exports = { asciiDevice, modbusDevice, num, MAX_TIMEOUT_MS, MAX_CONNECT_TIMEOUT_MS, MAX_BACKOFF_MS, MAX_QUIRK_DELAY_MS };

@@ -74,7 +74,7 @@ const HELP_TEXTS = [
 /** The settings each config node's help lists, each as its own list item starting with its name */
 const HELP_SETTINGS = {
   'nines-ascii-device': ['Host, Port', 'Address', 'Checksum mode', 'Timeout', 'Connect timeout', 'Reconnect', 'Connections'],
-  'nines-modbus-device': ['Transport', 'Unit id', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Inter-frame delay', 'Delay after connect', 'Reconnect', 'Allow writes']
+  'nines-modbus-device': ['Transport', 'Unit id', 'Units on line', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Inter-frame delay', 'Delay after connect', 'Reconnect', 'Allow writes']
 };
 
 describe('Node-RED editor (headless Chromium)', function () {
