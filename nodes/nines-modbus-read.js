@@ -11,9 +11,9 @@ const { decodeRegisters } = require('../gateway/values/registers');
 const { validateOp } = require('../gateway/drivers/modbus');
 const { NinesError } = require('../gateway/base/errors');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
+const { errorStatus, isConnectionError, showStatus, unitDownStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
-const { requestFields, typeOptions } = require('./lib/modbus-msg');
+const { requestFields, typeOptions, configuredUnit } = require('./lib/modbus-msg');
 const { usesTags, tagRead, badTags } = require('./lib/tag-list');
 const { registerTagAdmin } = require('./lib/tag-admin');
 
@@ -43,11 +43,20 @@ module.exports = function (RED) {
 
     if (!device) showStatus(node, { fill: 'red', shape: 'ring', text: 'nines-modbus-read.status.no-device' });
     else if (configError) showStatus(node, errorStatus(configError));
-    else device.hub.register(node);
+    else {
+      // on a line of units the status shows the health of the node's unit: its configured one until
+      // a msg names another, then that of its last request (a tag list reads the device's unit)
+      device.hub.follow(node, tagMode ? undefined : configuredUnit(config));
+      device.hub.register(node);
+    }
 
-    /** A failed request: its own error on this node's status, the connection's through the device. */
+    /**
+     * A failed request: its own error on this node's status; the connection's through the device, and
+     * on a line of units, a unit that is down (or went down with this request) through its health.
+     */
     function failed (e, done) {
-      if (isConnectionError(e)) showStatus(node, device.hub.status);
+      if (e.code === 'NINES_ERR_UNIT_DOWN' && e.details && Number.isInteger(e.details.unitId)) showStatus(node, unitDownStatus(e.details.unitId));
+      else if (isConnectionError(e) || device.hub.unitDown(node)) showStatus(node, device.hub.statusOf(node));
       else if (!isMsgError(e)) showStatus(node, errorStatus(e));
       done(e);
     }
@@ -73,7 +82,7 @@ module.exports = function (RED) {
         send(msg);
         const bad = badTags(result.quality);
         if (err === null && bad.code === null) {
-          showStatus(node, device.hub.status);
+          showStatus(node, device.hub.statusOf(node));
           done();
           return;
         }
@@ -99,6 +108,7 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
         return;
       }
+      device.hub.follow(node, op.unitId);
       device.hub.request(op, node.id).then((reply) => {
         let payload;
         try {
@@ -113,7 +123,7 @@ module.exports = function (RED) {
         if (reply.buffer) msg.buffer = reply.buffer;
         msg.latency = latencyMs(reply);
         msg.modbus = { fc: op.fc, address: op.address, quantity: op.quantity, unitId: op.unitId === undefined ? device.unitId : op.unitId };
-        showStatus(node, device.hub.status);
+        showStatus(node, device.hub.statusOf(node));
         send(msg);
         done();
       }, (err) => {

@@ -13,9 +13,9 @@ const { validateOp } = require('../gateway/drivers/modbus');
 const { encodeTagWrites, runTagWrites } = require('../gateway/tags');
 const { NinesError } = require('../gateway/base/errors');
 const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
+const { errorStatus, isConnectionError, showStatus, unitDownStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
-const { requestFields, typeOptions, writeOp } = require('./lib/modbus-msg');
+const { requestFields, typeOptions, writeOp, configuredUnit } = require('./lib/modbus-msg');
 const { usesTags, nodeTags } = require('./lib/tag-list');
 const { registerTagAdmin } = require('./lib/tag-admin');
 
@@ -48,11 +48,20 @@ module.exports = function (RED) {
     if (!device) showStatus(node, { fill: 'red', shape: 'ring', text: 'nines-modbus-write.status.no-device' });
     else if (configError) showStatus(node, errorStatus(configError));
     else if (!device.allowWrites) showStatus(node, writesOff);
-    else device.hub.register(node);
+    else {
+      // on a line of units the status shows the health of the node's unit: its configured one until
+      // a msg names another, then that of its last request (a tag list writes to the device's unit)
+      device.hub.follow(node, tagMode ? undefined : configuredUnit(config));
+      device.hub.register(node);
+    }
 
-    /** A failed request: its own error on this node's status, the connection's through the device. */
+    /**
+     * A failed request: its own error on this node's status; the connection's through the device, and
+     * on a line of units, a unit that is down (or went down with this request) through its health.
+     */
     function failed (e, done) {
-      if (isConnectionError(e)) showStatus(node, device.hub.status);
+      if (e.code === 'NINES_ERR_UNIT_DOWN' && e.details && Number.isInteger(e.details.unitId)) showStatus(node, unitDownStatus(e.details.unitId));
+      else if (isConnectionError(e) || device.hub.unitDown(node)) showStatus(node, device.hub.statusOf(node));
       else if (!isMsgError(e)) showStatus(node, errorStatus(e));
       done(e);
     }
@@ -83,7 +92,7 @@ module.exports = function (RED) {
         msg.latency = latencyMs({ sentNs: t0, doneNs: process.hrtime.bigint() });
         send(msg);
         if (ok) {
-          showStatus(node, device.hub.status);
+          showStatus(node, device.hub.statusOf(node));
           done();
           return;
         }
@@ -117,6 +126,7 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
         return;
       }
+      device.hub.follow(node, op.unitId);
       device.hub.request(op, node.id).then((reply) => {
         msg.latency = latencyMs(reply);
         msg.modbus = {
@@ -126,7 +136,7 @@ module.exports = function (RED) {
           unitId: op.unitId === undefined ? device.unitId : op.unitId,
           written: op.values ? Array.from(op.values) : op.value
         };
-        showStatus(node, device.hub.status);
+        showStatus(node, device.hub.statusOf(node));
         send(msg);
         done();
       }, (err) => {

@@ -10,12 +10,15 @@
  *
  * The status follows the device's health at once (connecting, the error code, connected), the same
  * as every other node of the device, and shows the last p99 only while the device is up, from an
- * interval that ran entirely while it was up.
+ * interval that ran entirely while it was up. On a line of units it follows its own unit's health
+ * too: a red ring "unit 3 down" while its unit is left alone (its polls skipped and counted in the
+ * summaries, never sent), green again when the unit answers its probe; a p99 only from an interval
+ * that began after the unit came back.
  */
 
 const { PollJob } = require('../gateway/workers/poll-job');
 const { nodeError, invalidArg } = require('./lib/errors');
-const { errorStatus, fromHealth, isConnectionError, showStatus: setStatus, CONNECTED } = require('./lib/status');
+const { errorStatus, fromHealth, isConnectionError, showStatus: setStatus, unitHealth, unitDownStatus, CONNECTED } = require('./lib/status');
 const { pollSettings } = require('./lib/poll-spec');
 const { poolSettings } = require('./lib/pool-settings');
 const { registerTagAdmin } = require('./lib/tag-admin');
@@ -40,6 +43,7 @@ module.exports = function (RED) {
       setStatus(node, errorStatus(configError));
     }
     const topic = settings ? settings.spec.label : 'poll';
+    const unitId = settings ? settings.unitId : undefined;
 
     let job = null;
     let running = false;
@@ -50,9 +54,16 @@ module.exports = function (RED) {
     let p99 = null;
     let ownError = null;
 
+    /** @returns {{state: string, since: number}|null} the health of the unit it polls, on a line of units */
+    function unit () {
+      return unitHealth(health, unitId);
+    }
+
     function showStatus () {
+      const u = unit();
       if (!running) setStatus(node, STOPPED);
       else if (!health || health.state !== 'up') setStatus(node, fromHealth(health));
+      else if (u !== null && u.state === 'down') setStatus(node, unitDownStatus(unitId));
       else if (ownError) setStatus(node, errorStatus(ownError));
       else if (p99 !== null) setStatus(node, { fill: 'green', shape: 'dot', text: `p99 ${Number(p99.toPrecision(3))} ms` });
       else setStatus(node, CONNECTED);
@@ -70,22 +81,27 @@ module.exports = function (RED) {
       });
       j.on('summary', (payload) => {
         node.send([null, { topic, payload }]);
-        // an interval that began before the device came up holds the outage, not the device's latency
-        if (health && health.state === 'up' && payload.start >= health.since) {
+        // an interval that began before the device (or its unit) came up holds the outage, not the
+        // device's latency
+        const u = unit();
+        if (health && health.state === 'up' && payload.start >= health.since && (u === null || (u.state !== 'down' && payload.start >= u.since))) {
           p99 = typeof payload.p99 === 'number' ? payload.p99 : null;
           if (payload.ok > 0) ownError = null;
         }
         showStatus();
       });
       j.on('health', (h) => {
-        if (!health || h.state !== health.state) { p99 = null; ownError = null; }
+        const before = unit();
+        const after = unitHealth(h, unitId);
+        if (!health || h.state !== health.state || (before !== null && after !== null && before.state !== after.state)) { p99 = null; ownError = null; }
         health = h;
         showStatus();
       });
       j.on('error', (err) => {
         const e = nodeError(err, 'NINES_ERR_WORKER');
-        // a lost connection shows through the device's health; the job's own failures here
-        if (!isConnectionError(e)) { ownError = e; showStatus(); }
+        // a lost connection shows through the device's health, a unit left alone through its own
+        // (its polls are skipped, not failed); the job's own failures here
+        if (!isConnectionError(e) && e.code !== 'NINES_ERR_UNIT_DOWN') { ownError = e; showStatus(); }
         // with a msg, so Catch nodes see it; the job already coalesces repeats per interval
         node.error(e, { topic, payload: e.toJSON(), error: e.toJSON() });
       });

@@ -10,7 +10,10 @@
  *
  * The device's health ('connecting', 'up', 'down' with the last error, 'closed', and a warning when it
  * works but not as configured, such as a pipelining fallback) comes from the pool as it changes and
- * goes to every user node at once, so all of them show the same state and code.
+ * goes to every user node at once, so all of them show the same state and code. On a line of units
+ * (the config node's "Units on this line") each node shows its own unit's health on top of that: the
+ * nodes of a unit that stopped answering turn red ("unit 3 down") while those of its neighbours stay
+ * green, and turn green again when it answers (follow()).
  *
  * What the device has to say in the log (it went down, its settings are invalid, settings.js is not
  * usable) is said by a user node, never by the config node: a config node's warnings reach the
@@ -58,6 +61,8 @@ class DeviceHub {
     if (this.configError) this._pending.push(['error', configText || this.configError.message]);
     /** @type {Map<object, ((health: object) => void)|null>} user node → its own health handler, if any */
     this._users = new Map();
+    /** @type {WeakMap<object, number>} user node → the unit id it talks to (a line's nodes: whose health it shows) */
+    this._unitOf = new WeakMap();
     this._handle = null;
     this._listeners = null;
     /** the device's last health, null until the pool reports it */
@@ -85,6 +90,41 @@ class DeviceHub {
   }
 
   /**
+   * The status one user node shows now: the device's, and on a line of units its unit's while the
+   * device is up (a red ring "unit 3 down" while its unit is left alone).
+   * @param {object} node
+   * @returns {object}
+   */
+  statusOf (node) {
+    if (this.configError) return status.errorStatus(this.configError);
+    return status.fromUnitHealth(this.health, this._unitOf.get(node));
+  }
+
+  /**
+   * Whether the unit a node talks to is down now (its requests are not sent: NINES_ERR_UNIT_DOWN).
+   * @param {object} node
+   * @returns {boolean}
+   */
+  unitDown (node) {
+    const u = status.unitHealth(this.health, this._unitOf.get(node));
+    return u !== null && u.state === 'down';
+  }
+
+  /**
+   * Sets the unit a node talks to (a read or write node: the unit of its last request, its configured
+   * one before the first), whose health its status shows on a line of units; shows the status when it
+   * changes. A node that names none follows the device's unit id.
+   * @param {object} node
+   * @param {number|undefined} unitId
+   */
+  follow (node, unitId) {
+    const id = unitId === undefined && this.spec ? this.spec.target.unitId : unitId;
+    if (this._unitOf.get(node) === id) return;
+    this._unitOf.set(node, id);
+    if (this._users.has(node) && this._users.get(node) === null) status.showStatus(node, this.statusOf(node));
+  }
+
+  /**
    * Adds a user node: it gets the status (or its handler the health) now and on every change; the
    * device joins the pool with the first user.
    * @param {{status: (s: object) => void}} node
@@ -92,10 +132,11 @@ class DeviceHub {
    */
   register (node, onHealth) {
     this._users.set(node, onHealth || null);
+    if (!this._unitOf.has(node) && this.spec) this._unitOf.set(node, this.spec.target.unitId);
     for (const [level, text] of this._pending.splice(0)) node[level](text);
     if (!this.configError) this._ensure();
     if (onHealth) onHealth(this.health);
-    else status.showStatus(node, this.status);
+    else status.showStatus(node, this.statusOf(node));
   }
 
   /**
@@ -189,10 +230,9 @@ class DeviceHub {
       this._loggedWarning = w.code;
       this.report('warn', this._describeWarning(nodeError(fromJSON(w))));
     }
-    const s = this.status;
     for (const [node, onHealth] of this._users) {
       if (onHealth) onHealth(health);
-      else status.showStatus(node, s);
+      else status.showStatus(node, this.statusOf(node));
     }
   }
 

@@ -45,6 +45,17 @@ function requestFields (msg, config, fcs, withQuantity) {
 }
 
 /**
+ * The unit a read or write node is set to talk to, for its status on a line of units (its requests
+ * check the field themselves, in requestFields).
+ * @param {object} config the node's settings
+ * @returns {number|undefined} undefined: none set (the device's), or not a unit id
+ */
+function configuredUnit (config) {
+  const v = config.unitId;
+  return present(v) && /^\s*\d{1,3}\s*$/.test(String(v)) ? Number(v) : undefined;
+}
+
+/**
  * Decoding options from a node's settings, checked once at deploy.
  * @param {object} config {dataType, wordOrder, byteOrder, scale, offset}; `dataType`, because a
  *   node's `type` property is its node type
@@ -100,4 +111,4 @@ function writeOp (fields, payload, typeOpts) {
   return op;
 }
 
-module.exports = { requestFields, typeOptions, intField, writeOp };
+module.exports = { requestFields, typeOptions, intField, writeOp, configuredUnit };

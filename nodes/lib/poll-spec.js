@@ -14,6 +14,8 @@ const { invalidArg } = require('./errors');
 const { pickDevice, operation } = require('./job-spec');
 const { typeOptions } = require('./modbus-msg');
 const { num } = require('./device-config');
+const { intField } = require('./modbus-msg');
+const unitList = require('../../resources/nines-units');
 const { parseRate } = require('../../gateway/base/units');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
 const { usesTags, rawTags, unitsOf } = require('./tag-list');
@@ -34,8 +36,9 @@ function jobKey (nodeId) {
  * @param {object} RED
  * @param {object} config the node's settings
  * @param {string} nodeId the node's id (the job's key)
- * @returns {{spec: object, device: object, mode: 'worker'|'inline', autostart: boolean, units: Record<string, string>|null}}
- *   device: the config node; units: the unit of each tag that has one (null: no tag list)
+ * @returns {{spec: object, device: object, mode: 'worker'|'inline', autostart: boolean, units: Record<string, string>|null,
+ *   unitId: number|undefined}} device: the config node; units: the unit of each tag that has one (null: no tag
+ *   list); unitId: the Modbus unit it polls (undefined for ASCII)
  */
 function pollSettings (RED, config, nodeId) {
   const { device, protocol } = pickDevice(RED, config);
@@ -54,10 +57,12 @@ function pollSettings (RED, config, nodeId) {
   const ratePerSec = parseRate(rate, 'rate');
   const name = jobKey(nodeId);
   const label = typeof config.name === 'string' && config.name.trim() ? config.name.trim() : name;
+  const unit = protocol === 'modbus' ? pollUnit(config, device.spec) : { unitId: undefined, name: undefined, deviceSpec: device.spec };
 
   const spec = buildJobSpec({
     name,
     label,
+    unit: unit.name,
     ...op,
     ratePerSec,
     connections: 1,
@@ -71,14 +76,40 @@ function pollSettings (RED, config, nodeId) {
     },
     // registers become engineering values in the worker, before the value gate
     decode: op.read && op.read.fc >= 3 ? typeOptions(config) : undefined
-  }, { device: device.spec, purpose: 'poll' });
+  }, { device: unit.deviceSpec, purpose: 'poll' });
   return {
     spec,
     device,
+    unitId: unit.unitId,
     mode,
     units: tagMode ? unitsOf(spec.tags) : null,
     autostart: config.autostart !== false && config.autostart !== 'false'
   };
+}
+
+/**
+ * The unit a Modbus poll polls: its unit id field, else the device's. On a line of units (the device's
+ * "Units on this line") it must be one of them, and the job names it, so its polls are gated by that
+ * unit's health (a silent unit's polls are skipped, not sent). On a single device any unit id goes:
+ * the job's requests carry it.
+ * @param {object} config the node's settings
+ * @param {import('../../gateway/devices/spec').DeviceSpec} deviceSpec
+ * @returns {{unitId: number, name: string|undefined, deviceSpec: object}} name: the unit's name on a
+ *   line; deviceSpec: what the job is built on (a single device's, with the poll's unit id as its target's)
+ */
+function pollUnit (config, deviceSpec) {
+  const given = config.unitId !== undefined && config.unitId !== null && config.unitId !== '';
+  const unitId = given ? intField(config.unitId, 'unitId', 0, 255) : deviceSpec.target.unitId;
+  if (deviceSpec.units) {
+    const unit = deviceSpec.units.find((u) => u.unitId === unitId);
+    if (unit === undefined) {
+      throw invalidArg('unitId', `unitId ${unitId} is not a unit of this line (units ${unitList.format(deviceSpec.units.map((u) => u.unitId))})`, { value: config.unitId });
+    }
+    return { unitId, name: unit.name, deviceSpec };
+  }
+  // the job's requests (and a tag list's reads) take their unit id from the target it is built on
+  const spec = unitId === deviceSpec.target.unitId ? deviceSpec : { ...deviceSpec, target: { ...deviceSpec.target, unitId } };
+  return { unitId, name: undefined, deviceSpec: spec };
 }
 
 module.exports = { pollSettings, jobKey };

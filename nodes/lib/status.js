@@ -36,6 +36,59 @@ function fromHealth (health) {
   return DISCONNECTED;
 }
 
+/**
+ * The health of one unit of a line (devices/units.js) as it is in the device's health, found by id.
+ * @param {object|null} health
+ * @param {number|undefined} unitId
+ * @returns {{name: string, unitId: number, state: string, since: number}|null} null: no such unit
+ *   (the device is not a line, or the id is not on it)
+ */
+function unitHealth (health, unitId) {
+  if (!health || !health.units || unitId === undefined) return null;
+  for (const name of Object.keys(health.units)) {
+    const u = health.units[name];
+    if (u.unitId === unitId) return { name, unitId, state: u.state, since: u.since };
+  }
+  return null;
+}
+
+/**
+ * The status of a node that talks to one unit of a line: its device's (fromHealth) while the device
+ * is not up; while it is, a red ring "unit 3 down" when its unit stopped answering and is left alone
+ * (NINES_ERR_UNIT_DOWN), so the nodes of one silent unit turn red and their neighbours' stay green.
+ * @param {object|null} health
+ * @param {number|undefined} unitId the node's unit
+ * @returns {object}
+ */
+function fromUnitHealth (health, unitId) {
+  if (health && health.state === 'up') {
+    const u = unitHealth(health, unitId);
+    if (u !== null && u.state === 'down') return unitDownStatus(unitId);
+  }
+  return fromHealth(health);
+}
+
+/** @param {number} unitId @returns {{fill: string, shape: string, text: string}} a red ring "unit 3 down" */
+function unitDownStatus (unitId) {
+  return { fill: 'red', shape: 'ring', text: `unit ${unitId} down` };
+}
+
+/**
+ * The status of a node that watches a whole line (nines-device-status): its device's while the device
+ * is not up; while it is, a red ring naming the unit that is down ("unit 3 down"), or how many are
+ * ("3 units down").
+ * @param {object|null} health
+ * @returns {object}
+ */
+function fromLineHealth (health) {
+  if (health && health.state === 'up' && health.units) {
+    const down = Object.values(health.units).filter((u) => u.state === 'down');
+    if (down.length === 1) return unitDownStatus(down[0].unitId);
+    if (down.length > 1) return { fill: 'red', shape: 'ring', text: `${down.length} units down` };
+  }
+  return fromHealth(health);
+}
+
 /** @param {{code: string}} warning @returns {{fill: string, shape: string, text: string}} a yellow dot naming the warning */
 function warningStatus (warning) {
   return { fill: 'yellow', shape: 'dot', text: statusText(warning.code) };
@@ -73,4 +126,6 @@ function isConnectionError (err) {
   return !!err && CONNECTION_CODES.has(err.code);
 }
 
-module.exports = { CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromHealth, isConnectionError, showStatus };
+module.exports = {
+  CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromHealth, fromUnitHealth, fromLineHealth, unitHealth, unitDownStatus, isConnectionError, showStatus
+};
