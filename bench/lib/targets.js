@@ -300,11 +300,62 @@ function pipeliningTargets (results) {
 }
 
 /**
+ * Issue 14's shared-bus targets (question 13), per line: with one of ten units silent, the other nine
+ * keep ≥ 95 % of their rate (judged on the worst round: a rate is correctness) and their p99 stays
+ * within 1.5× all healthy (the median of the per-round ratios); over the lines, the silent unit is
+ * reported down within one timeout of its next poll and comes back by itself within its backoff.
+ * @param {object[]} results
+ * @returns {object[]}
+ */
+function busTargets (results) {
+  const q = results.find((r) => r.name === 'bus-isolation');
+  const lines = [['rtu', 'serial line (RTU)'], ['rtutcp', 'RTU over TCP'], ['tcp', 'Modbus TCP']];
+  const out = [];
+  const found = [];
+  for (const [id, name] of lines) {
+    const t1 = `Shared bus, ${name}: one of 10 units silent, the other nine keep ≥ 95 % of their rate`;
+    const t2 = `Shared bus, ${name}: one of 10 units silent, the other nine's p99 ≤ 1.5× all healthy`;
+    const r = findRow(results, 'bus-isolation', `bus-${id}`);
+    if (!r) {
+      const why = !q ? 'bus-isolation question (13) not run' : `no ${name} row (${(q.sections && q.sections[0].rows.find((x) => x.id === `bus-${id}`) || {}).skipped || 'no runs'})`;
+      out.push(absent(t1, '≥ 95 %', why), absent(t2, '≤ 1.5×', why));
+      continue;
+    }
+    found.push([name, r]);
+    const a = r.agg;
+    const rounds = r.row.runs.length;
+    out.push(withContext(atLeast(t1, a.silentPct.min / 95, 1, `worst of the nine ${a.silentPct.min.toFixed(1)} % answered (healthy ${a.healthyPct.min.toFixed(1)} %), worst of ${rounds} round${rounds > 1 ? 's' : ''}`),
+      `${fmtInt(a.neighboursFailed.max)} of their polls failed at most in a round: the request that found the unit silent holds the line a timeout${id === 'tcp' ? '' : ' and a quiet period as long'}, so the polls due meanwhile wait or are skipped`));
+    out.push(withContext(atMost(t2, a.p99Ratio.median, 1.5, `${fmtNs(a.p99Silent.median)} vs ${fmtNs(a.p99Healthy.median)}; ${ratioSpread(a.p99Ratio, rounds)}`),
+      `without the first timeout (only the probes) the nine's p99 is ${fmtNs(a.p99Steady.median)} (${fmtRatio(a.p99SteadyRatio.median)}). ` +
+      `The request that finds the unit silent holds the line ${fmtInt(q.timeoutMs)} ms${id === 'tcp' ? '' : ` and RTU's quiet period after a timeout ${fmtInt(q.timeoutMs)} ms more`}, ` +
+      'and each probe its wait (twice the unit\'s slowest answer, at least 50 ms' + (id === 'tcp' ? ')' : ', then as long quiet)') + ': every poll due meanwhile waits, and a p99 over a silence of seconds is that wait as soon as it covers 1 % of the polls. ' +
+      (id === 'rtu' ? 'A PTY has no wire timing: the healthy p99 is the client\'s t3.5 and the event loops\', so the ratio is to a small figure.' : 'The healthy p99 is a millisecond or two on loopback, so any wait on the line is a large ratio.')));
+  }
+  const t3 = 'Shared bus, every line: the silent unit reported down within one timeout of its next poll';
+  const t4 = 'Shared bus, every line: the unit back up by itself within its backoff after it answers again';
+  if (found.length) {
+    const limit = q.timeoutMs + 1000 / q.ratePerSec;
+    const worst = found.reduce((w, x) => (x[1].agg.downNs.max > w[1].agg.downNs.max ? x : w));
+    const down = worst[1].agg.downNs.max / 1e6;
+    out.push(withContext(atMost(t3, down / limit, 1, `${fmtNs(worst[1].agg.downNs.max)} at worst (${worst[0]}), limit ${fmtInt(limit)} ms: a poll period plus the timeout`),
+      'measured from the command to the simulator to the health event in the gateway process, across a pipe and the worker\'s message port'));
+    const upWorst = found.reduce((w, x) => (x[1].agg.upNs.max > w[1].agg.upNs.max ? x : w));
+    const upLimit = 10000 + 1000 / q.ratePerSec;
+    out.push(atMost(t4, upWorst[1].agg.upNs.max / 1e6 / upLimit, 1, `${fmtNs(upWorst[1].agg.upNs.max)} at worst (${upWorst[0]}), limit ${fmtInt(upLimit)} ms: the backoff maximum plus a poll period`));
+  } else {
+    const why = !q ? 'bus-isolation question (13) not run' : 'no line measured';
+    out.push(absent(t3, '≤ 1×', why), absent(t4, '≤ 1×', why));
+  }
+  return out;
+}
+
+/**
  * @param {object[]} results every question's result of this run
  * @returns {object[]} targets in the issue's order
  */
 function evaluateTargets (results) {
-  return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results)];
+  return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results), ...busTargets(results)];
 }
 
 module.exports = { evaluateTargets };
