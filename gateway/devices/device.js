@@ -90,6 +90,11 @@ class Device extends EventEmitter {
     this._default = null;
     queue.init(this);
     this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
+    // a line of units on a serial line (RTU, RTU over TCP): kept quiet by its driver after a timeout
+    this._rtuLine = this.spec.units !== null && this.spec.target.protocol !== 'modbus+tcp';
+    /** performance.now() ms until which the line is kept quiet (0: it is not); see _lineTimedOut */
+    this._quietUntil = 0;
+    this._quietTimer = null;
     /** @type {Units|null} the units of a line and their health; null for a device of one unit */
     this._units = this.spec.units === null
       ? null
@@ -221,6 +226,7 @@ class Device extends EventEmitter {
     const conns = this._conns || [];
     this._setState('closed', false);
     this._idle = [];
+    if (this._quietTimer !== null) { clearTimeout(this._quietTimer); this._quietTimer = null; }
     // Set before anything settles or is emitted: a listener that calls request() now gets NINES_ERR_CLOSED
     this._closing = Promise.allSettled(conns.map((c) => c.client.close())).then(noop);
     queue.rejectAll(this, () => E.closedError(this, 'request', null, true));
@@ -260,10 +266,32 @@ class Device extends EventEmitter {
       this._units.settled(u, null, reply);
       return reply;
     }, (err) => {
+      this._lineTimedOut(err);
       // down now: what it has waiting would only hold the line for a timeout each
       if (this._units.settled(u, err)) queue.rejectWhere(this, (p) => this._units.of(p.op) === u, () => this._units.downError(u, Math.max(0, Math.round(u.retryAt - now()))), SKIPPED);
       throw err;
     });
+  }
+
+  /**
+   * After a request timed out on a serial line (RTU, or RTU over TCP), its driver keeps the line
+   * quiet for that request's timeout, in case its reply still comes (drivers/modbus/rtu-transport.js).
+   * A request handed to the driver then would wait there with its own timeout running, and be failed
+   * unsent if less than half of it were left. So the device keeps its requests until the line is free
+   * and hands each over with its whole timeout: on a line of units a neighbour of a silent unit waits,
+   * and loses no answer (its queue allowance covers the wait: _send).
+   * @param {Error & {code?: string, details?: object}} err
+   */
+  _lineTimedOut (err) {
+    if (!this._rtuLine || err === null || typeof err !== 'object' || err.code !== TIMEOUT || !err.details || err.details.queued) return;
+    const until = now() + (Number.isFinite(err.details.timeoutMs) ? err.details.timeoutMs : this.spec.timeoutMs);
+    if (until <= this._quietUntil) return;
+    this._quietUntil = until;
+    if (this._quietTimer !== null) clearTimeout(this._quietTimer);
+    this._quietTimer = setTimeout(() => {
+      this._quietTimer = null;
+      if (this._queued !== 0 && !this._closing) queue.pump(this);
+    }, Math.ceil(until - now()) + 1);
   }
 
   /** Sends or queues a request that may go. @returns {Promise<object>} */
@@ -287,9 +315,11 @@ class Device extends EventEmitter {
     }
     this._count(user, -1);
     // On a line of units a request may have to wait behind a silent unit's request, which holds the
-    // line for a whole timeout: it gets that wait on top of its own timeout, so a neighbour's silence
-    // costs it time, not its answer (units.js). Elsewhere the wait counts into its timeout.
-    return queue.enqueue(this, user, op, timeoutMs, now() + (this._units === null ? timeoutMs : 2 * timeoutMs));
+    // line for a whole timeout (on a serial line for a second one, quiet, after it: _lineTimedOut): it
+    // gets that wait on top of its own timeout, so a neighbour's silence costs it time, not its answer
+    // (units.js). Elsewhere the wait counts into its timeout.
+    const allowance = this._units === null ? 1 : this._rtuLine ? 3 : 2;
+    return queue.enqueue(this, user, op, timeoutMs, now() + allowance * timeoutMs);
   }
 
   /** Counts a request (outcome -1) or an outcome for the user and the device. */
@@ -347,6 +377,8 @@ class Device extends EventEmitter {
 
   /** @returns {DeviceConnection|null} a connected connection with a free slot, taken out of the idle list */
   _takeIdle () {
+    // a serial line kept quiet after a timeout takes nothing until it is free (_lineTimedOut)
+    if (this._quietUntil !== 0 && now() < this._quietUntil) return null;
     const idle = this._idle;
     while (idle.length !== 0) {
       const conn = idle.pop();

@@ -259,7 +259,10 @@ function makeDecoder (decode) {
 }
 
 /**
- * A fixed phase in [0, 1) from a name (FNV-1a), the same on every start of the same job.
+ * A fixed phase in [0, 1) from a name (FNV-1a, then murmur3's finalizer), the same on every start of
+ * the same job. The finalizer spreads names that differ only in their last characters (u1, u2, …)
+ * over the whole period: plain FNV-1a left such names within a few percent of one another, so the
+ * jobs of ten units on one line sent their polls at once, in a burst the line served one by one.
  * @param {string} name
  * @returns {number}
  */
@@ -269,7 +272,12 @@ function phaseOf (name) {
     h ^= name.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return h / 0x100000000;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  h ^= h >>> 16;
+  return (h >>> 0) / 0x100000000;
 }
 
 module.exports = { Job, phaseOf };
