@@ -23,6 +23,7 @@ const { options, Row, interleave, run } = require('./lib/question');
 const { startServer, runJson } = require('./lib/procs');
 const { cPath, cSkipReason, runCClient } = require('./lib/c-peers');
 const { decode } = require('./lib/hist');
+const { placements: allPlacements, pinned } = require('./lib/placement');
 
 const CHILD = path.join(__dirname, 'lib', 'pipeline-child.js');
 const SIM = path.join(__dirname, 'lib', 'sim-process.js');
@@ -51,17 +52,6 @@ function procCpuNs (pid) {
   }
 }
 
-/** @returns {boolean} whether `taskset -c <cpu>` works here */
-function canPin (cpu) {
-  const r = spawnSync('taskset', ['-c', cpu, 'true'], { stdio: 'ignore' });
-  return r.status === 0;
-}
-
-/** @returns {[string, string[]]} cmd and args, pinned to `cpu` when given */
-function pinned (cpu, cmd, args) {
-  return cpu === undefined ? [cmd, args] : ['taskset', ['-c', cpu, cmd, ...args]];
-}
-
 /** @param {number[]} xs @returns {number} the median */
 function median (xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -79,16 +69,8 @@ run(async () => {
   const cmdlines = new Set();
   const notes = [];
 
-  const placements = [];
-  if (canPin('0') && canPin('1')) {
-    placements.push({ id: 'one', label: 'one core', server: '0', client: '0' }, { id: 'two', label: 'two cores', server: '0', client: '1' });
-  } else if (canPin('0')) {
-    placements.push({ id: 'one', label: 'one core', server: '0', client: '0' });
-    notes.push('Only CPU 0 can be pinned here: the two-core placement is not measured.');
-  } else {
-    placements.push({ id: 'free', label: 'unpinned', server: undefined, client: undefined });
-    notes.push('taskset is unavailable: client and server run unpinned, so each run lands on one core or two as the scheduler decides.');
-  }
+  const { placements, notes: placementNotes } = allPlacements();
+  notes.push(...placementNotes);
   const serverCore = placements[0].server;
 
   const servers = [];

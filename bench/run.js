@@ -11,6 +11,10 @@
  *   npm run bench -- --only 1,floor    only questions matching a number or a name part
  *   npm run bench -- --out <dir>       where to write the results
  *   npm run bench -- --render <file>   rewrite the .md and plots of a saved results .json (targets re-judged)
+ *   npm run bench -- --write-alloc-baseline   also write this run's allocation per request of the nines
+ *                                      rows (question 1, one core) to bench/alloc-baseline.json
+ * Every run, the quick one included, fails (exit code 1) when a nines row allocates more than 1.2× its
+ * committed baseline per request (issue 11's regression guard, lib/targets.js).
  * The peers (bench/package.json) are installed on first run with `npm install --prefix bench`.
  */
 
@@ -21,21 +25,23 @@ const path = require('node:path');
 const { build } = require('./c/build');
 const { machine, loadAverage, versions } = require('./lib/machine');
 const { toMarkdown, writePlots, headlineMarkdown } = require('./lib/report');
-const { evaluateTargets } = require('./lib/targets');
+const { evaluateTargets, ALLOC_BASELINE } = require('./lib/targets');
+const { findRow } = require('./lib/report');
 const { printQuestion } = require('./lib/console');
 
 const BENCH = __dirname;
 
 /** @returns {{quick: boolean, only: string[], out: string|null, install: boolean}} */
 function parseArgs (argv) {
-  const a = { quick: false, only: [], out: null, install: true };
+  const a = { quick: false, only: [], out: null, install: true, writeBaseline: false };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--quick') a.quick = true;
     else if (argv[i] === '--only') a.only.push(...String(argv[++i] || '').split(',').filter(Boolean));
     else if (argv[i] === '--out') a.out = argv[++i];
     else if (argv[i] === '--no-install') a.install = false;
     else if (argv[i] === '--render') a.render = argv[++i];
-    else throw new Error(`unknown argument ${argv[i]} (--quick, --only <n|name>, --out <dir>, --no-install, --render <results.json>)`);
+    else if (argv[i] === '--write-alloc-baseline') a.writeBaseline = true;
+    else throw new Error(`unknown argument ${argv[i]} (--quick, --only <n|name>, --out <dir>, --no-install, --render <results.json>, --write-alloc-baseline)`);
   }
   return a;
 }
@@ -101,6 +107,25 @@ function writeRun (run, dir) {
   return { stem, plots };
 }
 
+/** The nines rows whose allocation per request the guard holds (question 1, one core) */
+const GUARDED = ['nines-main-one', 'nines-probe-one', 'nines-worker-one'];
+
+/**
+ * Writes the run's allocation per request of the guarded rows as the new baseline.
+ * @param {object} run
+ */
+function writeAllocBaseline (run) {
+  const rows = {};
+  for (const id of GUARDED) {
+    const r = findRow(run.results, 'modbus-round-trip', id);
+    if (r && r.agg.allocPerReq) rows[id] = Math.round(r.agg.allocPerReq.median);
+  }
+  if (Object.keys(rows).length === 0) throw new Error('--write-alloc-baseline: question 1 measured no allocation (run it with --only 1)');
+  const base = { node: process.version, date: run.date, host: run.machine.host, mode: run.mode, rows };
+  fs.writeFileSync(ALLOC_BASELINE, JSON.stringify(base, null, 2) + '\n');
+  console.log(`wrote ${path.relative(process.cwd(), ALLOC_BASELINE)}: ${JSON.stringify(rows)}`);
+}
+
 /**
  * Replaces the headline block of bench/README.md (between the headline markers) with this run's.
  * @param {object} run a full run of every question
@@ -164,9 +189,15 @@ async function main () {
     if (t.limits) console.log(`      limits: ${t.limits}`);
   }
   console.log(`\nwrote ${path.join(dir, stem)}.md, .json and ${Object.keys(plots).length} plot(s) in ${Math.round(run.elapsedMs / 1000)} s`);
+  if (args.writeBaseline) writeAllocBaseline(run);
   const failed = results.filter((r) => r.error);
   if (failed.length) {
     console.error(`${failed.length} question(s) failed: ${failed.map((r) => r.file || r.name).join(', ')}`);
+    process.exitCode = 1;
+  }
+  const grown = args.writeBaseline ? [] : run.targets.filter((t) => t.guard && t.met === false);
+  if (grown.length) {
+    console.error(`allocation per request grew past the committed baseline: ${grown.map((t) => `${t.text}: ${t.measured}`).join('; ')}`);
     process.exitCode = 1;
   }
 }

@@ -17,9 +17,15 @@ const now = process.hrtime.bigint;
  * @returns {Promise<{hist: object, count: number, errors: number, elapsedNs: number, reqPerSec: number, firstError?: string}>}
  */
 async function closedLoop (fn, { count, durationMs, warmup = 0 }) {
-  for (let i = 0; i < warmup; i++) {
-    try { await fn(); } catch { /* warm-up failures show up in the measured loop */ }
-  }
+  // The warm-up runs the very loop that is measured (into a histogram thrown away): code first run
+  // in the measured loop would be compiled there, and on one core a background compile stalls the
+  // loop for milliseconds (issue 11)
+  if (warmup > 0) await loop(fn, warmup, Math.max(durationMs, 60000));
+  return loop(fn, count, durationMs);
+}
+
+/** The closed loop itself: count requests or durationMs, whichever ends first. */
+async function loop (fn, count, durationMs) {
   const hist = createHist();
   let errors = 0;
   let firstError;

@@ -2,7 +2,7 @@
 
 /** Prints each question's tables to the terminal as it finishes (the same tables as the results file). */
 
-const { latencyTable, customTable, findRow } = require('./report');
+const { latencyTable, customTable, sectionRefs } = require('./report');
 
 /**
  * @param {object} q a question's result
@@ -11,12 +11,9 @@ const { latencyTable, customTable, findRow } = require('./report');
 function printQuestion (q, results) {
   if (q.error) { console.log(`\nQ${q.question} ${q.name}: FAILED — ${q.error}`); return; }
   console.log(`\nQ${q.question}. ${q.title}`);
-  const floor = findRow(results, 'floor', 'floor');
-  const cClient = findRow(results, 'modbus-round-trip', 'c-libmodbus');
-  const refs = { floor: floor && floor.agg, cClient: cClient && cClient.agg };
   for (const s of q.sections) {
     console.log(`  ${s.title}`);
-    const lines = s.kind === 'latency' ? latencyTable(s, refs) : customTable(s);
+    const lines = s.kind === 'latency' ? latencyTable(s, sectionRefs(results, s)) : customTable(s);
     for (const l of lines) if (!/^\| ---/.test(l)) console.log('  ' + l);
   }
 }

@@ -29,6 +29,21 @@ function findRow (results, name, id) {
   return null;
 }
 
+/**
+ * The reference rows a latency section's ratios are taken against: the ones it names (`refs`: row
+ * ids of the floor, question 2, and of the C libmodbus client, question 1, in the same CPU placement),
+ * else the unpinned floor and no C client (a ratio across placements would mislead).
+ * @param {object[]} results
+ * @param {object} section
+ * @returns {{floor: object|null, cClient: object|null}} aggregates
+ */
+function sectionRefs (results, section) {
+  const named = section.refs || {};
+  const floor = findRow(results, 'floor', named.floor || 'floor');
+  const cClient = named.cClient ? findRow(results, 'modbus-round-trip', named.cClient) : null;
+  return { floor: floor && floor.agg, cClient: cClient && cClient.agg };
+}
+
 /** @param {string[]} cells @returns {string} a Markdown table line */
 const line = (cells) => `| ${cells.join(' | ')} |`;
 
@@ -143,21 +158,26 @@ function toMarkdown (run, plots) {
     out.push(line([t.text, t.measured || '–', t.limit || '–', res, t.limits || '']));
   }
   out.push('');
-  const floor = findRow(run.results, 'floor', 'floor');
-  const cClient = findRow(run.results, 'modbus-round-trip', 'c-libmodbus');
-  const refs = { floor: floor && floor.agg, cClient: cClient && cClient.agg };
   for (const q of run.results) {
     out.push(`## Q${q.question}. ${q.title}`, '');
     if (q.error) { out.push(`Failed: ${q.error}`, ''); continue; }
     for (const s of q.sections) {
       out.push(`### ${s.title}`, '');
-      if (s.kind === 'latency') out.push(...latencyTable(s, refs));
+      if (s.kind === 'latency') out.push(...latencyTable(s, sectionRefs(run.results, s)));
       else out.push(...customTable(s));
       out.push('');
       if (s.brainboxes) out.push('Brainboxes format:', '', ...brainboxesTable(s), '');
     }
     for (const n of q.notes || []) out.push(`- ${n}`);
-    for (const s of q.sections) for (const r of s.rows) if (r.note) out.push(`- ${r.label}: ${r.note}`);
+    // a row's note once, however many placements repeat the row
+    const noted = new Set();
+    for (const s of q.sections) {
+      for (const r of s.rows) {
+        if (!r.note || noted.has(`${r.label}\0${r.note}`)) continue;
+        noted.add(`${r.label}\0${r.note}`);
+        out.push(`- ${r.label}: ${r.note}`);
+      }
+    }
     if (plots[q.name]) out.push('', `![Q${q.question} percentiles](${plots[q.name]})`);
     out.push('');
   }
@@ -175,20 +195,20 @@ function toMarkdown (run, plots) {
  */
 function headlineMarkdown (run, resultsFile) {
   const m = run.machine;
-  const floor = findRow(run.results, 'floor', 'floor');
-  const cClient = findRow(run.results, 'modbus-round-trip', 'c-libmodbus');
-  const refs = { floor: floor && floor.agg, cClient: cClient && cClient.agg };
   const q1 = run.results.find((r) => r.name === 'modbus-round-trip');
   const out = [`Measured ${run.date} on ${m.host}: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB, ${m.kernel}; Node ${run.versions.node}; ` +
     `load average ${run.loadBefore.join(' / ')} before, ${run.loadAfter.join(' / ')} after (a shared machine). Full results: [results/${resultsFile}](results/${resultsFile}).`, ''];
-  if (q1 && q1.sections) {
-    const rows = [...q1.sections[0].rows];
+  // Q1's client tables, one per CPU placement, each with the floor of the same placement
+  for (const s of q1 && q1.sections ? q1.sections.filter((x) => x.kind === 'latency' && x.placement && /^Clients/.test(x.title)) : []) {
+    const refs = sectionRefs(run.results, s);
+    const floor = findRow(run.results, 'floor', (s.refs && s.refs.floor) || 'floor');
+    const rows = [...s.rows];
     if (floor) rows.push(floor.row);
-    out.push(`Modbus TCP FC3 ×10, one connection, closed loop, against the ${q1.server}:`, '', ...latencyTable({ rows }, refs), '');
+    out.push(`Modbus TCP FC3 ×10, one connection, closed loop, ${s.title.replace(/^Clients, /, '')}:`, '', ...latencyTable({ rows }, refs), '');
   }
   out.push(line(['target', 'measured', 'result']), line(['---', '---', '---']));
   for (const t of run.targets) out.push(line([t.text, t.measured || '–', t.met === null ? 'not measured' : t.met ? 'met' : `not met (${t.by})`]));
   return out.join('\n');
 }
 
-module.exports = { findRow, toMarkdown, writePlots, latencyTable, customTable, headlineMarkdown };
+module.exports = { findRow, sectionRefs, toMarkdown, writePlots, latencyTable, customTable, headlineMarkdown };

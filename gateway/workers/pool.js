@@ -48,8 +48,12 @@ class WorkerPool extends EventEmitter {
    * @param {string} [opts.gateway='nines'] the `gateway` field of the summaries
    * @param {boolean} [opts.hlog=false] summaries carry encoded intervals for .hlog files
    * @param {boolean} [opts.allHistograms=false] summaries carry service and lag encoded too
+   * @param {import('node:worker_threads').ResourceLimits} [opts.resourceLimits] heap limits of each worker
+   *   thread (node:worker_threads), e.g. maxYoungGenerationSizeMb
+   * @param {string[]} [opts.execArgv] Node options of each worker thread (default: the process's); the
+   *   benches profile a worker's collections with `--require` here
    */
-  constructor ({ mode = 'worker', workers = 'auto', gateway = 'nines', hlog = false, allHistograms = false } = {}) {
+  constructor ({ mode = 'worker', workers = 'auto', gateway = 'nines', hlog = false, allHistograms = false, resourceLimits, execArgv } = {}) {
     super();
     this.setMaxListeners(0); // every poll node of a flow listens
     if (mode !== 'worker' && mode !== 'inline') throw new NinesError('NINES_ERR_INVALID_ARG', `mode must be worker or inline; got ${JSON.stringify(mode)}`, { field: 'mode', value: mode });
@@ -62,6 +66,8 @@ class WorkerPool extends EventEmitter {
     this.gateway = gateway;
     this.hlog = hlog;
     this.allHistograms = allHistograms;
+    this.resourceLimits = resourceLimits;
+    this.execArgv = execArgv;
     /** @type {Array<{index: number, host: object|null, worker: Worker|null, devices: Map, jobs: Map, backoff: Backoff, upSince: number}>} */
     this.slots = Array.from({ length: this.workerCount }, (_, index) => ({
       index, host: null, worker: null, devices: new Map(), jobs: new Map(), backoff: new Backoff({ initialMs: 500, maxMs: 30000 }), upSince: 0, restartTimer: null
@@ -262,7 +268,11 @@ class WorkerPool extends EventEmitter {
 
   spawn (slot) {
     slot.restartTimer = null;
-    const worker = new Worker(path.join(__dirname, 'job-worker.js'), { workerData: { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms } });
+    const worker = new Worker(path.join(__dirname, 'job-worker.js'), {
+      workerData: { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms },
+      ...(this.resourceLimits === undefined ? {} : { resourceLimits: this.resourceLimits }),
+      ...(this.execArgv === undefined ? {} : { execArgv: this.execArgv })
+    });
     slot.worker = worker;
     slot.upSince = Date.now();
     worker.on('message', (m) => this.onMessage(slot, m));
