@@ -52,8 +52,8 @@ run(async () => {
   // pass keeps the nines rows warm and long enough for a steady allocation figure (its guard)
   const size = (kind) => {
     const nines = NINES.some((n) => n.kind === kind);
-    if (o.quick) return nines ? { count: 20000, warmup: 20000, durationMs: 5000 } : { count: 2000, warmup: 200, durationMs: 300 };
-    return { count: 50000, warmup: 20000, durationMs: 6000 };
+    if (o.quick) return nines ? { count: 20000, warmup: 20000, durationMs: 5000, allocCount: 20000 } : { count: 2000, warmup: 200, durationMs: 300, allocCount: 0 };
+    return { count: 50000, warmup: 20000, durationMs: 6000, allocCount: 20000 };
   };
   const cmdlines = new Set();
   const { placements, notes } = allPlacements();
@@ -195,7 +195,7 @@ run(async () => {
     });
   }
   notes.push(`Rounds: ${rounds}; each run ${size('nines').count.toLocaleString('en-US')} requests after ${size('nines').warmup.toLocaleString('en-US')} warm-up (at most ${size('nines').durationMs / 1000} s), every client in its own process, pinned.`,
-    'CPU/req: the client process\'s CPU time (user + system) over its measured loop per request. allocated/req, scavenges, mark-compacts and GC pauses: V8\'s GC profiler over the measured loop, on the thread that runs it (the worker thread for the worker job).',
+    'CPU/req: the client process\'s CPU time (user + system) over its measured loop per request. Scavenges, mark-compacts and GC pauses: the collections perf_hooks reports over the measured loop, on the thread that runs it (the worker thread for the worker job). allocated/req: V8\'s GC profiler over a pass of 20,000 more requests after the measured loop (it lengthens every pause, so it stays out of the measured loop).',
     'p50 … max of a row are medians over rounds of each run\'s percentiles; the ratio table divides each nines run by the C client run of the same round and placement.');
   return {
     question: 1,

@@ -6,7 +6,7 @@
  * connection, one request at a time, `warmup` requests first, then `count` requests (or `durationMs`,
  * whichever ends first).
  *
- *   node closed-loop-child.js '<json>'   {kind, port, count, durationMs, warmup, resourceLimits?}
+ *   node closed-loop-child.js '<json>'   {kind, port, count, durationMs, warmup, allocCount?, resourceLimits?}
  *
  * kind:
  * - `nines`, `modbus-serial`, `jsmodbus`: the client on this thread, each request timed around its
@@ -19,15 +19,17 @@
  *   are profiled from inside it (gc-profile.js, loaded with --require).
  *
  * Every kind also reports what the measured loop cost besides the wire: CPU per request (the whole
- * process, user + system) and the garbage collector's share (gc-profile.js: bytes allocated per
- * request, collections, pause p99 and max, of the thread that runs the loop).
+ * process, user + system) and the garbage collector's share (gc-profile.js, on the thread that runs
+ * the loop): its collections and their pauses over the measured run, and, from a pass of
+ * `allocCount` more requests after it (V8's GC profiler lengthens every pause, so it stays out of
+ * the measured run), the bytes allocated per request.
  * The last stdout line is the JSON result, its HDR histogram encoded.
  */
 
 const path = require('node:path');
-const { closedLoop } = require('./closed-loop');
+const { closedLoopOf } = require('./closed-loop');
 const { encode, decode } = require('./hist');
-const { startGcProfile, askWorkers, perRequest } = require('./gc-profile');
+const { startGcWatch, startAllocProfile, askWorkers, perRequest } = require('./gc-profile');
 
 const ROOT = path.join(__dirname, '..', '..');
 const OP = { fc: 3, address: 0, quantity: 10 };
@@ -44,12 +46,16 @@ async function onThread (o) {
   const open = { nines: clients.ninesClient, 'modbus-serial': clients.modbusSerialClient, jsmodbus: clients.jsmodbusClient }[o.kind];
   const c = await open(o.port);
   try {
-    await closedLoop(c.read, { count: o.warmup, durationMs: 60000 });
+    // the warm-up runs the measured loop itself, as closedLoop() does
+    const loop = closedLoopOf(c.read);
+    for (let i = 0; i < 3; i++) await loop.run(Math.ceil(o.warmup / 3), 60000);
     const cpu0 = process.cpuUsage();
-    const stop = startGcProfile();
-    const r = await closedLoop(c.read, { count: o.count, durationMs: o.durationMs });
-    const gc = stop && stop();
-    return { ...r, hist: encode(r.hist), cpuNsPerReq: Math.round(cpuNs(cpu0) / Math.max(1, r.count)), version: c.version, gc, ...perRequest(gc, r.count) };
+    const watch = startGcWatch();
+    const r = await loop.run(o.count, o.durationMs);
+    const gc = watch();
+    const cpu = cpuNs(cpu0);
+    const { alloc, n } = await allocPass(o, async (count) => (await loop.run(count, 60000)).count);
+    return { ...r, hist: encode(r.hist), cpuNsPerReq: Math.round(cpu / Math.max(1, r.count)), version: c.version, gc, alloc, ...perRequest(gc, r.count, alloc, n) };
   } finally {
     await c.close();
   }
@@ -63,20 +69,23 @@ async function probe (o) {
   // the JIT warms on a run of its own: a probe's warm-up requests share the measured run's connection
   await runProbe({ ...opts, count: Math.max(1, o.warmup) }).promise;
   const cpu0 = process.cpuUsage();
-  const stop = startGcProfile();
+  const watch = startGcWatch();
   const { runs } = await runProbe({ ...opts, count: o.count }).promise;
-  const gc = stop && stop();
+  const gc = watch();
+  const cpu = cpuNs(cpu0);
   const r = runs[0];
   const count = r.ok + r.errors + r.timeouts;
+  const { alloc, n } = await allocPass(o, async (k) => { const x = (await runProbe({ ...opts, count: k }).promise).runs[0]; return x.ok + x.errors + x.timeouts; });
   return {
     hist: r.hist,
     count,
     errors: r.errors + r.timeouts,
     elapsedNs: Math.round(r.elapsedMs * 1e6),
     reqPerSec: r.ratePerSec,
-    cpuNsPerReq: Math.round(cpuNs(cpu0) / Math.max(1, count)),
+    cpuNsPerReq: Math.round(cpu / Math.max(1, count)),
     gc,
-    ...perRequest(gc, count)
+    alloc,
+    ...perRequest(gc, count, alloc, n)
   };
 }
 
@@ -110,12 +119,19 @@ async function worker (o) {
   });
   try {
     await job('warm-up', Math.max(1, o.warmup));
-    await askWorkers('start');
+    await askWorkers('start', 'watch');
     const cpu0 = process.cpuUsage();
     const s = await job('bench', o.count);
     const cpu = cpuNs(cpu0);
-    const [gc] = await askWorkers('stop');
+    const [gc] = await askWorkers('stop', 'watch');
     if (!s || !s.count) throw new Error(`the worker job recorded nothing${errors.length ? ': ' + errors[0].message : ''}`);
+    let alloc = null;
+    const n = o.allocCount || 0;
+    if (n > 0) {
+      await askWorkers('start', 'alloc');
+      await job('allocation', n);
+      [alloc] = await askWorkers('stop', 'alloc');
+    }
     const hist = decode(s.hist);
     const failed = (s.errors || 0) + (s.timeouts || 0);
     return {
@@ -126,11 +142,26 @@ async function worker (o) {
       reqPerSec: s.count / ((s.end - s.start) / 1000),
       cpuNsPerReq: Math.round(cpu / s.count),
       gc,
-      ...perRequest(gc, s.count)
+      alloc,
+      ...perRequest(gc, s.count, alloc, n)
     };
   } finally {
     await pool.stop(5000);
   }
+}
+
+/**
+ * The allocation pass: `allocCount` more requests with V8's GC profiler on (none when 0).
+ * @param {{allocCount?: number}} o
+ * @param {(count: number) => Promise<number>} runN runs that many requests, resolves with how many ran
+ * @returns {Promise<{alloc: object|null, n: number}>}
+ */
+async function allocPass (o, runN) {
+  if (!o.allocCount) return { alloc: null, n: 0 };
+  const stop = startAllocProfile();
+  if (stop === null) return { alloc: null, n: 0 };
+  const n = await runN(o.allocCount);
+  return { alloc: stop(), n };
 }
 
 async function main () {

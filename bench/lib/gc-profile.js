@@ -1,41 +1,83 @@
 'use strict';
 
 /**
- * What a measured loop costs the garbage collector: the bytes it allocated and the pauses it caused,
- * from V8's own GC profiler (`v8.GCProfiler`, Node ≥ 18.15), which reports every collection of this
- * thread's heap with the used heap size before and after it and its cost (the pause, µs).
- *
- * Allocated bytes = what the used heap grew by between collections, summed: (used before GC i −
- * used after GC i−1) over the collections, plus the growth after the last one. Exact for a heap
- * that only grows between collections, which a JavaScript heap does (sampling-profiler totals
- * agreed within 0.1 % on the nines closed loop).
+ * What a measured loop costs the garbage collector, two ways:
+ * - the pauses (`startGcWatch`): every collection of this thread's heap as perf_hooks reports it
+ *   ('gc' entries: kind and duration), cheap enough to run while latency is measured;
+ * - the bytes allocated (`startAllocProfile`): V8's own GC profiler (`v8.GCProfiler`, Node ≥
+ *   18.15), which reports the used heap size before and after each collection. Allocated bytes =
+ *   what the used heap grew by between collections, summed: (used before GC i − used after
+ *   GC i−1), plus the growth after the last one; exact for a heap that only grows between
+ *   collections, which a JavaScript heap does (V8's sampling heap profiler, counting collected
+ *   objects too, agreed within 0.1 % on the nines closed loop). The profiler gathers heap
+ *   statistics at every collection, which lengthens each pause by tens of µs: the benches run it
+ *   on a pass of its own, not while latency is measured.
  *
  * `--require` this file in a worker thread (WorkerPool's `execArgv`) to profile that thread: it then
  * answers on a BroadcastChannel (`nines-bench-gc`), so a bench's main thread can start and stop the
- * worker's profile around its measured interval without a message type in the gateway's protocol.
+ * worker's profiles around its measured intervals without a message type in the gateway's protocol.
  */
 
 const v8 = require('node:v8');
+const { PerformanceObserver, constants } = require('node:perf_hooks');
 const { isMainThread, BroadcastChannel, threadId } = require('node:worker_threads');
 
 const CHANNEL = 'nines-bench-gc';
 
 /**
  * @typedef {object} GcProfile
- * @property {number} allocatedBytes bytes allocated on the JavaScript heap over the profile
+ * @property {number} [allocatedBytes] bytes allocated on the JavaScript heap (allocation profile)
  * @property {number} gcs collections
- * @property {number} scavenges young-generation collections (Scavenge, MinorMarkCompact)
- * @property {number} markCompacts full collections (MarkSweepCompact), incremental marking steps aside
+ * @property {number} scavenges young-generation collections
+ * @property {number} markCompacts full (major) collections
  * @property {number} pauseP99Us 99th percentile of the pauses (nearest rank), µs
  * @property {number} pauseMaxUs the longest pause, µs
  * @property {number} pauseTotalUs all pauses together, µs
  */
 
 /**
- * Starts profiling this thread's collections.
+ * Starts watching this thread's collections (perf_hooks 'gc' entries).
+ * @returns {() => GcProfile} stop
+ */
+function startGcWatch () {
+  const seen = [];
+  const take = (list) => { for (const e of list.getEntries()) seen.push(e); };
+  const obs = new PerformanceObserver(take);
+  obs.observe({ entryTypes: ['gc'] });
+  return () => {
+    // entries are delivered later: take what is still queued
+    for (const e of obs.takeRecords()) seen.push(e);
+    obs.disconnect();
+    const pauses = seen.map((e) => e.duration * 1000);
+    const kind = (e) => (e.detail ? e.detail.kind : e.kind);
+    return {
+      ...pauseFigures(pauses),
+      scavenges: seen.filter((e) => kind(e) === constants.NODE_PERFORMANCE_GC_MINOR).length,
+      markCompacts: seen.filter((e) => kind(e) === constants.NODE_PERFORMANCE_GC_MAJOR).length
+    };
+  };
+}
+
+/**
+ * @param {number[]} pauses µs
+ * @returns {{gcs: number, pauseP99Us: number, pauseMaxUs: number, pauseTotalUs: number}}
+ */
+function pauseFigures (pauses) {
+  const sorted = [...pauses].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil(0.99 * sorted.length));
+  return {
+    gcs: sorted.length,
+    pauseP99Us: sorted.length ? Math.round(sorted[rank - 1]) : 0,
+    pauseMaxUs: sorted.length ? Math.round(sorted[sorted.length - 1]) : 0,
+    pauseTotalUs: Math.round(sorted.reduce((a, b) => a + b, 0))
+  };
+}
+
+/**
+ * Starts counting the bytes this thread allocates (V8's GC profiler, see the file header).
  * @returns {(() => GcProfile)|null} stop, which returns the profile; null where V8's profiler is missing
  */
-function startGcProfile () {
+function startAllocProfile () {
   if (typeof v8.GCProfiler !== 'function') return null;
   const profiler = new v8.GCProfiler();
   const used0 = v8.getHeapStatistics().used_heap_size;
@@ -67,44 +109,34 @@ function summarize (stats, used0, used1) {
     else if (s.gcType === 'MarkSweepCompact') markCompacts++;
   }
   allocated += used1 - prev;
-  pauses.sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil(0.99 * pauses.length));
-  return {
-    allocatedBytes: Math.max(0, allocated),
-    gcs: pauses.length,
-    scavenges,
-    markCompacts,
-    pauseP99Us: pauses.length ? Math.round(pauses[rank - 1]) : 0,
-    pauseMaxUs: pauses.length ? Math.round(pauses[pauses.length - 1]) : 0,
-    pauseTotalUs: Math.round(pauses.reduce((a, b) => a + b, 0))
-  };
+  return { allocatedBytes: Math.max(0, allocated), scavenges, markCompacts, ...pauseFigures(pauses) };
 }
 
 /**
- * The per-request figures of a profile over `requests` requests, as a row's run fields.
- * @param {GcProfile|null} p
- * @param {number} requests
- * @returns {object} allocPerReq (bytes), gcs, scavenges, markCompacts, gcPauseP99Ns, gcPauseMaxNs; {} without a profile
+ * The per-request figures of a run, as a row's run fields.
+ * @param {GcProfile|null} watch the pauses over the measured run
+ * @param {number} requests of the measured run
+ * @param {GcProfile|null} [alloc] an allocation profile
+ * @param {number} [allocRequests] requests of the allocation pass
+ * @returns {object} gcs, scavenges, markCompacts, gcPauseP99Ns, gcPauseMaxNs, allocPerReq (bytes): those measured
  */
-function perRequest (p, requests) {
-  if (!p || !requests) return {};
-  return {
-    allocPerReq: Math.round(p.allocatedBytes / requests),
-    gcs: p.gcs,
-    scavenges: p.scavenges,
-    markCompacts: p.markCompacts,
-    gcPauseP99Ns: p.pauseP99Us * 1000,
-    gcPauseMaxNs: p.pauseMaxUs * 1000
-  };
+function perRequest (watch, requests, alloc, allocRequests) {
+  const out = {};
+  if (watch && requests) {
+    Object.assign(out, { gcs: watch.gcs, scavenges: watch.scavenges, markCompacts: watch.markCompacts, gcPauseP99Ns: watch.pauseP99Us * 1000, gcPauseMaxNs: watch.pauseMaxUs * 1000 });
+  }
+  if (alloc && allocRequests) out.allocPerReq = Math.round(alloc.allocatedBytes / allocRequests);
+  return out;
 }
 
 /**
  * Asks the profiled worker threads of this process (see the file header) to start or stop.
  * @param {'start'|'stop'} what
+ * @param {'watch'|'alloc'} profile which profile
  * @param {number} [timeoutMs=5000]
  * @returns {Promise<GcProfile[]>} stop: one profile per profiled thread that answered; start: []
  */
-function askWorkers (what, timeoutMs = 5000) {
+function askWorkers (what, profile, timeoutMs = 5000) {
   const ch = new BroadcastChannel(CHANNEL);
   return new Promise((resolve) => {
     const got = [];
@@ -117,7 +149,7 @@ function askWorkers (what, timeoutMs = 5000) {
         if (what === 'stop') { clearTimeout(timer); setTimeout(finish, 50); }
       }
     };
-    ch.postMessage({ type: what });
+    ch.postMessage({ type: what, profile });
   });
 }
 
@@ -125,16 +157,16 @@ function askWorkers (what, timeoutMs = 5000) {
 if (!isMainThread) {
   const ch = new BroadcastChannel(CHANNEL);
   ch.unref();
-  let stop = null;
+  const running = {};
   ch.onmessage = (e) => {
     const m = e.data || {};
-    if (m.type === 'start') stop = startGcProfile();
-    else if (m.type === 'stop' && stop !== null) {
-      const profile = stop();
-      stop = null;
+    if (m.type === 'start') running[m.profile] = m.profile === 'alloc' ? startAllocProfile() : startGcWatch();
+    else if (m.type === 'stop' && running[m.profile]) {
+      const profile = running[m.profile]();
+      running[m.profile] = null;
       ch.postMessage({ type: 'profile', threadId, profile });
     }
   };
 }
 
-module.exports = { startGcProfile, perRequest, askWorkers, summarize, CHANNEL };
+module.exports = { startGcWatch, startAllocProfile, perRequest, askWorkers, summarize, CHANNEL };
