@@ -128,6 +128,19 @@ describe('modbus client (RTU over TCP): the RTU line discipline over a socket', 
     assert.deepEqual((await client.request('3:5:2')).data, [5, 6]);
   });
 
+  it('submit(): the lent reply shows the RTU frame and its data bytes without the CRC, as request() does', async () => {
+    const { client } = await setup(normal);
+    const got = await new Promise((resolve, reject) => client.submit('3:5:2', undefined, {
+      onReply: (r) => resolve({ data: r.data, buffer: Buffer.from(r.buffer), raw: Buffer.from(r.raw) }),
+      onError: reject
+    }));
+    const viaPromise = await client.request('3:5:2');
+    assert.deepEqual(got.data, [5, 6]);
+    assert.deepEqual(got.buffer, Buffer.from([0, 5, 0, 6]));
+    assert.deepEqual(got.buffer, viaPromise.buffer);
+    assert.deepEqual(got.raw, viaPromise.raw);
+  });
+
   it('drops a frame from another unit in the same TCP segment and still takes its own reply', async () => {
     const { client } = await setup((req, r) => {
       // a serial server packs what its line carried into one segment

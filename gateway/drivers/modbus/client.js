@@ -25,10 +25,11 @@
  */
 
 const { NinesError } = require('../../base/errors');
+const C = require('../../base/constants');
 const { parseTarget } = require('../target');
 const { Connection, NS_PER_MS } = require('../connection');
 const { toOp, kValid } = require('./op');
-const { decodeInto } = require('./pdu');
+const { decodeInto, checkResponse, decodeData } = require('./pdu');
 const { Pending, Reply } = require('./reply');
 const { normalizeOptions, checkTimeoutMs } = require('./client-options');
 const { TcpTransport } = require('./tcp-transport');
@@ -83,6 +84,16 @@ class ModbusClient extends Connection {
     /** @type {PipelineGuard|null} weighs whether the device really serves pipelined requests (maxInflight > 1) */
     this._guard = o.maxInflight > 1 ? new PipelineGuard() : null;
     this._transport = new Transport(t, o, this, this._stats);
+    /** @type {Pending|null} a settled request kept for the next submit() (one request in flight, TCP) */
+    this._spare = null;
+    // submit()'s reply and the bytes it shows (raw, buffer): one per client, reused (issue 11)
+    this._leaseBytes = Buffer.alloc(C.MODBUS_TCP_MAX_ADU);
+    this._leaseRaw = this._leaseBytes.subarray(0, 0);
+    this._leaseData = this._leaseBytes.subarray(0, 0);
+    /** bytes after the PDU in a frame: the CRC of RTU framing */
+    this._trailer = this._rtu ? 2 : 0;
+    this._leaseDataAt = 0;
+    this._lease = new Reply({ op: { fc: 0, address: 0 }, unitId: 0, sentNs: 0n }, this._leaseRaw, 0n);
   }
 
   /**
@@ -99,25 +110,77 @@ class ModbusClient extends Connection {
       try { o = toOp(op); } catch (err) { this._stats.invalid++; return Promise.reject(err); }
     }
     let timeoutMs = this._timeoutMs;
-    let timeoutNs = this._timeoutNs;
     if (opts !== undefined && opts !== null && opts.timeoutMs !== undefined) {
       try { timeoutMs = checkTimeoutMs(opts.timeoutMs); } catch (err) { this._stats.invalid++; return Promise.reject(err); }
-      timeoutNs = BigInt(timeoutMs) * NS_PER_MS;
     }
     const unitId = o.unitId === undefined ? this._unitId : o.unitId;
-    if (unitId === 0 && this._rtu && o.fc <= 4) {
-      this._stats.invalid++;
-      return Promise.reject(new NinesError('NINES_ERR_INVALID_OP', `op.unitId 0 is broadcast on RTU and takes writes only; got FC${o.fc} (a read)`,
-        { field: 'unitId', value: 0, rule: 'broadcast (unit 0) is for writes on RTU' }));
-    }
+    const invalid = this._checkUnit(o, unitId);
+    if (invalid !== null) return Promise.reject(invalid);
     let resolve, reject;
     const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
-    const p = new Pending(o, unitId, timeoutMs, resolve, reject);
+    this._admit(new Pending(o, unitId, timeoutMs, resolve, reject));
+    return promise;
+  }
+
+  /**
+   * request() without a promise, for the loops that send one request after another (the scheduler,
+   * a device's connections; issue 11): the outcome comes to `handler`, later, never from within
+   * submit(): handler.onReply(reply) or handler.onError(err), with the errors request() rejects with.
+   *
+   * The reply is this client's own, reused for every submitted request: its fields, `raw` and
+   * `buffer` (views of one buffer of the client's) hold until onReply returns, so a handler that
+   * keeps anything copies it. `data` is a fresh value (an array for reads), its own to keep, unless
+   * handler.wantsData is false, when it is not decoded at all (undefined; the reply is checked all
+   * the same). A request on its way pays for no promise, no closure and no reply object.
+   * @param {object|string} op as request()
+   * @param {number|undefined} timeoutMs per-request timeout; undefined: the client's
+   * @param {import('./reply').Handler} handler
+   */
+  submit (op, timeoutMs, handler) {
+    let o = op;
+    if (o === null || typeof o !== 'object' || o[kValid] !== true) {
+      try { o = toOp(op); } catch (err) { this._stats.invalid++; queueMicrotask(() => handler.onError(err)); return; }
+    }
+    let ms = this._timeoutMs;
+    if (timeoutMs !== undefined) {
+      try { ms = checkTimeoutMs(timeoutMs); } catch (err) { this._stats.invalid++; queueMicrotask(() => handler.onError(err)); return; }
+    }
+    const unitId = o.unitId === undefined ? this._unitId : o.unitId;
+    const invalid = this._checkUnit(o, unitId);
+    if (invalid !== null) { queueMicrotask(() => handler.onError(invalid)); return; }
+    let p = this._spare;
+    if (p !== null) {
+      this._spare = null;
+      p.reuse(o, unitId, ms, handler);
+    } else {
+      p = new Pending(o, unitId, ms, null, null, handler);
+    }
+    p.admitting = true;
+    this._admit(p);
+    p.admitting = false;
+  }
+
+  /**
+   * @returns {NinesError|null} the error for a read to RTU broadcast (counted as invalid), else null
+   */
+  _checkUnit (o, unitId) {
+    if (unitId !== 0 || !this._rtu || o.fc > 4) return null;
+    this._stats.invalid++;
+    return new NinesError('NINES_ERR_INVALID_OP', `op.unitId 0 is broadcast on RTU and takes writes only; got FC${o.fc} (a read)`,
+      { field: 'unitId', value: 0, rule: 'broadcast (unit 0) is for writes on RTU' });
+  }
+
+  /**
+   * Writes a valid request now when the connection is free, else queues it (or refuses it).
+   * @param {Pending} p
+   */
+  _admit (p) {
+    const timeoutNs = p.timeoutMs === this._timeoutMs ? this._timeoutNs : BigInt(p.timeoutMs) * NS_PER_MS;
     const flight = this._flight;
     const free = flight === null ? this._inflight === null : flight.size < this._limit;
     const idle = free && this._queue.length === 0 && this._state === 'connected' && this._transport.ready() &&
       (this._ifdMs === 0 || this._rested());
-    if (this._refused(p, idle)) return promise;
+    if (this._refused(p, idle)) return;
     if (idle) {
       if (flight === null) {
         this._inflight = p;
@@ -132,7 +195,6 @@ class ModbusClient extends Connection {
       if (this._state === 'idle') this._startConnect();
     }
     this._watch(p.deadline);
-    return promise;
   }
 
   // --- requests ------------------------------------------------------------------------------------
@@ -209,39 +271,109 @@ class ModbusClient extends Connection {
     return false;
   }
 
-  /** Transport: a frame answering a request in flight. */
+  /**
+   * Transport: a frame answering a request in flight, at buf[frameStart, frameEnd); a transport
+   * that reads into a shared buffer (sharedReads) leaves the copy to us, made only where a reply
+   * keeps the bytes.
+   */
   _onResponse (p, buf, frameStart, frameEnd, pduStart, pduEnd) {
     const doneNs = hrtime();
     if (!this._land(p)) return;
-    const raw = frameStart === 0 && frameEnd === buf.length ? buf : buf.subarray(frameStart, frameEnd);
+    const handler = p.handler;
+    if (handler !== null) {
+      const err = checkResponse(buf, pduStart, pduEnd, p.op, p.unitId);
+      if (err === null) {
+        this._stats.ok++;
+        this._answered();
+        if (this._guard !== null) this._guard.answered(p);
+        const reply = this._leased(p, buf, frameStart, frameEnd, pduStart, doneNs, handler.wantsData !== false);
+        // settled and answered: no timer, transport or queue refers to it any more
+        if (this._flight === null && !this._rtu && this._spare === null) { p.handler = null; this._spare = p; }
+        handler.onReply(reply);
+      } else if (this._replyError(p, err, buf, frameStart, frameEnd, doneNs)) {
+        return;
+      }
+      if (this._queue.length !== 0) this._pump();
+      return;
+    }
+    let raw;
+    if (this._transport.sharedReads === true) {
+      raw = Buffer.allocUnsafe(frameEnd - frameStart);
+      // byte by byte: a frame is at most 260 bytes, and Buffer#copy makes a view object per call
+      for (let i = frameStart; i < frameEnd; i++) raw[i - frameStart] = buf[i];
+    } else {
+      raw = frameStart === 0 && frameEnd === buf.length ? buf : buf.subarray(frameStart, frameEnd);
+    }
     const reply = new Reply(p, raw, doneNs);
-    const err = decodeInto(reply, buf, pduStart, pduEnd, p.op, p.unitId);
+    const err = decodeInto(reply, raw, pduStart - frameStart, pduEnd - frameStart, p.op, p.unitId);
     if (err === null) {
       this._stats.ok++;
       this._answered();
       if (this._guard !== null) this._guard.answered(p);
       p.resolve(reply);
-    } else {
-      err.details.raw = raw.toString('hex');
-      err.details.target = this._target.url;
-      err.doneNs = doneNs;
-      if (err.code === 'NINES_ERR_MODBUS_EXCEPTION') {
-        // The device answered: the link is fine
-        this._answered();
-        if (this._guard !== null) this._guard.answered(p);
-        this._fail(p, err, 'exceptions');
-      } else {
-        if (this._flight !== null) err.details.reset = true;
-        this._fail(p, err, 'badReplies');
-        if (this._flight !== null) {
-          // Pipelined, a reply that does not fit its request may be another request's: trust no later one
-          this._transport.reset('reply does not fit its request', `the reply to ${p.describe()} does not fit it (${err.message}): ` +
-            'the replies can no longer be matched to requests, so the connection is reset', err.details.raw, null);
-          return;
-        }
-      }
+    } else if (this._replyError(p, err, raw, 0, raw.length, doneNs)) {
+      return;
     }
     if (this._queue.length !== 0) this._pump();
+  }
+
+  /**
+   * A reply frame that does not fit its request (or an exception): p fails with err.
+   * @returns {boolean} true when the connection was reset (pipelined: nothing more to do)
+   */
+  _replyError (p, err, buf, frameStart, frameEnd, doneNs) {
+    err.details.raw = buf.toString('hex', frameStart, frameEnd);
+    err.details.target = this._target.url;
+    err.doneNs = doneNs;
+    if (err.code === 'NINES_ERR_MODBUS_EXCEPTION') {
+      // The device answered: the link is fine
+      this._answered();
+      if (this._guard !== null) this._guard.answered(p);
+      this._fail(p, err, 'exceptions');
+      return false;
+    }
+    if (this._flight !== null) err.details.reset = true;
+    this._fail(p, err, 'badReplies');
+    if (this._flight === null) return false;
+    // Pipelined, a reply that does not fit its request may be another request's: trust no later one
+    this._transport.reset('reply does not fit its request', `the reply to ${p.describe()} does not fit it (${err.message}): ` +
+      'the replies can no longer be matched to requests, so the connection is reset', err.details.raw, null);
+    return true;
+  }
+
+  /**
+   * The client's reply for submit(), filled for p (see submit() for what stays valid how long).
+   * @param {Pending} p @param {Buffer} buf @param {number} frameStart @param {number} frameEnd
+   * @param {number} pduStart @param {bigint} doneNs @param {boolean} wantsData
+   * @returns {Reply}
+   */
+  _leased (p, buf, frameStart, frameEnd, pduStart, doneNs, wantsData) {
+    const n = frameEnd - frameStart;
+    const bytes = this._leaseBytes;
+    for (let i = 0; i < n; i++) bytes[i] = buf[frameStart + i];
+    // views of the client's bytes, made again only when a frame's shape changes
+    if (this._leaseRaw.length !== n) this._leaseRaw = bytes.subarray(0, n);
+    const reply = this._lease;
+    const op = p.op;
+    reply.op = op;
+    reply.fc = op.fc;
+    reply.unitId = p.unitId;
+    reply.address = op.address;
+    reply.raw = this._leaseRaw;
+    const pdu = pduStart - frameStart;
+    if (op.fc <= 4) {
+      if (this._leaseDataAt !== pdu + 2 || this._leaseData.length !== n - pdu - 2 - this._trailer) {
+        this._leaseDataAt = pdu + 2;
+        this._leaseData = bytes.subarray(pdu + 2, n - this._trailer);
+      }
+      reply.buffer = this._leaseData;
+    } else {
+      reply.buffer = undefined;
+    }
+    reply.data = wantsData ? decodeData(bytes, pdu, op) : undefined;
+    reply.sentNs = p.sentNs;
+    reply.doneNs = doneNs;
+    return reply;
   }
 
   /** Transport: the frame answering the request in flight is malformed. */

@@ -84,6 +84,25 @@ function responsePduLength (op) {
  * @returns {NinesError|null} NINES_ERR_MODBUS_EXCEPTION or NINES_ERR_BAD_REPLY, or null when decoded
  */
 function decodeInto (out, buf, start, end, op, unitId) {
+  const err = checkResponse(buf, start, end, op, unitId);
+  if (err !== null) return err;
+  out.data = decodeData(buf, start, op);
+  if (op.fc <= 4) out.buffer = buf.subarray(start + 2, end);
+  return null;
+}
+
+/**
+ * Checks the response PDU at buf[start, end) against the request it answers, allocating nothing
+ * when it fits (the client's hot path, issue 11): function code or exception, byte count and
+ * length of a read, the echo of a write.
+ * @param {Buffer} buf
+ * @param {number} start offset of the function code byte
+ * @param {number} end offset after the last PDU byte
+ * @param {object} op the normalized request op
+ * @param {number} [unitId] the unit asked (for messages)
+ * @returns {NinesError|null} NINES_ERR_MODBUS_EXCEPTION or NINES_ERR_BAD_REPLY, or null when it fits
+ */
+function checkResponse (buf, start, end, op, unitId) {
   const fc = op.fc;
   const len = end - start;
   if (len < 1) return badReply(`empty reply PDU to ${describeOp(op, unitId)}`, buf, start, end, op, unitId);
@@ -102,16 +121,6 @@ function decodeInto (out, buf, start, end, op, unitId) {
     if (count !== expected || len !== 2 + count) {
       return badReply(`reply to ${describeOp(op, unitId)} has byte count ${count} and ${len} PDU bytes, expected ${expected} and ${expected + 2}`, buf, start, end, op, unitId);
     }
-    const d = start + 2;
-    const q = op.quantity;
-    const data = new Array(q);
-    if (fc <= 2) {
-      for (let i = 0; i < q; i++) data[i] = (buf[d + (i >> 3)] & (1 << (i & 7))) !== 0;
-    } else {
-      for (let i = 0; i < q; i++) data[i] = (buf[d + 2 * i] << 8) | buf[d + 2 * i + 1];
-    }
-    out.data = data;
-    out.buffer = buf.subarray(d, end);
     return null;
   }
   if (len !== 5) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 5`, buf, start, end, op, unitId);
@@ -121,15 +130,37 @@ function decodeInto (out, buf, start, end, op, unitId) {
   if (fc === 5) {
     const want = op.value ? 0xFF00 : 0x0000;
     if (word !== want) return badReply(`reply to ${describeOp(op, unitId)} echoes coil value 0x${hex4(word)}, expected 0x${hex4(want)}`, buf, start, end, op, unitId);
-    out.data = op.value;
   } else if (fc === 6) {
     if (word !== op.value) return badReply(`reply to ${describeOp(op, unitId)} echoes value ${word}`, buf, start, end, op, unitId);
-    out.data = word;
-  } else {
-    if (word !== op.quantity) return badReply(`reply to ${describeOp(op, unitId)} echoes quantity ${word}`, buf, start, end, op, unitId);
-    out.data = word;
+  } else if (word !== op.quantity) {
+    return badReply(`reply to ${describeOp(op, unitId)} echoes quantity ${word}`, buf, start, end, op, unitId);
   }
   return null;
+}
+
+/**
+ * The values of a response PDU that checkResponse found fitting (see decodeInto for the shapes): a
+ * fresh array for reads, the echoed scalar for writes.
+ * @param {Buffer} buf
+ * @param {number} start offset of the function code byte
+ * @param {object} op the normalized request op
+ * @returns {boolean[]|number[]|boolean|number}
+ */
+function decodeData (buf, start, op) {
+  const fc = op.fc;
+  if (fc <= 4) {
+    const d = start + 2;
+    const q = op.quantity;
+    const data = new Array(q);
+    if (fc <= 2) {
+      for (let i = 0; i < q; i++) data[i] = (buf[d + (i >> 3)] & (1 << (i & 7))) !== 0;
+    } else {
+      for (let i = 0; i < q; i++) data[i] = (buf[d + 2 * i] << 8) | buf[d + 2 * i + 1];
+    }
+    return data;
+  }
+  if (fc === 5) return op.value;
+  return (buf[start + 3] << 8) | buf[start + 4];
 }
 
 /** @param {number} n @returns {string} */
@@ -160,4 +191,4 @@ function decodeResponsePdu (pdu, op, unitId) {
   return out.buffer === undefined ? { data: out.data } : { data: out.data, buffer: out.buffer };
 }
 
-module.exports = { encodeRequestPdu, decodeResponsePdu, decodeInto, responsePduLength };
+module.exports = { encodeRequestPdu, decodeResponsePdu, decodeInto, checkResponse, decodeData, responsePduLength };

@@ -8,22 +8,31 @@
 const { describeOp } = require('./op');
 const { encodeRequestPdu } = require('./pdu');
 
-/** A request between request() and its settlement (internal to the client and its transports). */
+/**
+ * A request between request() (or submit()) and its settlement (internal to the client and its
+ * transports). It settles one of two ways: a promise's functions (request()), or a handler's
+ * methods (submit(), issue 11), the handler then never called back from within submit().
+ */
 class Pending {
   /**
    * @param {object} op normalized op
    * @param {number} unitId effective unit id
    * @param {number} timeoutMs
-   * @param {(reply: Reply) => void} resolve
-   * @param {(err: Error) => void} reject
+   * @param {((reply: Reply) => void)|null} resolve the promise's, or null with a handler
+   * @param {((err: Error) => void)|null} reject
+   * @param {Handler|null} [handler] submit()'s
    */
-  constructor (op, unitId, timeoutMs, resolve, reject) {
+  constructor (op, unitId, timeoutMs, resolve, reject, handler = null) {
     this.op = op;
     this.unitId = unitId;
     this.pdu = encodeRequestPdu(op);
     this.timeoutMs = timeoutMs;
-    this.resolve = resolve;
-    this.reject = reject;
+    this._resolve = resolve;
+    this._reject = reject;
+    /** @type {Handler|null} */
+    this.handler = handler;
+    /** true while submit() runs: a failure found then reaches the handler on a microtask, not within submit() */
+    this.admitting = false;
     /** @type {bigint} when the request times out (hrtime ns) */
     this.deadline = 0n;
     /** @type {bigint} hrtime ns just before the write; 0n until written */
@@ -33,11 +42,50 @@ class Pending {
     this.overlap = -1;
   }
 
+  /**
+   * Makes a settled Pending a new request of a handler (the client keeps one spare, issue 11).
+   * @param {object} op @param {number} unitId @param {number} timeoutMs @param {Handler} handler
+   */
+  reuse (op, unitId, timeoutMs, handler) {
+    this.op = op;
+    this.unitId = unitId;
+    this.pdu = encodeRequestPdu(op);
+    this.timeoutMs = timeoutMs;
+    this.handler = handler;
+    this.deadline = 0n;
+    this.sentNs = 0n;
+    this.tid = 0;
+    this.overlap = -1;
+  }
+
+  /** @param {Reply} reply a fresh reply (request()) */
+  resolve (reply) {
+    if (this.handler !== null) this.handler.onReply(reply);
+    else this._resolve(reply);
+  }
+
+  /** @param {Error} err */
+  reject (err) {
+    const h = this.handler;
+    if (h === null) this._reject(err);
+    else if (this.admitting) queueMicrotask(() => h.onError(err));
+    else h.onError(err);
+  }
+
   /** @returns {string} "unit 1 FC3 address 0 quantity 10" */
   describe () {
     return describeOp(this.op, this.unitId);
   }
 }
+
+/**
+ * What submit() calls back, once per request: onReply with the client's reply (see ModbusClient#submit
+ * for how long it stays valid), or onError with the failure.
+ * @typedef {object} Handler
+ * @property {(reply: Reply) => void} onReply
+ * @property {(err: Error) => void} onError
+ * @property {boolean} [wantsData] false: the reply's values are not decoded into `data` (the check is made all the same)
+ */
 
 /**
  * A successful reply.

@@ -25,6 +25,13 @@
  * promise reactions are done. One system call for the batch instead of one per request: on loopback
  * the write path was most of the client's CPU per request. The delay is that of the same turn.
  *
+ * Reading (issue 11): the socket reads into one buffer the thread's Modbus TCP connections share
+ * (net's `onread`), not into a fresh Buffer per read, and frames are parsed in place from it: a
+ * readable stream allocates a buffer, its ArrayBuffer and a nextTick per chunk, which was a third of
+ * a closed loop's garbage. Reads on one thread never overlap and each is parsed before it returns,
+ * so sharing is safe; what outlives the read is copied: the partial frame (into this connection's
+ * own 260-byte buffer) and the frame a reply keeps as `raw`.
+ *
  * A late reply carries the transaction id of its timed-out request, so it is dropped, unless that id has
  * come round again: ids are 16 bits and wrap after 65,536 requests. So the id of a request that timed
  * out is not reused on that connection while its reply is owed (until the reply comes, or until
@@ -61,6 +68,11 @@ const MAX_MBAP_LENGTH = C.MODBUS_TCP_MAX_ADU - 6;
 const MIN_MBAP_LENGTH = 3;
 /** Transaction ids of unanswered requests kept out of use on one connection (the oldest is freed past this) */
 const MAX_OWED_TIDS = 4096;
+/** Bytes one read takes at most: 64 full frames, what a pipelining connection may owe at once */
+const READ_BUFFER_SIZE = 64 * C.MODBUS_TCP_MAX_ADU;
+
+/** The read buffer of every connection of this thread (file header); made with the first connection */
+let readBuffer = null;
 
 class TcpTransport {
   /**
@@ -100,7 +112,9 @@ class TcpTransport {
     // Pipelined: the socket is corked until the end of this turn (file header)
     this._corked = null;
     this._uncork = this._uncork.bind(this);
-    this._onData = this._onData.bind(this);
+    this._onRead = this._onRead.bind(this);
+    /** Frames handed to the client live in a buffer read into again: the client copies what it keeps */
+    this.sharedReads = true;
   }
 
   /**
@@ -110,7 +124,8 @@ class TcpTransport {
    */
   open (connectTimeoutMs, cb) {
     const { host, port } = this._target;
-    const socket = net.connect({ host, port });
+    if (readBuffer === null) readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE);
+    const socket = net.connect({ host, port, onread: { buffer: readBuffer, callback: this._onRead } });
     this._socket = socket;
     this._dead = false;
     this._cause = null;
@@ -134,7 +149,6 @@ class TcpTransport {
       socket.setNoDelay(true);
       socket.setKeepAlive(true, this._keepAliveMs);
       this._up = true;
-      socket.on('data', this._onData);
       cb(null);
     });
     socket.on('error', (err) => {
@@ -260,12 +274,23 @@ class TcpTransport {
   }
 
   /**
-   * Reads MBAP frames from a chunk. The common case, one whole response per chunk, is parsed in place
-   * with no copy; a frame split across chunks is assembled in a fixed buffer.
-   * @param {Buffer} chunk
+   * net's onread callback: `nread` bytes are in the shared read buffer (file header).
+   * @param {number} nread
+   * @param {Buffer} buf
    */
-  _onData (chunk) {
-    const n = chunk.length;
+  _onRead (nread, buf) {
+    // A socket given up (reset, closed) reads nothing more, even a chunk already on its way
+    if (this._dead || this._socket === null) return;
+    this._onData(buf, nread);
+  }
+
+  /**
+   * Reads MBAP frames from `n` bytes of a chunk. The common case, one whole response per chunk, is
+   * parsed in place; a frame split across chunks is assembled in this connection's own buffer.
+   * @param {Buffer} chunk
+   * @param {number} [n=chunk.length] bytes in it
+   */
+  _onData (chunk, n = chunk.length) {
     let off = 0;
     if (this._rxLen !== 0) {
       const rx = this._rx;
@@ -283,11 +308,8 @@ class TcpTransport {
       this._rxLen += take;
       off += take;
       if (this._rxLen < need) return;
-      // Copy out: rx is reused, and the frame's bytes are handed to the caller as reply.raw
-      const frame = Buffer.allocUnsafe(need);
-      rx.copy(frame, 0, 0, need);
       this._rxLen = 0;
-      this._onFrame(frame, 0, need);
+      this._onFrame(rx, 0, need);
       if (this._dead) return;
     }
     while (n - off >= 6) {
@@ -375,6 +397,15 @@ class TcpTransport {
         `reply to ${p.describe()} comes from unit ${buf[s + 6]}`, { raw: buf.toString('hex', s, e), target: this._target.url }));
       return;
     }
+    this._respond(p, buf, s, e);
+  }
+
+  /**
+   * Hands a frame answering p to the client, in place in the read buffer: the client copies what a
+   * reply keeps (sharedReads).
+   * @param {any} p @param {Buffer} buf @param {number} s frame start @param {number} e frame end
+   */
+  _respond (p, buf, s, e) {
     this._sink._onResponse(p, buf, s, e, s + MBAP_LENGTH, e);
   }
 
@@ -404,7 +435,7 @@ class TcpTransport {
         'the replies can no longer be matched to requests, so the connection is reset', buf.toString('hex', s, e), p);
       return;
     }
-    this._sink._onResponse(p, buf, s, e, s + MBAP_LENGTH, e);
+    this._respond(p, buf, s, e);
   }
 }
 
