@@ -1,8 +1,7 @@
 'use strict';
 
-const { setTimeout: sleep } = require('node:timers/promises');
 const { NinesError } = require('../base/errors');
-const { waitUntil, inflight, releaseDue } = require('./wait');
+const { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue } = require('./wait');
 
 /**
  * The scheduler: runs an operation against a device on N connections, at a fixed rate or closed loop,
@@ -25,9 +24,12 @@ const { waitUntil, inflight, releaseDue } = require('./wait');
  * - response time = reply complete − intended time (closed loop: − actual send);
  * - service time  = reply complete − actual send;
  * - dispatch lag  = actual send − the moment the request was allowed to go (the later of its intended
- *   time, the moment its connection became free and, for `capped`, the catch-up cap). This is the
- *   engine's own overhead (timer lateness, event-loop delay), not the device's queueing, which the
- *   response time already shows.
+ *   time, the moment its connection became free — its previous reply complete — and, for `capped`,
+ *   the catch-up cap). This is the engine's own overhead (timer lateness, event-loop delay, and the
+ *   recording and value handling between a reply and the next write), not the device's queueing,
+ *   which the response time already shows.
+ * Times are taken from the driver's stamps (sentNs, doneNs) where it has them; the scheduler reads
+ * the clock itself only to wait and for failures without a stamp.
  * A timeout is a sample (its response time is recorded, a lower bound) and counts as a timeout; an
  * error reply or a failed send counts as an error with its response time. A request its device did
  * not send by design (its unit on a shared line is down and left alone: NINES_ERR_UNIT_DOWN) counts
@@ -40,7 +42,9 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
 
 /**
  * @typedef {object} ScheduleOptions
- * @property {Array<{request: Function}>} clients one driver client per connection
+ * @property {Array<{request: Function, submit?: Function}>} clients one driver client per connection
+ *   (a DeviceUser per lane, for jobs); one with submit() (drivers/modbus/client.js) is driven through
+ *   it, without a promise per request
  * @property {(seq: number) => any} nextOp the operation for the seq-th request (0-based, across connections)
  * @property {number} [ratePerSec=Infinity] requests per second over all connections; Infinity = closed loop
  * @property {number} [count] total planned requests (sent + skipped); omitted = unbounded
@@ -48,7 +52,9 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
  * @property {'burst'|'capped'|'skip'} [policy='capped']
  * @property {number} [timeoutMs] per-request timeout passed to the client
  * @property {object} recorder a latency Recorder (recordOk/recordError/recordTimeout/recordSkipped)
- * @property {(reply: object, connection: number) => void} [onReply] called after each reply is recorded
+ * @property {(reply: object, connection: number) => void} [onReply] called after each reply is recorded;
+ *   the reply may be the client's own, valid only until onReply returns (drivers/modbus/client.js
+ *   submit()), its `data` the caller's to keep. Without onReply, replies' values are not decoded
  * @property {(err: Error, connection: number) => void} [onError] called after each failure is recorded
  * @property {AbortSignal} [signal] aborting stops planning; in-flight requests complete and are recorded
  * @property {number} [startDelayMs=0] t0 = now + startDelayMs
@@ -61,118 +67,240 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
  *   stop: () => void, readonly planned: number, readonly completed: number}}
  */
 function startSchedule (opts) {
-  const o = checkOptions(opts);
-  const n = o.clients.length;
-  const closedLoop = o.ratePerSec === Infinity;
-  const t0 = process.hrtime.bigint() + BigInt(Math.round(o.startDelayMs * 1e6));
-  const endNs = o.durationMs === undefined ? null : t0 + BigInt(Math.round(o.durationMs * 1e6));
-  const slotNs = closedLoop ? 0 : 1e9 / o.ratePerSec; // per-schedule slot, ns (float)
-  const connPeriodNs = slotNs * n; // one connection's period
-  const capGapNs = BigInt(Math.round(connPeriodNs / 2));
-  const rec = o.recorder;
-
-  let stopped = false;
-  let planned = 0; // slots taken from the count (sent + skipped)
-  let sent = 0;
-  let skipped = 0;
-  let completed = 0;
-  let seq = 0;
-
-  const quotaLeft = () => o.count === undefined || planned < o.count;
-  const stop = () => { stopped = true; };
-  if (o.signal) {
-    if (o.signal.aborted) stopped = true;
-    else o.signal.addEventListener('abort', stop, { once: true });
-  }
-
-  /** intended time of connection c's k-th slot */
-  const intendedAt = (k, c) => t0 + BigInt(Math.round((k * n + c) * slotNs));
-
-  async function loop (c) {
-    const client = o.clients[c];
-    let k = 0;
-    let freeNs = t0; // when this connection last became free
-    let lastSendNs = null;
-    if (closedLoop) {
-      const w = waitUntil(t0);
-      if (w) await w;
-    }
-    while (!stopped && quotaLeft()) {
-      let intended;
-      let allowed;
-      if (closedLoop) {
-        intended = process.hrtime.bigint();
-        if (endNs !== null && intended >= endNs) break;
-        allowed = freeNs > intended ? intended : freeNs;
-      } else {
-        intended = intendedAt(k, c);
-        if (endNs !== null && intended >= endNs) break;
-        if (o.policy === 'skip') {
-          // skip every slot whose successor is already due: the request goes for the latest due slot
-          let now = process.hrtime.bigint();
-          while (quotaLeft() && !stopped) {
-            const next = intendedAt(k + 1, c);
-            if (next > now || (endNs !== null && next >= endNs)) break;
-            rec.recordSkipped(Number(now - intended));
-            planned++; skipped++; k++;
-            intended = next;
-            now = process.hrtime.bigint();
-          }
-          if (!quotaLeft() || stopped) break;
-        }
-        let earliest = intended;
-        if (o.policy === 'capped' && lastSendNs !== null && lastSendNs + capGapNs > earliest) earliest = lastSendNs + capGapNs;
-        const w = waitUntil(earliest);
-        if (w) await w;
-        allowed = earliest > freeNs ? earliest : freeNs;
-      }
-      // another connection may have taken the last slot while this one waited
-      if (stopped || !quotaLeft()) break;
-      planned++;
-      const op = o.nextOp(seq++);
-      inflight.count++;
-      let reply = null;
-      let error = null;
-      try {
-        reply = await client.request(op, o.timeoutMs === undefined ? undefined : { timeoutMs: o.timeoutMs });
-      } catch (err) {
-        error = err;
-      }
-      inflight.count--;
-      releaseDue();
-      const sentNs = reply ? reply.sentNs : (error && error.sentNs);
-      const doneNs = (reply && reply.doneNs) || process.hrtime.bigint();
-      if (sentNs !== undefined) { sent++; lastSendNs = sentNs; }
-      const responseNs = Number(doneNs - (closedLoop ? (sentNs === undefined ? intended : sentNs) : intended));
-      const serviceNs = sentNs === undefined ? undefined : Number(doneNs - sentNs);
-      const lagNs = sentNs === undefined ? undefined : Math.max(0, Number(sentNs - allowed));
-      completed++;
-      if (reply) {
-        rec.recordOk(responseNs, serviceNs, lagNs);
-        if (o.onReply) o.onReply(reply, c);
-      } else {
-        if (error && error.code === TIMEOUT) rec.recordTimeout(responseNs, serviceNs, lagNs);
-        else if (error && error.code === UNIT_DOWN && sentNs === undefined) rec.recordSkipped(responseNs);
-        else rec.recordError(responseNs, serviceNs, lagNs);
-        if (o.onError) o.onError(error, c);
-        // a request that never reached the wire failed at once: in a closed loop, don't spin on a dead device
-        if (closedLoop && sentNs === undefined && !stopped) await sleep(Math.min(o.timeoutMs || 100, 100));
-      }
-      freeNs = process.hrtime.bigint();
-      k++;
-    }
-  }
-
-  const done = Promise.all(o.clients.map((_, c) => loop(c))).then(() => {
-    if (o.signal) o.signal.removeEventListener('abort', stop);
-    return { planned, sent, skipped, startNs: t0, endNs: process.hrtime.bigint() };
-  });
+  const s = new Schedule(checkOptions(opts));
   return {
-    done,
-    stop,
-    get planned () { return planned; },
-    get completed () { return completed; }
+    done: s.done,
+    stop: s.stop,
+    get planned () { return s.planned; },
+    get completed () { return s.completed; }
   };
+}
+
+/**
+ * One schedule: its plan and counts, shared by its lanes (one per connection). A lane is a small
+ * state machine driven by its client's and its waits' callbacks, not an async loop: nothing is
+ * allocated per request by the scheduler itself, and V8 compiles small functions early, where a
+ * long-running async function is compiled late or not at all (issue 11).
+ */
+class Schedule {
+  /** @param {ScheduleOptions & {policy: string, ratePerSec: number, startDelayMs: number}} o checked */
+  constructor (o) {
+    this.o = o;
+    this.n = o.clients.length;
+    this.closedLoop = o.ratePerSec === Infinity;
+    this.rec = o.recorder;
+    this.t0 = nowNs() + Math.round(o.startDelayMs * 1e6);
+    this.endNs = o.durationMs === undefined ? Infinity : this.t0 + Math.round(o.durationMs * 1e6);
+    this.slotNs = this.closedLoop ? 0 : 1e9 / o.ratePerSec; // per-schedule slot, ns (float)
+    this.capGapNs = Math.round(this.slotNs * this.n / 2); // half of one connection's period
+    this.requestOpts = o.timeoutMs === undefined ? undefined : { timeoutMs: o.timeoutMs };
+    this.stopped = false;
+    this.planned = 0; // slots taken from the count (sent + skipped)
+    this.sent = 0;
+    this.skipped = 0;
+    this.completed = 0;
+    this.seq = 0;
+    this.running = this.n;
+    this.stop = () => { this.stopped = true; };
+    /** @type {(out: object) => void} */
+    this._resolve = null;
+    this.done = new Promise((resolve) => { this._resolve = resolve; });
+    if (o.signal) {
+      if (o.signal.aborted) this.stopped = true;
+      else o.signal.addEventListener('abort', this.stop, { once: true });
+    }
+    this.lanes = o.clients.map((client, c) => new Lane(this, client, c));
+    for (const lane of this.lanes) lane.start();
+  }
+
+  /** @returns {boolean} whether the count leaves a slot to plan */
+  quotaLeft () {
+    return this.o.count === undefined || this.planned < this.o.count;
+  }
+
+  /** @param {number} k @param {number} c @returns {number} intended time of connection c's k-th slot (ns, nowNs scale) */
+  intendedAt (k, c) {
+    return this.t0 + Math.round((k * this.n + c) * this.slotNs);
+  }
+
+  laneEnded () {
+    if (--this.running !== 0) return;
+    if (this.o.signal) this.o.signal.removeEventListener('abort', this.stop);
+    this._resolve({ planned: this.planned, sent: this.sent, skipped: this.skipped, startNs: toHrtime(this.t0), endNs: process.hrtime.bigint() });
+  }
+}
+
+/** What a lane's wake() continues */
+const START = 0;
+const SEND = 1;
+
+/**
+ * One connection of a schedule, strictly one request at a time. Its times are Numbers of ns
+ * (wait.js nowNs scale), kept in its own fields.
+ */
+class Lane {
+  /**
+   * @param {Schedule} s
+   * @param {{request: Function, submit?: Function}} client
+   * @param {number} c the lane's index
+   */
+  constructor (s, client, c) {
+    this.s = s;
+    this.client = client;
+    this.c = c;
+    this.viaSubmit = typeof client.submit === 'function';
+    // the client decodes reply values only when someone reads them
+    this.wantsData = s.o.onReply !== undefined;
+    this.k = 0;
+    this.freeNs = s.t0; // when this connection last became free: its last reply complete
+    this.lastSendNs = -1; // none yet
+    this.intended = 0;
+    this.earliest = 0;
+    this.allowed = 0;
+    /** @type {number} the deadline wait() wakes the lane at */
+    this.at = 0;
+    this.phase = START;
+    // bound once: the promise path's callbacks and the closed loop's pause after a refusal
+    this.onOk = (reply) => this.onReply(reply);
+    this.onFail = (err) => this.onError(err);
+    this.resume = () => { this.freeNs = nowNs(); this.step(); };
+  }
+
+  start () {
+    if (this.s.closedLoop) {
+      this.at = this.s.t0;
+      this.phase = START;
+      if (wait(this)) return;
+    }
+    this.step();
+  }
+
+  /** wait.js: the deadline has come */
+  wake () {
+    if (this.phase === START) this.step();
+    else this.afterWait();
+  }
+
+  /** Plans the lane's next request. */
+  step () {
+    const s = this.s;
+    if (s.stopped || !s.quotaLeft()) { this.end(); return; }
+    if (s.closedLoop) {
+      // the next request is allowed as soon as the connection is free
+      const intended = this.freeNs;
+      if (intended >= s.endNs) { this.end(); return; }
+      this.intended = intended;
+      this.allowed = intended;
+      this.send();
+      return;
+    }
+    let intended = s.intendedAt(this.k, this.c);
+    if (intended >= s.endNs) { this.end(); return; }
+    if (s.o.policy === 'skip') {
+      // skip every slot whose successor is already due: the request goes for the latest due slot
+      let now = nowNs();
+      while (s.quotaLeft() && !s.stopped) {
+        const next = s.intendedAt(this.k + 1, this.c);
+        if (next > now || next >= s.endNs) break;
+        s.rec.recordSkipped(now - intended);
+        s.planned++; s.skipped++; this.k++;
+        intended = next;
+        now = nowNs();
+      }
+      if (!s.quotaLeft() || s.stopped) { this.end(); return; }
+    }
+    let earliest = intended;
+    if (s.o.policy === 'capped' && this.lastSendNs >= 0 && this.lastSendNs + s.capGapNs > earliest) earliest = this.lastSendNs + s.capGapNs;
+    this.intended = intended;
+    this.earliest = earliest;
+    this.at = earliest;
+    this.phase = SEND;
+    if (wait(this)) return;
+    this.afterWait();
+  }
+
+  afterWait () {
+    this.allowed = this.earliest > this.freeNs ? this.earliest : this.freeNs;
+    this.send();
+  }
+
+  send () {
+    const s = this.s;
+    // another lane may have taken the last slot while this one waited
+    if (s.stopped || !s.quotaLeft()) { this.end(); return; }
+    s.planned++;
+    const op = s.o.nextOp(s.seq++);
+    inflight.count++;
+    if (this.viaSubmit) {
+      this.client.submit(op, s.o.timeoutMs, this);
+      return;
+    }
+    let p;
+    try {
+      p = this.client.request(op, s.requestOpts);
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    p.then(this.onOk, this.onFail);
+  }
+
+  /** @param {object} reply */
+  onReply (reply) {
+    const s = this.s;
+    inflight.count--;
+    releaseDue();
+    const done = reply.doneNs;
+    const doneNs = typeof done === 'bigint' && done !== 0n ? fromHrtime(done) : nowNs();
+    const sent = reply.sentNs;
+    s.completed++;
+    if (typeof sent === 'bigint') {
+      const sentNs = fromHrtime(sent);
+      s.sent++;
+      this.lastSendNs = sentNs;
+      s.rec.recordOk(doneNs - (s.closedLoop ? sentNs : this.intended), doneNs - sentNs, Math.max(0, sentNs - this.allowed));
+    } else {
+      s.rec.recordOk(doneNs - this.intended, undefined, undefined);
+    }
+    if (s.o.onReply) s.o.onReply(reply, this.c);
+    // the connection became free when the reply was complete: what the engine spends from there to
+    // the next write, recording included, is dispatch lag
+    this.freeNs = doneNs;
+    this.k++;
+    this.step();
+  }
+
+  /** @param {Error & {code?: string, sentNs?: bigint}} err */
+  onError (err) {
+    const s = this.s;
+    inflight.count--;
+    releaseDue();
+    const doneNs = nowNs();
+    const sent = err !== null && err !== undefined ? err.sentNs : undefined;
+    const wasSent = typeof sent === 'bigint';
+    const sentNs = wasSent ? fromHrtime(sent) : 0;
+    if (wasSent) { s.sent++; this.lastSendNs = sentNs; }
+    const responseNs = doneNs - (s.closedLoop && wasSent ? sentNs : this.intended);
+    const serviceNs = wasSent ? doneNs - sentNs : undefined;
+    const lagNs = wasSent ? Math.max(0, sentNs - this.allowed) : undefined;
+    s.completed++;
+    const code = err !== null && err !== undefined ? err.code : undefined;
+    if (code === TIMEOUT) s.rec.recordTimeout(responseNs, serviceNs, lagNs);
+    else if (code === UNIT_DOWN && !wasSent) s.rec.recordSkipped(responseNs);
+    else s.rec.recordError(responseNs, serviceNs, lagNs);
+    if (s.o.onError) s.o.onError(err, this.c);
+    this.freeNs = doneNs;
+    this.k++;
+    // a request that never reached the wire failed at once: in a closed loop, don't spin on a dead device
+    if (s.closedLoop && !wasSent && !s.stopped) {
+      setTimeout(this.resume, Math.min(s.o.timeoutMs || 100, 100));
+      return;
+    }
+    this.step();
+  }
+
+  end () {
+    this.s.laneEnded();
+  }
 }
 
 function checkOptions (opts) {

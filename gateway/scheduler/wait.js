@@ -1,18 +1,25 @@
 'use strict';
 
 const { isMainThread } = require('node:worker_threads');
-const { setTimeout: sleep } = require('node:timers/promises');
 
 /**
- * Waiting until an absolute deadline (bigint ns on the process.hrtime clock).
+ * Waiting until an absolute deadline, for the scheduler's lanes.
+ *
+ * Time here is a Number of nanoseconds since this module was loaded (`nowNs()`), on the
+ * process.hrtime clock: exact integers for 104 days, and a lane keeps its times in plain fields
+ * instead of a new bigint per reading (issue 11: the bigints a waiting lane held were promoted to the
+ * old generation and collected by full mark-compacts). `fromHrtime()` converts a driver's
+ * bigint stamps (sentNs, doneNs) to the same scale.
+ *
+ * A waiter is an object with `at` (ns, this scale) and `wake()`; it is called once, at or after
+ * `at`, never before. Callbacks, not promises: a lane waits without allocating anything.
  *
  * libuv keeps loop time in whole milliseconds, so a timer may fire up to 1 ms early
  * (nodejs/node#26578); the scheduler must never send before the intended time, so after a timer
  * fires we look at the clock again. For the last stretch below two milliseconds:
  * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer. Blocking that loop is not
  *   ours to do, and busy-spinning would burn a core on an edge PC;
- * - in a worker thread: one driver per thread serves every waiting connection of every job in that
- *   thread:
+ * - in a worker thread: one driver per thread serves every waiting lane of every job in that thread:
  *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline (sub-millisecond
  *     precision: about 0.1 ms late, never early). Nothing else of this thread can be delayed by it;
  *   - replies pending: never block (a blocked thread reads its replies late, which at thousands of
@@ -23,61 +30,105 @@ const { setTimeout: sleep } = require('node:timers/promises');
  */
 
 const SAB = new Int32Array(new SharedArrayBuffer(4));
-const NS_PER_MS = 1000000n;
+const NS_PER_MS = 1e6;
 /** Below this, a deadline is waited for precisely (not with a timer) */
-const PRECISE_NS = 2n * NS_PER_MS;
+const PRECISE_NS = 2 * NS_PER_MS;
 /** Atomics.wait wakes 40-90 us late whatever it is asked (timer slack), so a wait shorter than this
  * is spent turning the event loop instead: near a connection's capacity the gap left after a reply
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
-const SPIN_NS = 100000n;
+const SPIN_NS = 100000;
+
+/** The origin of nowNs() */
+const BASE = process.hrtime.bigint();
+
+/** @returns {number} ns since BASE on the process.hrtime clock */
+function nowNs () {
+  return Number(process.hrtime.bigint() - BASE);
+}
+
+/**
+ * @param {bigint} t a process.hrtime.bigint() reading
+ * @returns {number} the same instant as nowNs() counts it
+ */
+function fromHrtime (t) {
+  return Number(t - BASE);
+}
+
+/**
+ * @param {number} ns as nowNs() counts
+ * @returns {bigint} the same instant on process.hrtime.bigint()
+ */
+function toHrtime (ns) {
+  return BASE + BigInt(Math.round(ns));
+}
 
 /** Requests of this thread currently on the wire (kept by the scheduler). */
 const inflight = { count: 0 };
 
 /**
- * @param {bigint} deadlineNs absolute time on process.hrtime.bigint()
- * @param {{canBlock?: boolean}} [opts] canBlock defaults to "not the main thread"
- * @returns {Promise<void>|undefined} undefined when the deadline has already passed (no tick spent)
+ * @typedef {object} Waiter
+ * @property {number} at the deadline, ns as nowNs() counts
+ * @property {() => void} wake called once, at or after `at`
  */
-function waitUntil (deadlineNs, { canBlock = !isMainThread } = {}) {
-  if (deadlineNs - process.hrtime.bigint() <= 0n) return undefined;
-  return canBlock ? driver.add(deadlineNs) : timerWait(deadlineNs);
+
+/**
+ * Wakes `waiter` at its deadline.
+ * @param {Waiter} waiter
+ * @param {boolean} [canBlock] defaults to "not the main thread"
+ * @returns {boolean} false when the deadline has already passed (wake() is not called: go on now),
+ *   true when wake() will be (it may be called before wait() returns)
+ */
+function wait (waiter, canBlock = !isMainThread) {
+  if (waiter.at - nowNs() <= 0) return false;
+  if (canBlock) driver.add(waiter);
+  else timerWait(waiter);
+  return true;
 }
 
-/** Main-thread wait: timers only, re-checking the clock because timers fire early. */
-async function timerWait (deadlineNs) {
-  for (;;) {
-    const rem = deadlineNs - process.hrtime.bigint();
-    if (rem <= 0n) return;
-    await sleep(rem >= PRECISE_NS ? Number(rem / NS_PER_MS) - 1 : 1);
-  }
+/** Main-thread wait: timers only, re-checking the clock because timers fire early. @param {Waiter} w */
+function timerWait (w) {
+  const rem = w.at - nowNs();
+  if (rem <= 0) { w.wake(); return; }
+  setTimeout(timerWait, rem >= PRECISE_NS ? Math.floor(rem / NS_PER_MS) - 1 : 1, w);
 }
 
 /** The per-thread deadline driver of worker threads. */
 const driver = {
-  /** @type {Array<{at: bigint, resolve: () => void}>} sorted by `at` */
+  /** @type {Waiter[]} sorted by `at` */
   waiters: [],
+  /** @type {Waiter[]} waiters being woken (a stack: a wake may release others) */
+  due: [],
   timer: null,
-  timerAt: 0n,
+  timerAt: 0,
   precise: false,
 
-  add (at) {
-    return new Promise((resolve) => {
-      const w = this.waiters;
-      let i = w.length;
-      while (i > 0 && w[i - 1].at > at) i--;
-      w.splice(i, 0, { at, resolve });
-      this.schedule();
-    });
+  /** @param {Waiter} w */
+  add (w) {
+    const ws = this.waiters;
+    // deadlines mostly come in order: look from the end
+    let i = ws.length;
+    ws.push(w);
+    while (i > 0 && ws[i - 1].at > w.at) { ws[i] = ws[i - 1]; i--; }
+    ws[i] = w;
+    this.schedule();
   },
 
-  /** resolves every waiter whose deadline has come; returns the time now */
+  /** Wakes every waiter whose deadline has come, after taking them out. @returns {number} now */
   release () {
-    const now = process.hrtime.bigint();
-    const w = this.waiters;
+    const now = nowNs();
+    const ws = this.waiters;
     let n = 0;
-    while (n < w.length && w[n].at <= now) w[n++].resolve();
-    if (n) w.splice(0, n);
+    while (n < ws.length && ws[n].at <= now) n++;
+    if (n === 0) return now;
+    const due = this.due;
+    const from = due.length;
+    for (let i = 0; i < n; i++) due.push(ws[i]);
+    ws.copyWithin(0, n);
+    ws.length -= n;
+    // a woken lane may wait again at once, and wake others: they go past `to`
+    const to = due.length;
+    for (let i = from; i < to; i++) due[i].wake();
+    due.length = from;
     return now;
   },
 
@@ -88,15 +139,15 @@ const driver = {
     if (rem >= PRECISE_NS || inflight.count > 0) {
       // a timer: long waits, or short ones while replies (which also release deadlines) are pending
       const at = rem >= PRECISE_NS ? this.waiters[0].at - NS_PER_MS : now + NS_PER_MS;
-      if (this.timer && this.timerAt <= at) return;
-      if (this.timer) clearTimeout(this.timer);
+      if (this.timer !== null && this.timerAt <= at) return;
+      if (this.timer !== null) clearTimeout(this.timer);
       this.timerAt = at;
-      this.timer = setTimeout(() => { this.timer = null; this.schedule(); }, rem >= PRECISE_NS ? Number(rem / NS_PER_MS) - 1 : 1);
+      this.timer = setTimeout(onTimer, rem >= PRECISE_NS ? Math.floor(rem / NS_PER_MS) - 1 : 1);
       return;
     }
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
     this.precise = true;
-    setImmediate(() => this.preciseTick());
+    setImmediate(onImmediate);
   },
 
   preciseTick () {
@@ -104,18 +155,27 @@ const driver = {
     const now = this.release();
     if (this.waiters.length === 0) return;
     const rem = this.waiters[0].at - now;
-    if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) Atomics.wait(SAB, 0, 0, Number(rem) / 1e6);
+    if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
     // schedule() releases what came due while blocked, then picks the next way to wait
     this.schedule();
   }
 };
+
+function onTimer () {
+  driver.timer = null;
+  driver.schedule();
+}
+
+function onImmediate () {
+  driver.preciseTick();
+}
 
 /**
  * Releases the deadlines that have come (worker threads). The scheduler calls it whenever a reply
  * completes, so busy threads serve deadlines without blocking or waiting for a timer.
  */
 function releaseDue () {
-  if (driver.waiters.length) driver.schedule();
+  if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { waitUntil, inflight, releaseDue };
+module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue };
