@@ -61,6 +61,27 @@ class DeviceConnection {
     // One request at a time: these two serve every request, nothing allocated per request
     this.onOk = (reply) => { device._done(this, this.user, OK); return reply; };
     this.onErr = (err) => { device._done(this, this.user, outcomeOf(err)); throw err; };
+    this._device = device;
+    /** @type {object|null} the handler of the submitted request it carries (submit(), one at a time) */
+    this.handler = null;
+    /** read by the client's submit(): whether that handler wants the reply's values */
+    this.wantsData = true;
+  }
+
+  /** The client's submit() handler: the request it carries is answered. @param {object} reply the client's, see ModbusClient#submit */
+  onReply (reply) {
+    const h = this.handler;
+    this.handler = null;
+    this._device._done(this, this.user, OK);
+    h.onReply(reply);
+  }
+
+  /** The client's submit() handler: the request it carries failed. @param {Error} err */
+  onError (err) {
+    const h = this.handler;
+    this.handler = null;
+    this._device._done(this, this.user, outcomeOf(err));
+    h.onError(err);
   }
 }
 
@@ -103,6 +124,8 @@ class Device extends EventEmitter {
     // Requests per connection: the spec's maxInflight until the device shows it takes one at a time
     this._inflightLimit = this.spec.maxInflight;
     this._pipelined = this.spec.maxInflight > 1;
+    /** whether submit() can go straight to the clients' submit() (one request per connection, no units; set at open) */
+    this._viaSubmit = false;
     /** @type {{code: string, message: string}|null} */
     this._warning = null;
   }
@@ -130,6 +153,7 @@ class Device extends EventEmitter {
         this._conns.push(conn);
         this._listen(conn);
       }
+      this._viaSubmit = !this._pipelined && this._units === null && this._conns.every((c) => typeof c.client.submit === 'function');
     } catch (err) {
       // A driver that cannot even be built (a bug, or a missing optional package): down, not half open
       this._noteError(err);
@@ -249,6 +273,71 @@ class Device extends EventEmitter {
     if (this._state === 'down') return this._reject(user, ERROR, E.downError(this, this._since, this._lastError, undefined));
     if (this._units !== null) return this._unitRequest(user, op, timeoutMs);
     return this._send(user, op, timeoutMs);
+  }
+
+  /**
+   * DeviceUser#submit: _request() without a promise (issue 11), for the scheduler's lanes. The outcome
+   * goes to handler.onReply(reply) or handler.onError(err), later, never from within this call; the
+   * reply is the one the client's submit() lends (valid until onReply returns, see
+   * drivers/modbus/client.js). Devices whose clients cannot submit, lines of units and pipelining
+   * devices take the promise path and hand its reply over.
+   * @param {DeviceUser} user
+   * @param {any} op
+   * @param {number|undefined} timeoutMs
+   * @param {{onReply: Function, onError: Function, wantsData?: boolean}} handler
+   */
+  _submit (user, op, timeoutMs, handler) {
+    if (!this._viaSubmit || this._conns === null) {
+      this._request(user, op, timeoutMs === undefined ? undefined : { timeoutMs }).then((r) => handler.onReply(r), (e) => handler.onError(e));
+      return;
+    }
+    let ms = this.spec.timeoutMs;
+    if (timeoutMs !== undefined) {
+      ms = timeoutMs;
+      if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TIMER_MS) {
+        this._rejectSoon(user, ERROR, E.invalidArg('timeoutMs', ms, `must be an integer from 1 to ${MAX_TIMER_MS} (ms)`), handler);
+        return;
+      }
+    }
+    if (user._closed || this._closing) { this._rejectSoon(user, ERROR, E.closedError(this, 'request', user._closed ? user : null, undefined), handler); return; }
+    if (this._state === 'down') { this._rejectSoon(user, ERROR, E.downError(this, this._since, this._lastError, undefined), handler); return; }
+    // Hot path: a free connection and nobody waiting; straight to the client
+    if (this._queued === 0) {
+      const conn = this._takeIdle();
+      if (conn !== null) {
+        this._count(user, -1);
+        queue.markServed(this, user);
+        this._callSubmit(conn, user, op, ms, handler);
+        return;
+      }
+    }
+    if (user._q.length >= user.queueMax) {
+      user._stats.dropped++;
+      this._stats.dropped++;
+      this._count(user, -1);
+      queueMicrotask(() => handler.onError(E.queueFull(this, user)));
+      return;
+    }
+    this._count(user, -1);
+    queue.enqueue(this, user, op, ms, now() + ms, handler);
+  }
+
+  /** A request refused before it was queued, told to its handler on a microtask. */
+  _rejectSoon (user, outcome, err, handler) {
+    this._count(user, -1);
+    this._count(user, outcome);
+    queueMicrotask(() => handler.onError(err));
+  }
+
+  /** Hands a submitted request to a connection that carries one at a time (_viaSubmit). */
+  _callSubmit (conn, user, op, timeoutMs, handler) {
+    conn.inflight++;
+    user._inFlight++;
+    this._inFlight++;
+    conn.user = user;
+    conn.handler = handler;
+    conn.wantsData = handler.wantsData !== false;
+    conn.client.submit(op, timeoutMs, conn);
   }
 
   /**

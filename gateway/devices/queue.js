@@ -22,15 +22,20 @@ const { queuedTimeout } = require('./errors');
 
 const now = () => performance.now();
 
-/** A request waiting in a user's FIFO; a class so every instance has the same shape. */
+/**
+ * A request waiting in a user's FIFO; a class so every instance has the same shape. It settles
+ * through its promise's functions (request()) or its handler (submit()).
+ */
 class Pending {
-  constructor (user, op, timeoutMs, deadline) {
+  constructor (user, op, timeoutMs, deadline, handler) {
     this.user = user;
     this.op = op;
     this.timeoutMs = timeoutMs;
     this.deadline = deadline; // performance.now() ms
     this.resolve = null;
     this.reject = null;
+    /** @type {{onReply: Function, onError: Function}|null} */
+    this.handler = handler;
   }
 }
 
@@ -46,11 +51,12 @@ function init (d) {
 
 /**
  * Queues a request for its user's turn.
- * @returns {Promise<object>}
+ * @param {object} [handler] submit()'s: the request settles through it, and nothing is returned
+ * @returns {Promise<object>|undefined}
  */
-function enqueue (d, user, op, timeoutMs, deadline) {
-  const p = new Pending(user, op, timeoutMs, deadline);
-  const promise = new Promise((resolve, reject) => { p.resolve = resolve; p.reject = reject; });
+function enqueue (d, user, op, timeoutMs, deadline, handler = null) {
+  const p = new Pending(user, op, timeoutMs, deadline, handler);
+  const promise = handler === null ? new Promise((resolve, reject) => { p.resolve = resolve; p.reject = reject; }) : undefined;
   if (deadline < user._lastDeadline) user._sorted = false;
   user._lastDeadline = deadline;
   user._q.push(p);
@@ -113,7 +119,12 @@ function pump (d) {
     // the rest of its time, but never more than its own timeout on the wire (on a line it may have
     // waited behind a silent unit's request with time to spare: Device#_send)
     const left = Math.min(p.deadline - t, p.timeoutMs);
-    conn.opts.timeoutMs = left < 1.5 ? 1 : Math.round(left);
+    const ms = left < 1.5 ? 1 : Math.round(left);
+    if (p.handler !== null) {
+      d._callSubmit(conn, p.user, p.op, ms, p.handler);
+      continue;
+    }
+    conn.opts.timeoutMs = ms;
     d._call(conn, p.user, p.op).then(p.resolve, p.reject);
   }
 }
@@ -183,7 +194,8 @@ function rejectWhere (d, match, makeError, outcome) {
 function fail (d, p, err, outcome) {
   if (err === null) err = queuedTimeout(d, p.user, p.timeoutMs);
   d._count(p.user, outcome !== undefined ? outcome : err.code === 'NINES_ERR_REPLY_TIMEOUT' ? 2 : 1);
-  p.reject(err);
+  if (p.handler !== null) p.handler.onError(err);
+  else p.reject(err);
 }
 
 function resetOrder (user) {

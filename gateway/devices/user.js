@@ -43,6 +43,20 @@ class DeviceUser {
   }
 
   /**
+   * request() without a promise, for loops that send one request after another (the scheduler,
+   * issue 11): the outcome goes to handler.onReply(reply) or handler.onError(err), later, never
+   * from within this call. The reply may be the client's own, valid only until onReply returns
+   * (drivers/modbus/client.js submit()); `data` is the handler's to keep, and not decoded at all
+   * when handler.wantsData is false.
+   * @param {any} op as request()
+   * @param {number|undefined} timeoutMs as request()'s opts.timeoutMs
+   * @param {{onReply: (reply: object) => void, onError: (err: Error) => void, wantsData?: boolean}} handler
+   */
+  submit (op, timeoutMs, handler) {
+    this._device._submit(this, op, timeoutMs, handler);
+  }
+
+  /**
    * Leaves the device: the requests this user has waiting reject with NINES_ERR_CLOSED (those in
    * flight complete), and the device forgets the user. Idempotent.
    */

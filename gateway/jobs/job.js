@@ -107,7 +107,8 @@ class Job extends EventEmitter {
         timeoutMs: opts && opts.timeoutMs,
         recorder: this.recorder,
         startDelayMs,
-        onReply: (reply) => this.onReply(reply),
+        // without a value gate nothing reads a reply's values: the driver then decodes none (issue 11)
+        onReply: this.reader !== null || this.values.mode !== 'off' ? (reply) => this.onReply(reply) : undefined,
         onError: (err) => this.onError(err)
       });
       this.schedule.done.then(() => {

@@ -58,6 +58,17 @@ function recordingFactory () {
       rec.most[i] = Math.max(rec.most[i], client.inFlight);
       return p;
     };
+    // the path without a promise (submit(), what the scheduler's lanes use), held to the same rules
+    if (typeof client.submit === 'function') {
+      const submit = client.submit.bind(client);
+      client.submit = (op, timeoutMs, handler) => {
+        const s = client.stats;
+        if (s.inFlight >= client.effectiveInflight || s.queued !== 0) rec.busyHandOvers++;
+        rec.calls.push({ timeoutMs, submit: true });
+        submit(op, timeoutMs, handler);
+        rec.most[i] = Math.max(rec.most[i], client.inFlight);
+      };
+    }
     return client;
   };
   return rec;
