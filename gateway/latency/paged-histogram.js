@@ -71,7 +71,14 @@ class PagedHistogram extends JsHistogram {
     /** page number → slot in the pool, -1 when the page was never touched */
     this._slots = new Int16Array(Math.ceil(this.countsArrayLength / PAGE_SIZE)).fill(-1);
     this._pagesUsed = 0;
+    // Each field takes every kind of value it will ever hold right here, so widening (16 → 32 → 64
+    // bits) never changes the object's shape: a shape seen late sends the code that records into
+    // histograms back to be compiled again, in the middle of a run (issue 11)
+    this._pool = new Float64Array(0);
+    this._pool = new Uint32Array(0);
     this._pool = this._wide ? new Float64Array(0) : new Uint16Array(0);
+    this._countMax = U32_MAX;
+    this._countMax = F64_MAX;
     this._countMax = this._wide ? F64_MAX : U16_MAX;
   }
 

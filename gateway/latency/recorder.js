@@ -151,6 +151,21 @@ class Recorder {
   }
 
   /**
+   * Starts the current interval afresh from now, discarding what it recorded (a warm-up), in the
+   * same histograms: new ones would be new objects for the code that records into them, which V8
+   * then compiles again while the next requests wait (issue 11). Nothing is handed over, and the
+   * totals and seq do not count it.
+   */
+  discard () {
+    const set = this._set;
+    set.response.reset();
+    set.service.reset();
+    set.lag.reset();
+    this._zero();
+    this._startMs = Math.max(this._now(), this._startMs);
+  }
+
+  /**
    * Ends the interval: hands over its histograms and counts and starts the next interval at this
    * interval's end. See the module comment for how long the snapshot stays valid.
    * @returns {import('./snapshot').Snapshot} seq from 0, +1 per call; endMs is the clock reading,

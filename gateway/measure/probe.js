@@ -174,15 +174,29 @@ async function probeInline (o, ee, control) {
     // k lanes per connection: the scheduler keeps each lane to one request at a time
     const clients = k === 1 ? conns : conns.flatMap((c) => Array.from({ length: k }, () => c));
     try {
-      if (o.warmup > 0) {
+      // Closed loop, the warm-up is the first requests of the measured schedule itself (its lanes and
+      // code, compiled before measuring: issue 11); at a fixed rate it is a closed loop of its own
+      // first, so that it does not take warmup / rate seconds
+      const closed = o.ratePerSec === Infinity;
+      if (o.warmup > 0 && !closed) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, recorder: new latency.Recorder() });
         control.schedule = warm;
         await warm.done;
       }
-      const recorder = new latency.Recorder({ policy: o.ratePerSec === Infinity ? 'closed' : o.policy });
-      const failures = new ErrorTally();
-      const startMs = Date.now();
-      const schedule = startSchedule({
+      const recorder = new latency.Recorder({ policy: closed ? 'closed' : o.policy });
+      let failures = new ErrorTally();
+      let startMs = Date.now();
+      let schedule = null;
+      const total = o.count === undefined ? null : o.count;
+      const progress = () => ee.emit('progress', { connections: n, inflight: k, done: schedule.completed, total, elapsedMs: Date.now() - startMs });
+      let timer = null;
+      // the measured run starts: progress from now on, the first report at once
+      const measure = () => {
+        startMs = Date.now();
+        progress();
+        timer = setInterval(progress, 250);
+      };
+      schedule = startSchedule({
         clients,
         nextOp: source.nextOp,
         ratePerSec: o.ratePerSec,
@@ -191,14 +205,22 @@ async function probeInline (o, ee, control) {
         policy: o.policy,
         timeoutMs: o.timeoutMs,
         recorder,
-        onError: (err) => failures.add(err)
+        onError: (err) => failures.add(err),
+        ...(closed && o.warmup > 0
+          ? {
+              warmup: o.warmup,
+              onWarm: () => {
+                recorder.discard();
+                failures = new ErrorTally();
+                measure();
+              }
+            }
+          : {})
       });
       control.schedule = schedule;
-      const total = o.count === undefined ? null : o.count;
-      const progress = () => ee.emit('progress', { connections: n, inflight: k, done: schedule.completed, total, elapsedMs: Date.now() - startMs });
-      const timer = setInterval(progress, 250);
+      if (!closed || o.warmup === 0) measure();
       let outcome;
-      try { outcome = await schedule.done; } finally { clearInterval(timer); }
+      try { outcome = await schedule.done; } finally { if (timer !== null) clearInterval(timer); }
       progress();
       const snap = recorder.snapshot();
       const endMs = Date.now();

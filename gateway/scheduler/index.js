@@ -58,6 +58,11 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
  * @property {(err: Error, connection: number) => void} [onError] called after each failure is recorded
  * @property {AbortSignal} [signal] aborting stops planning; in-flight requests complete and are recorded
  * @property {number} [startDelayMs=0] t0 = now + startDelayMs
+ * @property {number} [warmup=0] requests that run first, as part of the same schedule (the same lanes,
+ *   the same code: a run of its own leaves the measured run's objects to be compiled while it is
+ *   measured, issue 11); once that many have completed, onWarm() is called (the caller starts its
+ *   recorder's interval afresh) and count, durationMs and the returned figures count from there
+ * @property {() => void} [onWarm] called once, when the warm-up's requests have completed
  */
 
 /**
@@ -71,8 +76,8 @@ function startSchedule (opts) {
   return {
     done: s.done,
     stop: s.stop,
-    get planned () { return s.planned; },
-    get completed () { return s.completed; }
+    get planned () { return s.planned - s.base.planned; },
+    get completed () { return s.completed - s.base.completed; }
   };
 }
 
@@ -90,7 +95,9 @@ class Schedule {
     this.closedLoop = o.ratePerSec === Infinity;
     this.rec = o.recorder;
     this.t0 = nowNs() + Math.round(o.startDelayMs * 1e6);
-    this.endNs = o.durationMs === undefined ? Infinity : this.t0 + Math.round(o.durationMs * 1e6);
+    // a warm-up's duration is its count: durationMs counts from its end
+    this.endNs = o.durationMs === undefined || o.warmup > 0 ? Infinity : this.t0 + Math.round(o.durationMs * 1e6);
+    this.measuredNs = this.t0;
     this.slotNs = this.closedLoop ? 0 : 1e9 / o.ratePerSec; // per-schedule slot, ns (float)
     this.capGapNs = Math.round(this.slotNs * this.n / 2); // half of one connection's period
     this.requestOpts = o.timeoutMs === undefined ? undefined : { timeoutMs: o.timeoutMs };
@@ -100,6 +107,11 @@ class Schedule {
     this.skipped = 0;
     this.completed = 0;
     this.seq = 0;
+    // the warm-up: requests left to complete, and the counts at its end (subtracted from the figures)
+    this.warmLeft = o.warmup || 0;
+    this.base = { planned: 0, sent: 0, skipped: 0, completed: 0 };
+    // slots planned at most: the count, after the warm-up's own requests (set again as the warm-up ends)
+    this.limit = o.count === undefined ? Infinity : (o.warmup || 0) + o.count;
     this.running = this.n;
     this.stop = () => { this.stopped = true; };
     /** @type {(out: object) => void} */
@@ -115,7 +127,18 @@ class Schedule {
 
   /** @returns {boolean} whether the count leaves a slot to plan */
   quotaLeft () {
-    return this.o.count === undefined || this.planned < this.o.count;
+    return this.planned < this.limit;
+  }
+
+  /** A request completed: the last of the warm-up ends it. */
+  settled () {
+    this.completed++;
+    if (this.warmLeft === 0 || --this.warmLeft !== 0) return;
+    this.base = { planned: this.planned, sent: this.sent, skipped: this.skipped, completed: this.completed };
+    if (this.o.count !== undefined) this.limit = this.planned + this.o.count;
+    if (this.o.durationMs !== undefined) this.endNs = nowNs() + Math.round(this.o.durationMs * 1e6);
+    this.measuredNs = nowNs();
+    if (this.o.onWarm) this.o.onWarm();
   }
 
   /** @param {number} k @param {number} c @returns {number} intended time of connection c's k-th slot (ns, nowNs scale) */
@@ -126,7 +149,8 @@ class Schedule {
   laneEnded () {
     if (--this.running !== 0) return;
     if (this.o.signal) this.o.signal.removeEventListener('abort', this.stop);
-    this._resolve({ planned: this.planned, sent: this.sent, skipped: this.skipped, startNs: toHrtime(this.t0), endNs: process.hrtime.bigint() });
+    const b = this.base;
+    this._resolve({ planned: this.planned - b.planned, sent: this.sent - b.sent, skipped: this.skipped - b.skipped, startNs: toHrtime(this.measuredNs), endNs: process.hrtime.bigint() });
   }
 }
 
@@ -252,7 +276,6 @@ class Lane {
     const done = reply.doneNs;
     const doneNs = typeof done === 'bigint' && done !== 0n ? fromHrtime(done) : nowNs();
     const sent = reply.sentNs;
-    s.completed++;
     if (typeof sent === 'bigint') {
       const sentNs = fromHrtime(sent);
       s.sent++;
@@ -262,6 +285,7 @@ class Lane {
       s.rec.recordOk(doneNs - this.intended, undefined, undefined);
     }
     if (s.o.onReply) s.o.onReply(reply, this.c);
+    s.settled();
     // the connection became free when the reply was complete: what the engine spends from there to
     // the next write, recording included, is dispatch lag
     this.freeNs = doneNs;
@@ -282,12 +306,12 @@ class Lane {
     const responseNs = doneNs - (s.closedLoop && wasSent ? sentNs : this.intended);
     const serviceNs = wasSent ? doneNs - sentNs : undefined;
     const lagNs = wasSent ? Math.max(0, sentNs - this.allowed) : undefined;
-    s.completed++;
     const code = err !== null && err !== undefined ? err.code : undefined;
     if (code === TIMEOUT) s.rec.recordTimeout(responseNs, serviceNs, lagNs);
     else if (code === UNIT_DOWN && !wasSent) s.rec.recordSkipped(responseNs);
     else s.rec.recordError(responseNs, serviceNs, lagNs);
     if (s.o.onError) s.o.onError(err, this.c);
+    s.settled();
     this.freeNs = doneNs;
     this.k++;
     // a request that never reached the wire failed at once: in a closed loop, don't spin on a dead device
@@ -318,6 +342,8 @@ function checkOptions (opts) {
   }
   if (!POLICIES.includes(o.policy)) fail('policy', o.policy, `must be one of ${POLICIES.join(', ')}`);
   if (o.count !== undefined && !(Number.isInteger(o.count) && o.count >= 0)) fail('count', o.count, 'must be a whole number ≥ 0');
+  if (o.warmup !== undefined && !(Number.isInteger(o.warmup) && o.warmup >= 0)) fail('warmup', o.warmup, 'must be a whole number ≥ 0');
+  if (o.onWarm !== undefined && typeof o.onWarm !== 'function') fail('onWarm', o.onWarm, 'must be a function');
   if (o.durationMs !== undefined && !(typeof o.durationMs === 'number' && o.durationMs >= 0)) fail('durationMs', o.durationMs, 'must be a number ≥ 0');
   if (o.timeoutMs !== undefined && !(typeof o.timeoutMs === 'number' && o.timeoutMs > 0)) fail('timeoutMs', o.timeoutMs, 'must be a positive number');
   if (!o.recorder || ['recordOk', 'recordError', 'recordTimeout', 'recordSkipped'].some((m) => typeof o.recorder[m] !== 'function')) {

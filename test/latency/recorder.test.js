@@ -109,6 +109,29 @@ describe('latency/recorder: Recorder', () => {
     assert.notEqual(b.response, a.response);
   });
 
+  it('discard() starts the open interval afresh in the same histograms: not handed over, not in the totals', () => {
+    const clock = manualClock();
+    const r = new Recorder({ clock });
+    r.recordOk(7 * MS, MS, 1);
+    r.recordTimeout(1e13, 1, 1);
+    const before = r.snapshot();
+    r.recordOk(5 * MS, MS, 1);
+    r.recordError(MS);
+    const held = r._set;
+    clock.t += 1000;
+    r.discard();
+    assert.equal(r._set, held, 'the same histograms record on');
+    r.recordOk(9 * MS, 2 * MS, 1);
+    clock.t += 500;
+    const after = r.snapshot();
+    assert.equal(after.seq, before.seq + 1, 'a discarded interval takes no seq');
+    assert.equal(after.startMs, before.endMs + 1000, 'the interval starts at the discard');
+    assert.deepEqual([after.count, after.ok, after.errors, after.timeouts, after.clamped], [1, 1, 0, 0, 0]);
+    assert.equal(after.response.totalCount, 1);
+    assert.equal(after.response.getValueAtPercentile(100), after.response.highestEquivalentValue(9 * MS));
+    assert.equal(r.totals().count, 3, 'what was discarded is not counted');
+  });
+
   it('refuses to recycle a snapshot twice, a foreign one, or a merged one', () => {
     const r = new Recorder({ clock: manualClock() });
     const other = new Recorder({ clock: manualClock() });

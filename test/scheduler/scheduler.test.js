@@ -138,6 +138,27 @@ describe('scheduler', () => {
     assert.ok(snap.service.getValueAtPercentile(50) >= 1.5e6);
   });
 
+  it('a warm-up runs first in the same schedule: onWarm once after it, then count, durationMs and the figures count from there', async () => {
+    const c = fakeClient();
+    const rec = new Recorder({ policy: 'closed' });
+    let warmedAt = null;
+    const run = startSchedule({ clients: [c], nextOp: (i) => i, count: 30, warmup: 20, recorder: rec, onWarm: () => { warmedAt = rec.totals().count; rec.discard(); } });
+    const out = await run.done;
+    assert.equal(warmedAt, 20, 'onWarm after the warm-up\'s 20 requests, once');
+    assert.equal(out.planned, 30);
+    assert.equal(out.sent, 30);
+    assert.equal(run.completed, 30);
+    assert.equal(c.ops.length, 50, 'the warm-up\'s requests and the count\'s');
+    assert.deepEqual(c.ops.slice(18, 22), [18, 19, 20, 21], 'one sequence, no gap between them');
+    assert.equal(rec.snapshot().ok, 30);
+    // by duration: the duration starts once the warm-up is over
+    const t0 = process.hrtime.bigint();
+    let warmNs = null;
+    const timed = await startSchedule({ clients: [fakeClient({ serviceMs: 1 })], nextOp: () => 1, durationMs: 60, warmup: 20, recorder: new Recorder(), onWarm: () => { warmNs = process.hrtime.bigint(); } }).done;
+    assert.ok(warmNs !== null && timed.startNs >= warmNs - 1000000n && timed.startNs <= warmNs + 1000000n, 'the run starts when the warm-up ends');
+    assert.ok(Number(process.hrtime.bigint() - t0) / 1e6 >= 60 + 15, 'the warm-up does not eat the duration');
+  });
+
   it('rejects bad options with codes naming the field', () => {
     const rec = new Recorder();
     const base = { clients: [fakeClient()], nextOp: () => 1, recorder: rec };
@@ -147,6 +168,7 @@ describe('scheduler', () => {
       [{ ratePerSec: -1 }, 'ratePerSec'],
       [{ policy: 'fast' }, 'policy'],
       [{ count: 1.5 }, 'count'],
+      [{ warmup: -1 }, 'warmup'],
       [{ recorder: {} }, 'recorder']
     ]) {
       assert.throws(() => startSchedule({ ...base, ...patch }), (e) => e.code === 'NINES_ERR_INVALID_ARG' && e.details.field === field);
