@@ -14,9 +14,10 @@
  * - `probe`: `nines probe` as its CLI runs a closed loop (gateway/measure/probe.js on this thread: the
  *   scheduler, the recorder and the driver); figures are the probe's own service times;
  * - `worker`: a gateway job in a WorkerPool worker thread (the gateway's path: scheduler, device,
- *   driver, recorder); a warm-up job of `warmup` requests, then the measured job of `count`, whose one
- *   summary gives the figures (service times taken by the driver). The worker thread's collections
- *   are profiled from inside it (gc-profile.js, loaded with --require).
+ *   driver, recorder), one long-running job, closed loop: its interval summaries during the first
+ *   `warmup` requests are dropped, then whole intervals are taken until they hold `count` requests
+ *   (service times taken by the driver). The worker thread's collections are profiled from inside
+ *   it (gc-profile.js, loaded with --require).
  *
  * Every kind also reports what the measured loop cost besides the wire: CPU per request (the whole
  * process, user + system) and the garbage collector's share (gc-profile.js, on the thread that runs
@@ -61,18 +62,18 @@ async function onThread (o) {
   }
 }
 
-/** `nines probe`, closed loop, on this thread (its CLI's default). */
+/** `nines probe`, closed loop, on this thread (its CLI's default), with its own warm-up as its CLI runs it. */
 async function probe (o) {
   const { runProbe } = require(path.join(ROOT, 'gateway/measure/probe'));
   const target = `modbus+tcp://127.0.0.1:${o.port}?unitId=1`;
   const opts = { target, read: OP, connections: [1], timeoutMs: 1000, inWorker: false };
-  // the JIT warms on a run of its own: a probe's warm-up requests share the measured run's connection
-  await runProbe({ ...opts, count: Math.max(1, o.warmup) }).promise;
-  const cpu0 = process.cpuUsage();
-  const watch = startGcWatch();
-  const { runs } = await runProbe({ ...opts, count: o.count }).promise;
-  const gc = watch();
-  const cpu = cpuNs(cpu0);
+  const watch = { stop: null, cpu0: null };
+  const probeRun = runProbe({ ...opts, count: o.count, warmup: o.warmup });
+  // the measured run's first progress event comes as it starts, once the warm-up is done
+  probeRun.once('progress', () => { watch.cpu0 = process.cpuUsage(); watch.stop = startGcWatch(); });
+  const { runs } = await probeRun.promise;
+  const gc = watch.stop ? watch.stop() : null;
+  const cpu = watch.cpu0 ? cpuNs(watch.cpu0) : NaN;
   const r = runs[0];
   const count = r.ok + r.errors + r.timeouts;
   const { alloc, n } = await allocPass(o, async (k) => { const x = (await runProbe({ ...opts, count: k }).promise).runs[0]; return x.ok + x.errors + x.timeouts; });
@@ -89,7 +90,12 @@ async function probe (o) {
   };
 }
 
-/** A gateway job in a worker thread. */
+/**
+ * A gateway job in a worker thread, measured as the gateway runs one: a single long-running job
+ * whose interval summaries are the figures. Intervals that end within the warm-up are dropped;
+ * then whole intervals are taken until they hold `count` requests (a new job would be new objects
+ * for the code, compiled again while measured: issue 11).
+ */
 async function worker (o) {
   const { WorkerPool, buildDeviceSpec, buildJobSpec } = require(ROOT);
   const pool = new WorkerPool({
@@ -102,48 +108,64 @@ async function worker (o) {
   const errors = [];
   pool.on('job-error', (name, err) => errors.push(err));
   pool.addDevice(device);
-  /** runs one job to its end; resolves with its last summary */
-  const job = (name, count) => new Promise((resolve) => {
-    let last = null;
-    const onSummary = (n, payload) => { if (n === name) last = payload; };
-    const onEnd = (n) => {
-      if (n !== name) return;
-      pool.removeListener('summary', onSummary);
-      pool.removeListener('end', onEnd);
-      resolve(last);
-    };
-    pool.on('summary', onSummary);
-    pool.on('end', onEnd);
-    // one interval longer than the job: its one summary, flushed at its end, holds every request
-    pool.startJob(buildJobSpec({ name, read: OP, ratePerSec: Infinity, count, intervalMs: 3600000, connections: 1, policy: 'capped' }, { device, purpose: 'measure' }));
+  const intervalMs = o.intervalMs || 250;
+  const measured = [];
+  let warm = Math.max(0, o.warmup || 0);
+  let cpu0 = null;
+  let allocStarted = false;
+  let allocDone = null;
+  const allocCount = o.allocCount || 0;
+  let allocSeen = 0;
+  const phases = new Promise((resolve) => {
+    pool.on('summary', (name, payload) => {
+      if (name !== 'bench') return;
+      if (warm > 0) {
+        // the warm-up: whole intervals until that many requests have gone
+        warm -= payload.count;
+        if (warm <= 0) { askWorkers('start', 'watch'); cpu0 = process.cpuUsage(); }
+        return;
+      }
+      if (cpu0 === null) { askWorkers('start', 'watch'); cpu0 = process.cpuUsage(); return; }
+      if (allocDone === null) {
+        measured.push(payload);
+        if (measured.reduce((a, s) => a + s.count, 0) < o.count) return;
+        allocDone = { cpu: cpuNs(cpu0) };
+        askWorkers('stop', 'watch').then(([gc]) => {
+          allocDone.gc = gc;
+          if (allocCount === 0) { resolve(); return; }
+          allocStarted = true;
+          askWorkers('start', 'alloc');
+        });
+        return;
+      }
+      if (!allocStarted) return;
+      allocSeen += payload.count;
+      if (allocSeen >= allocCount && allocStarted) {
+        allocStarted = false;
+        askWorkers('stop', 'alloc').then(([alloc]) => { allocDone.alloc = alloc; resolve(); });
+      }
+    });
   });
+  pool.startJob(buildJobSpec({ name: 'bench', read: OP, ratePerSec: Infinity, intervalMs, connections: 1, policy: 'capped' }, { device, purpose: 'measure' }));
+  const limit = new Promise((resolve, reject) => setTimeout(() => reject(new Error(`the worker job did not finish in time${errors.length ? ': ' + errors[0].message : ''}`)), o.durationMs + 60000).unref());
   try {
-    await job('warm-up', Math.max(1, o.warmup));
-    await askWorkers('start', 'watch');
-    const cpu0 = process.cpuUsage();
-    const s = await job('bench', o.count);
-    const cpu = cpuNs(cpu0);
-    const [gc] = await askWorkers('stop', 'watch');
-    if (!s || !s.count) throw new Error(`the worker job recorded nothing${errors.length ? ': ' + errors[0].message : ''}`);
-    let alloc = null;
-    const n = o.allocCount || 0;
-    if (n > 0) {
-      await askWorkers('start', 'alloc');
-      await job('allocation', n);
-      [alloc] = await askWorkers('stop', 'alloc');
-    }
-    const hist = decode(s.hist);
-    const failed = (s.errors || 0) + (s.timeouts || 0);
+    await Promise.race([phases, limit]);
+    const hist = decode(measured[0].hist);
+    for (const s of measured.slice(1)) hist.add(decode(s.hist));
+    const sum = (k) => measured.reduce((a, s) => a + (s[k] || 0), 0);
+    const count = sum('count');
+    const spanMs = measured[measured.length - 1].end - measured[0].start;
+    const gc = allocDone.gc || null;
     return {
       hist: encode(hist),
-      count: s.count,
-      errors: failed,
-      elapsedNs: (s.end - s.start) * 1e6,
-      reqPerSec: s.count / ((s.end - s.start) / 1000),
-      cpuNsPerReq: Math.round(cpu / s.count),
+      count,
+      errors: sum('errors') + sum('timeouts'),
+      elapsedNs: spanMs * 1e6,
+      reqPerSec: count / (spanMs / 1000),
+      cpuNsPerReq: Math.round(allocDone.cpu / count),
       gc,
-      alloc,
-      ...perRequest(gc, s.count, alloc, n)
+      alloc: allocDone.alloc || null,
+      ...perRequest(gc, count, allocDone.alloc || null, allocSeen)
     };
   } finally {
     await pool.stop(5000);
