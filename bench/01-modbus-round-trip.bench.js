@@ -51,9 +51,13 @@ run(async () => {
   // sizes per run: issue 11's 50,000 requests, after a warm-up long enough for the JIT; the quick
   // pass keeps the nines rows warm and long enough for a steady allocation figure (its guard)
   const size = (kind) => {
-    const nines = NINES.some((n) => n.kind === kind);
-    if (o.quick) return nines ? { count: 20000, warmup: 20000, durationMs: 5000, allocCount: 20000 } : { count: 2000, warmup: 200, durationMs: 300, allocCount: 0 };
-    return { count: 50000, warmup: 20000, durationMs: 6000, allocCount: 20000 };
+    const nines = NINES.some((n) => n.kind === kind) || kind === 'c';
+    // (60,000 warm-up requests: V8 was still compiling the nines loops' code at 30,000; the worker job
+    // also flushes a summary every 500 ms, several of them in its warm-up)
+    if (o.quick) return nines ? { count: 20000, warmup: 30000, durationMs: 5000, allocCount: 20000, intervalMs: 500 } : { count: 2000, warmup: 200, durationMs: 300, allocCount: 0 };
+    if (nines) return { count: 50000, warmup: 60000, durationMs: 8000, allocCount: 20000, intervalMs: 500 };
+    // the peers run at a fifth of nines' rate: bounded by time, after a warm-up of their own
+    return { count: 50000, warmup: 10000, durationMs: 3000, allocCount: 20000 };
   };
   const cmdlines = new Set();
   const { placements, notes } = allPlacements();
@@ -79,7 +83,8 @@ run(async () => {
     return { ...r, hist: decode(r.hist) };
   };
   const cRun = async (p, server) => {
-    const { count, warmup, durationMs } = size('c');
+    const { count, durationMs } = size('c');
+    const warmup = 10000; // no JIT to warm: the sockets' and caches' warm-up
     const r = await runCClient('modbus-client', { port: server.port, count, durationMs, warmup, cpu: p.client });
     cmdlines.add(r.cmdline.replace(/ \/tmp\/\S+/, ' <samples>').replace(/ \d+ (\d+ \d+ \d+ <samples>)/, ' <port> $1'));
     return { hist: r.hist, count: r.json.count, errors: r.json.errors, reqPerSec: r.json.reqPerSec, cpuNsPerReq: r.json.cpuNsPerReq };
@@ -194,7 +199,7 @@ run(async () => {
       rows: Object.values(sim)
     });
   }
-  notes.push(`Rounds: ${rounds}; each run ${size('nines').count.toLocaleString('en-US')} requests after ${size('nines').warmup.toLocaleString('en-US')} warm-up (at most ${size('nines').durationMs / 1000} s), every client in its own process, pinned.`,
+  notes.push(`Rounds: ${rounds}; every client in its own process, pinned. nines and C: ${size('nines').count.toLocaleString('en-US')} requests after ${size('nines').warmup.toLocaleString('en-US')} of warm-up (at most ${size('nines').durationMs / 1000} s; the worker job: whole 500 ms intervals of one long-running job, after its warm-up intervals, until they hold that many). The Node peers: at most ${size('peer').durationMs / 1000} s after ${size('peer').warmup.toLocaleString('en-US')} of warm-up.`,
     'CPU/req: the client process\'s CPU time (user + system) over its measured loop per request. Scavenges, mark-compacts and GC pauses: the collections perf_hooks reports over the measured loop, on the thread that runs it (the worker thread for the worker job). allocated/req: V8\'s GC profiler over a pass of 20,000 more requests after the measured loop (it lengthens every pause, so it stays out of the measured loop).',
     'p50 … max of a row are medians over rounds of each run\'s percentiles; the ratio table divides each nines run by the C client run of the same round and placement.');
   return {

@@ -6,7 +6,7 @@ const { isMainThread } = require('node:worker_threads');
  * Waiting until an absolute deadline, for the scheduler's lanes.
  *
  * Time here is a Number of nanoseconds since this module was loaded (`nowNs()`), on the
- * process.hrtime clock: exact integers for 104 days, and a lane keeps its times in plain fields
+ * process.hrtime clock (whole numbers; see fromHrtime for their precision), and a lane keeps its times in plain fields
  * instead of a new bigint per reading (issue 11: the bigints a waiting lane held were promoted to the
  * old generation and collected by full mark-compacts). `fromHrtime()` converts a driver's
  * bigint stamps (sentNs, doneNs) to the same scale.
@@ -38,20 +38,25 @@ const PRECISE_NS = 2 * NS_PER_MS;
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
 const SPIN_NS = 100000;
 
-/** The origin of nowNs() */
+/** The origin of nowNs(), as a bigint and as a Number */
 const BASE = process.hrtime.bigint();
+const BASE_NUM = Number(BASE);
 
 /** @returns {number} ns since BASE on the process.hrtime clock */
 function nowNs () {
-  return Number(process.hrtime.bigint() - BASE);
+  return Number(process.hrtime.bigint()) - BASE_NUM;
 }
 
 /**
+ * A driver's bigint stamp on the nowNs() scale. Converted before subtracting: a bigint difference
+ * is one more object per stamp. Exact while the clock reads below 2^53 ns (104 days after boot on
+ * Linux); past that, stamps round to 2 ns (4 ns past 208 days), so a difference may be off by that
+ * much, still a whole number of ns.
  * @param {bigint} t a process.hrtime.bigint() reading
  * @returns {number} the same instant as nowNs() counts it
  */
 function fromHrtime (t) {
-  return Number(t - BASE);
+  return Number(t) - BASE_NUM;
 }
 
 /**
