@@ -47,6 +47,10 @@ const FIRST_CAPACITY_PAGES = 4;
 const U16_MAX = 0xffff;
 const U32_MAX = 0xffffffff;
 const F64_MAX = Number.MAX_SAFE_INTEGER;
+/** The layout nines' configuration gives (1 ns lowest, 3 digits): checked in the constructor */
+const SUB_BUCKET_HALF_MAGNITUDE = 10;
+const SUB_BUCKET_HALF_COUNT = 1 << SUB_BUCKET_HALF_MAGNITUDE;
+const SUB_BUCKET_COUNT = 2 * SUB_BUCKET_HALF_COUNT;
 /** 2^n for bucket widths, n < 64 */
 const POW2 = Float64Array.from({ length: 64 }, (_, n) => 2 ** n);
 
@@ -66,6 +70,10 @@ class PagedHistogram extends JsHistogram {
     // A fixed layout: the library's autoResize would change bucketCount and push add() onto its
     // lossy slow path (latency-notes §1.5).
     this.autoResize = false;
+    // recordValue's integer path relies on this layout
+    if (this.subBucketHalfCountMagnitude !== SUB_BUCKET_HALF_MAGNITUDE || this.unitMagnitude !== 0) {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `histogram layout ${this.subBucketHalfCountMagnitude}/${this.unitMagnitude} is not nines' (10/0)`);
+    }
     this._totalCount = 0;
     this._wide = options.wide === true;
     /** page number → slot in the pool, -1 when the page was never touched */
@@ -161,6 +169,27 @@ class PagedHistogram extends JsHistogram {
     return slot >= 0 ? this._pool[(slot << PAGE_BITS) | (index & PAGE_MASK)] : 0;
   }
 
+  /**
+   * recordValue, with integer arithmetic for whole values below 2^31 ns (2.1 s): the library finds a
+   * value's bucket with Math.log2 and Math.pow, which made a value cost 160 ns here, three of them per
+   * request (issue 11). For such a value floor(log2(v)) is exactly 31 − clz32(v) (a double's log2 of
+   * a 31-bit integer never rounds up to the next integer), and with this fixed layout (unit
+   * magnitude 0, 1,024 half sub-buckets) the index, min and max come out as the library computes
+   * them. Anything else (fractions, larger values) takes the library's path.
+   * @param {number} value
+   */
+  recordValue (value) {
+    if ((value | 0) !== value || value < 0) {
+      super.recordValue(value);
+      return;
+    }
+    const bucket = value < SUB_BUCKET_COUNT ? 0 : 31 - SUB_BUCKET_HALF_MAGNITUDE - Math.clz32(value);
+    this.incrementCountAtIndex(((bucket + 1) << SUB_BUCKET_HALF_MAGNITUDE) + (value >>> bucket) - SUB_BUCKET_HALF_COUNT);
+    if (value > this.maxValue) this.maxValue = value;
+    if (value !== 0 && value < this.minNonZeroValue) this.minNonZeroValue = value;
+    this.incrementTotalCount();
+  }
+
   /** Hot path of recordValue. The library checked index < countsArrayLength before calling. @param {number} index */
   incrementCountAtIndex (index) {
     let slot = this._slots[index >>> PAGE_BITS];
@@ -227,6 +256,92 @@ class PagedHistogram extends JsHistogram {
       }
     }
     return 0;
+  }
+
+  /**
+   * Several percentiles in one scan of the touched pages, each exactly as getValueAtPercentile
+   * gives it: a summary reads seven of them from three histograms once per interval, in the thread
+   * that polls, where every scan delays a reply (issue 11).
+   * @param {number[]} percentiles ascending, 0…100
+   * @returns {number[]} the values, in the same order
+   */
+  valuesAtPercentiles (percentiles) {
+    const n = percentiles.length;
+    const out = new Array(n).fill(0);
+    const total = this.totalCount;
+    const ranks = percentiles.map((p) => {
+      const fpCount = (Math.min(p, 100) / 100.0) * total;
+      return Math.max(Math.ceil(fpCount - ulp(fpCount)), 1);
+    });
+    const slots = this._slots;
+    const pool = this._pool;
+    let k = 0;
+    let sum = 0;
+    for (let page = 0; page < slots.length && k < n; page++) {
+      const slot = slots[page];
+      if (slot < 0) continue;
+      const base = slot << PAGE_BITS;
+      for (let j = 0; j < PAGE_SIZE && k < n; j++) {
+        const count = pool[base + j];
+        if (count === 0) continue;
+        sum += count;
+        while (k < n && sum >= ranks[k]) {
+          const value = this.valueFromIndex((page << PAGE_BITS) | j);
+          out[k] = percentiles[k] === 0.0 ? this.lowestEquivalentValue(value) : this.highestEquivalentValue(value);
+          k++;
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Mean and standard deviation in two scans, with the arithmetic of the mean and getStdDeviation
+   * getters in the same order (so the same values), without a callback per bucket.
+   * @returns {{mean: number, stddev: number}} 0 and 0 when empty
+   */
+  meanAndStdDeviation () {
+    const total = this.totalCount;
+    if (total === 0) return { mean: 0, stddev: 0 };
+    let totalValue = 0;
+    this._scanMedians((median, count) => { totalValue += median * count; });
+    const mean = totalValue / total;
+    let dev = 0;
+    this._scanMedians((median, count) => {
+      const deviation = median - mean;
+      dev += deviation * deviation * count;
+    });
+    return { mean, stddev: Math.sqrt(dev / total) };
+  }
+
+  /**
+   * _forEachMedian's walk, inlined (one callback per occupied bucket, no index callback between).
+   * @param {(median: number, count: number) => void} fn
+   */
+  _scanMedians (fn) {
+    const half = this.subBucketHalfCount;
+    const halfMagnitude = this.subBucketHalfCountMagnitude;
+    const unit = this.unitMagnitude;
+    const slots = this._slots;
+    const pool = this._pool;
+    for (let page = 0; page < slots.length; page++) {
+      const slot = slots[page];
+      if (slot < 0) continue;
+      const base = slot << PAGE_BITS;
+      for (let j = 0; j < PAGE_SIZE; j++) {
+        const count = pool[base + j];
+        if (count === 0) continue;
+        const index = (page << PAGE_BITS) | j;
+        let bucket = (index >>> halfMagnitude) - 1;
+        let sub = (index & (half - 1)) + half;
+        if (bucket < 0) {
+          sub -= half;
+          bucket = 0;
+        }
+        const width = POW2[bucket + unit];
+        fn(sub * width + Math.floor(width / 2), count);
+      }
+    }
   }
 
   /**

@@ -76,6 +76,43 @@ describe('latency/histogram: paged storage', () => {
     assert.equal(paged.outputPercentileDistribution(5, 1e6), dense.outputPercentileDistribution(5, 1e6));
   });
 
+  it('puts every value in the library\'s bucket, with its min and max, on the integer path and off it', () => {
+    const dense = denseReference();
+    const paged = createHistogram();
+    // bucket and sub-bucket edges, the 2^31 boundary of the integer path, values above it and fractions
+    const values = [0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 65535, 65536, 2 ** 20 - 1, 2 ** 20,
+      2 ** 30 - 1, 2 ** 30, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 5e9, 3599e9, 1.5, 12345.7];
+    let seed = 7;
+    const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    for (let i = 0; i < 50000; i++) values.push(Math.floor(2 ** (33 * rand())));
+    for (const v of values) {
+      dense.recordValue(v);
+      paged.recordValue(v);
+    }
+    for (let i = 0; i < dense.countsArrayLength; i++) if (dense.getCountAtIndex(i) !== paged.getCountAtIndex(i)) assert.fail(`bucket ${i}: ${paged.getCountAtIndex(i)}, the library ${dense.getCountAtIndex(i)}`);
+    assert.equal(paged.totalCount, dense.totalCount);
+    assert.equal(paged.maxValue, dense.maxValue);
+    assert.equal(paged.minNonZeroValue, dense.minNonZeroValue);
+  });
+
+  it('summarizes in three scans to exactly what the library\'s getters give (summarize of a paged and a dense histogram)', () => {
+    const { summarize } = require('../../gateway/latency/summary');
+    for (const n of [1, 7, 1000, 30000]) {
+      const dense = denseReference();
+      const paged = createHistogram();
+      for (const v of latencies(n)) {
+        dense.recordValue(v);
+        paged.recordValue(v);
+      }
+      assert.deepEqual(summarize(paged), summarize(dense));
+      const ps = [0, 0.1, 50, 99, 99.9, 99.99, 100];
+      assert.deepEqual(paged.valuesAtPercentiles(ps), ps.map((p) => dense.getValueAtPercentile(p)));
+      const { mean, stddev } = paged.meanAndStdDeviation();
+      assert.equal(mean, dense.mean);
+      assert.equal(stddev, dense.stdDeviation);
+    }
+  });
+
   it('answers like the library for an empty histogram and for odd percentile arguments', () => {
     const paged = createHistogram();
     const dense = denseReference();
