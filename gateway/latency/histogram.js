@@ -11,6 +11,7 @@ const C = require('../base/constants');
 const { NinesError } = require('../base/errors');
 const { PagedHistogram } = require('./paged-histogram');
 const { decodeHistogram } = require('./histogram-decode');
+const { encodePagedV2 } = require('./encode-v2');
 const { invalid } = require('./validate');
 
 /** recordNs results */
@@ -172,6 +173,8 @@ function mergeInto (acc, h) {
  */
 function encodeHistogram (h) {
   checkHistogram(h, 'h');
+  // the same bytes, page by page (encode-v2.js)
+  if (h instanceof PagedHistogram) return encodePagedV2(h);
   return encodeIntoCompressedBase64(h);
 }
 
