@@ -101,7 +101,8 @@ async function worker (o) {
   const pool = new WorkerPool({
     mode: 'worker',
     workers: 1,
-    execArgv: [...process.execArgv, '--require', require.resolve('./gc-profile')],
+    // V8 flags given to this process (--trace-gc, …) apply to its threads anyway, and a worker refuses them
+    execArgv: ['--require', require.resolve('./gc-profile')],
     ...(o.resourceLimits ? { resourceLimits: o.resourceLimits } : {})
   });
   const device = buildDeviceSpec({ name: 'bench-device', target: `modbus+tcp://127.0.0.1:${o.port}?unitId=1`, timeoutMs: 1000, maxConnections: 1 });

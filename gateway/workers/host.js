@@ -4,6 +4,7 @@ const { monitorEventLoopDelay } = require('node:perf_hooks');
 const { Job, phaseOf } = require('../jobs/job');
 const { summaryPayload } = require('../jobs/payload');
 const { toNinesError } = require('../base/errors');
+const { Steps } = require('./steps');
 
 /** On-demand tag readers kept per thread (one per caller and device; the oldest goes past this) */
 const MAX_READERS = 1000;
@@ -47,6 +48,8 @@ class Host {
     // from a busy poller
     this.loopDelay = monitorEventLoopDelay({ resolution: 10 });
     this.loopDelay.enable();
+    /** summaries in pieces, and what must follow them (steps.js) */
+    this.steps = new Steps((err) => this.post({ type: 'error', job: null, error: toNinesError(err, 'NINES_ERR_WORKER').toJSON() }));
   }
 
   /** @param {object} m a message from the pool */
@@ -94,10 +97,17 @@ class Host {
     // when the job began sending, so its first summary judges whether the rate held from then, not
     // from before its device was connected (jobs/payload.js); a resumed job's gap counts in full
     const sending = { sinceMs: resumeFromMs === undefined ? null : undefined };
-    job.on('snapshot', (snap, meta) => { meta.sendingSinceMs = sending.sinceMs; this.postSummary(spec.name, snap, meta); });
+    job.on('snapshot', (snap, meta) => {
+      meta.sendingSinceMs = sending.sinceMs;
+      // summarized, encoded and posted in pieces (steps.js); then its histograms record the next
+      // interval but one, instead of three new ones per interval (allocation, and new objects the
+      // recording code meets: issue 11)
+      this.postSummary(spec.name, snap, meta, () => job.recorder.recycle(snap));
+    });
     job.on('values', (v) => this.post({ type: 'values', job: spec.name, values: v }));
     job.on('job-error', (err) => this.post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
-    job.on('end', () => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); });
+    // after the job's last summary, which may still be in pieces
+    job.on('end', () => this.steps.add(() => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); }));
     job.start();
     if (resumeFromMs === undefined && job.started) {
       const delayMs = spec.ratePerSec === Infinity ? 0 : phaseOf(spec.name) * 1000 / spec.ratePerSec; // the job's phase (jobs/job.js)
@@ -105,39 +115,60 @@ class Host {
     }
   }
 
-  postSummary (name, snap, meta) {
-    const d = this.loopDelay;
-    meta.loopDelayP99Ms = d.count ? Math.max(0, d.percentile(99) / 1e6 - 10) : 0;
-    d.reset();
-    let payload;
-    try {
-      payload = summaryPayload(snap, 0, meta, { gateway: this.gateway, job: meta.job });
-    } catch (err) {
-      this.post({ type: 'error', job: name, error: toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM').toJSON() });
-      return;
+  /**
+   * Summarizes an interval and posts it, in pieces, one per turn (steps.js): each histogram's
+   * statistics, the encodings, then the payload. Summaries and what follows them keep their order.
+   * @param {string} name
+   * @param {object} snap the interval's snapshot (the histograms stay untouched until done)
+   * @param {object} meta
+   * @param {() => void} [done] after the post (or the failure), e.g. giving the histograms back
+   */
+  postSummary (name, snap, meta, done) {
+    const { summarize, encodeHistogram, encodeInterval } = require('../latency');
+    const both = this.allHistograms || this.hlog;
+    const w = { summaries: {}, encoded: {}, failed: false };
+    const piece = (fn) => this.steps.add(() => {
+      if (w.failed) return;
+      try {
+        fn();
+      } catch (err) {
+        w.failed = true;
+        this.post({ type: 'error', job: name, error: toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM').toJSON() });
+        if (done) done();
+      }
+    });
+    piece(() => { w.summaries.response = summarize(snap.response); });
+    piece(() => { w.summaries.service = summarize(snap.service); });
+    piece(() => { w.summaries.lag = summarize(snap.lag); });
+    piece(() => { w.encoded.response = encodeHistogram(snap.response); });
+    if (both) {
+      piece(() => { w.encoded.service = encodeHistogram(snap.service); });
+      piece(() => { w.encoded.lag = encodeHistogram(snap.lag); });
     }
-    let hists = null;
-    if (this.allHistograms || this.hlog) {
-      const { encodeHistogram } = require('../latency');
-      hists = { service: encodeHistogram(snap.service), lag: encodeHistogram(snap.lag) };
-    }
-    let hlog = null;
-    if (this.hlog) {
-      const { encodeInterval } = require('../latency');
-      hlog = [
-        encodeInterval('response', snap.response, snap.startMs, snap.endMs, payload.hist),
-        encodeInterval('service', snap.service, snap.startMs, snap.endMs, hists.service),
-        encodeInterval('lag', snap.lag, snap.startMs, snap.endMs, hists.lag)
-      ];
-    }
-    this.post({ type: 'summary', job: name, payload, hlog, meta, hists: this.allHistograms ? hists : null });
+    piece(() => {
+      const d = this.loopDelay;
+      meta.loopDelayP99Ms = d.count ? Math.max(0, d.percentile(99) / 1e6 - 10) : 0;
+      d.reset();
+      const payload = summaryPayload({ ...snap, summaries: w.summaries, encoded: w.encoded }, 0, meta, { gateway: this.gateway, job: meta.job });
+      const hists = both ? { service: w.encoded.service, lag: w.encoded.lag } : null;
+      const hlog = this.hlog
+        ? [
+            encodeInterval('response', snap.response, snap.startMs, snap.endMs, payload.hist),
+            encodeInterval('service', snap.service, snap.startMs, snap.endMs, hists.service),
+            encodeInterval('lag', snap.lag, snap.startMs, snap.endMs, hists.lag)
+          ]
+        : null;
+      this.post({ type: 'summary', job: name, payload, hlog, meta, hists: this.allHistograms ? hists : null });
+      if (done) done();
+    });
   }
 
   stopJob (name) {
     const job = this.jobs.get(name);
     if (!job) { this.post({ type: 'job-stopped', name }); return; }
     this.jobs.delete(name);
-    job.stop().catch(() => {}).then(() => this.post({ type: 'job-stopped', name }));
+    // after its last summary, which may still be in pieces
+    job.stop().catch(() => {}).then(() => this.steps.add(() => this.post({ type: 'job-stopped', name })));
   }
 
   request (m) {
@@ -188,7 +219,9 @@ class Host {
     await Promise.allSettled([...this.devices.values()].map((d) => d.close()));
     this.devices.clear();
     this.loopDelay.disable();
-    this.post({ type: 'stopped' });
+    // after the last summaries, when some are still in pieces
+    if (this.steps.length === 0) this.post({ type: 'stopped' });
+    else this.steps.add(() => this.post({ type: 'stopped' }));
   }
 }
 
