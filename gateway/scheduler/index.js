@@ -62,7 +62,9 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
  *   the same code: a run of its own leaves the measured run's objects to be compiled while it is
  *   measured, issue 11); once that many have completed, onWarm() is called (the caller starts its
  *   recorder's interval afresh) and count, durationMs and the returned figures count from there
- * @property {() => void} [onWarm] called once, when the warm-up's requests have completed
+ * @property {(final: boolean) => void} [onWarm] called twice: halfway through the warm-up (final
+ *   false, a rehearsal: the caller may start its interval afresh then too) and when its requests
+ *   have completed (final true)
  */
 
 /**
@@ -96,7 +98,9 @@ class Schedule {
     this.rec = o.recorder;
     this.t0 = nowNs() + Math.round(o.startDelayMs * 1e6);
     // a warm-up's duration is its count: durationMs counts from its end
+    this.endNs = -1;
     this.endNs = o.durationMs === undefined || o.warmup > 0 ? Infinity : this.t0 + Math.round(o.durationMs * 1e6);
+    this.measuredNs = -1;
     this.measuredNs = this.t0;
     this.slotNs = this.closedLoop ? 0 : 1e9 / o.ratePerSec; // per-schedule slot, ns (float)
     this.capGapNs = Math.round(this.slotNs * this.n / 2); // half of one connection's period
@@ -109,8 +113,13 @@ class Schedule {
     this.seq = 0;
     // the warm-up: requests left to complete, and the counts at its end (subtracted from the figures)
     this.warmLeft = o.warmup || 0;
+    this.warmHalf = this.warmLeft >= 2 ? Math.floor(this.warmLeft / 2) : -1;
+    // (the fields the warm-up's end sets again are set twice here, so V8 never takes them for
+    // constants: code compiled on that belief is thrown away when they change, issue 11)
+    this.base = null;
     this.base = { planned: 0, sent: 0, skipped: 0, completed: 0 };
     // slots planned at most: the count, after the warm-up's own requests (set again as the warm-up ends)
+    this.limit = -1;
     this.limit = o.count === undefined ? Infinity : (o.warmup || 0) + o.count;
     this.running = this.n;
     this.stop = () => { this.stopped = true; };
@@ -130,15 +139,27 @@ class Schedule {
     return this.planned < this.limit;
   }
 
-  /** A request completed: the last of the warm-up ends it. */
+  /** A request completed: halfway through the warm-up it rehearses the warm-up's end, the last ends it. */
   settled () {
     this.completed++;
-    if (this.warmLeft === 0 || --this.warmLeft !== 0) return;
+    if (this.warmLeft === 0) return;
+    this.warmLeft--;
+    if (this.warmLeft === 0 || this.warmLeft === this.warmHalf) this.warmed(this.warmLeft === 0);
+  }
+
+  /**
+   * The warm-up ends (final), or rehearses its end halfway: the same code runs both times, so V8
+   * has compiled it before it counts (a branch first taken in a compiled loop throws the loop's
+   * code away, and compiling it again stalls one core for milliseconds: issue 11).
+   * @param {boolean} final
+   */
+  warmed (final) {
     this.base = { planned: this.planned, sent: this.sent, skipped: this.skipped, completed: this.completed };
-    if (this.o.count !== undefined) this.limit = this.planned + this.o.count;
-    if (this.o.durationMs !== undefined) this.endNs = nowNs() + Math.round(this.o.durationMs * 1e6);
+    // a rehearsal's limit and end are set again at the end (the warm-up's own requests still go first)
+    if (this.o.count !== undefined) this.limit = this.planned + this.o.count + this.warmLeft;
+    if (this.o.durationMs !== undefined && final) this.endNs = nowNs() + Math.round(this.o.durationMs * 1e6);
     this.measuredNs = nowNs();
-    if (this.o.onWarm) this.o.onWarm();
+    if (this.o.onWarm) this.o.onWarm(final);
   }
 
   /** @param {number} k @param {number} c @returns {number} intended time of connection c's k-th slot (ns, nowNs scale) */

@@ -141,10 +141,10 @@ describe('scheduler', () => {
   it('a warm-up runs first in the same schedule: onWarm once after it, then count, durationMs and the figures count from there', async () => {
     const c = fakeClient();
     const rec = new Recorder({ policy: 'closed' });
-    let warmedAt = null;
-    const run = startSchedule({ clients: [c], nextOp: (i) => i, count: 30, warmup: 20, recorder: rec, onWarm: () => { warmedAt = rec.totals().count; rec.discard(); } });
+    const warmedAt = [];
+    const run = startSchedule({ clients: [c], nextOp: (i) => i, count: 30, warmup: 20, recorder: rec, onWarm: (final) => { warmedAt.push([c.ops.length, final]); rec.discard(); } });
     const out = await run.done;
-    assert.equal(warmedAt, 20, 'onWarm after the warm-up\'s 20 requests, once');
+    assert.deepEqual(warmedAt, [[10, false], [20, true]], 'onWarm halfway (a rehearsal) and after the warm-up\'s 20 requests');
     assert.equal(out.planned, 30);
     assert.equal(out.sent, 30);
     assert.equal(run.completed, 30);
@@ -154,7 +154,7 @@ describe('scheduler', () => {
     // by duration: the duration starts once the warm-up is over
     const t0 = process.hrtime.bigint();
     let warmNs = null;
-    const timed = await startSchedule({ clients: [fakeClient({ serviceMs: 1 })], nextOp: () => 1, durationMs: 60, warmup: 20, recorder: new Recorder(), onWarm: () => { warmNs = process.hrtime.bigint(); } }).done;
+    const timed = await startSchedule({ clients: [fakeClient({ serviceMs: 1 })], nextOp: () => 1, durationMs: 60, warmup: 20, recorder: new Recorder(), onWarm: (final) => { if (final) warmNs = process.hrtime.bigint(); } }).done;
     assert.ok(warmNs !== null && timed.startNs >= warmNs - 1000000n && timed.startNs <= warmNs + 1000000n, 'the run starts when the warm-up ends');
     assert.ok(Number(process.hrtime.bigint() - t0) / 1e6 >= 60 + 15, 'the warm-up does not eat the duration');
   });
