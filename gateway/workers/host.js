@@ -126,7 +126,7 @@ class Host {
   postSummary (name, snap, meta, done) {
     const { summarize, encodeHistogram, encodeInterval } = require('../latency');
     const both = this.allHistograms || this.hlog;
-    const w = { summaries: {}, encoded: {}, failed: false };
+    const w = { summaries: {}, encoded: {}, payload: null, failed: false };
     const piece = (fn) => this.steps.add(() => {
       if (w.failed) return;
       try {
@@ -149,7 +149,11 @@ class Host {
       const d = this.loopDelay;
       meta.loopDelayP99Ms = d.count ? Math.max(0, d.percentile(99) / 1e6 - 10) : 0;
       d.reset();
-      const payload = summaryPayload({ ...snap, summaries: w.summaries, encoded: w.encoded }, 0, meta, { gateway: this.gateway, job: meta.job });
+      w.payload = summaryPayload({ ...snap, summaries: w.summaries, encoded: w.encoded }, 0, meta, { gateway: this.gateway, job: meta.job });
+    });
+    // posting (a structured clone) is a piece of its own
+    piece(() => {
+      const payload = w.payload;
       const hists = both ? { service: w.encoded.service, lag: w.encoded.lag } : null;
       const hlog = this.hlog
         ? [
