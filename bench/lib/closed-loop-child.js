@@ -50,8 +50,9 @@ async function onThread (o) {
     // the warm-up runs the measured loop itself, as closedLoop() does
     const loop = closedLoopOf(c.read);
     for (let i = 0; i < 3; i++) await loop.run(Math.ceil(o.warmup / 3), 60000);
-    const cpu0 = process.cpuUsage();
     const watch = startGcWatch();
+    const cpu0 = process.cpuUsage();
+    watch.mark();
     const r = await loop.run(o.count, o.durationMs);
     const gc = watch();
     const cpu = cpuNs(cpu0);
@@ -67,13 +68,15 @@ async function probe (o) {
   const { runProbe } = require(path.join(ROOT, 'gateway/measure/probe'));
   const target = `modbus+tcp://127.0.0.1:${o.port}?unitId=1`;
   const opts = { target, read: OP, connections: [1], timeoutMs: 1000, inWorker: false };
-  const watch = { stop: null, cpu0: null };
+  const watch = startGcWatch();
+  let cpu0 = null;
   const probeRun = runProbe({ ...opts, count: o.count, warmup: o.warmup });
-  // the measured run's first progress event comes as it starts, once the warm-up is done
-  probeRun.once('progress', () => { watch.cpu0 = process.cpuUsage(); watch.stop = startGcWatch(); });
+  // the measured run's first progress event comes as it starts, once the warm-up is done; what
+  // runs here delays the run's first requests, so the watch was set up before and is only marked
+  probeRun.once('progress', () => { cpu0 = process.cpuUsage(); watch.mark(); });
   const { runs } = await probeRun.promise;
-  const gc = watch.stop ? watch.stop() : null;
-  const cpu = watch.cpu0 ? cpuNs(watch.cpu0) : NaN;
+  const gc = watch();
+  const cpu = cpu0 ? cpuNs(cpu0) : NaN;
   const r = runs[0];
   const count = r.ok + r.errors + r.timeouts;
   const { alloc, n } = await allocPass(o, async (k) => { const x = (await runProbe({ ...opts, count: k }).promise).runs[0]; return x.ok + x.errors + x.timeouts; });
@@ -121,12 +124,13 @@ async function worker (o) {
     pool.on('summary', (name, payload) => {
       if (name !== 'bench') return;
       if (warm > 0) {
-        // the warm-up: whole intervals until that many requests have gone
+        // the warm-up: whole intervals until that many requests have gone; the watch, set up at
+        // the start, counts from here
         warm -= payload.count;
-        if (warm <= 0) { askWorkers('start', 'watch'); cpu0 = process.cpuUsage(); }
+        if (warm <= 0) { askWorkers('mark', 'watch'); cpu0 = process.cpuUsage(); }
         return;
       }
-      if (cpu0 === null) { askWorkers('start', 'watch'); cpu0 = process.cpuUsage(); return; }
+      if (cpu0 === null) { askWorkers('mark', 'watch'); cpu0 = process.cpuUsage(); return; }
       if (allocDone === null) {
         measured.push(payload);
         if (measured.reduce((a, s) => a + s.count, 0) < o.count) return;
@@ -147,6 +151,9 @@ async function worker (o) {
       }
     });
   });
+  // the worker thread starts with its device: its collections are watched from then on
+  await new Promise((resolve) => pool.once('health', resolve));
+  await askWorkers('start', 'watch');
   pool.startJob(buildJobSpec({ name: 'bench', read: OP, ratePerSec: Infinity, intervalMs, connections: 1, policy: 'capped' }, { device, purpose: 'measure' }));
   const limit = new Promise((resolve, reject) => setTimeout(() => reject(new Error(`the worker job did not finish in time${errors.length ? ': ' + errors[0].message : ''}`)), o.durationMs + 60000).unref());
   try {

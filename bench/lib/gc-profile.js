@@ -36,18 +36,24 @@ const CHANNEL = 'nines-bench-gc';
  */
 
 /**
- * Starts watching this thread's collections (perf_hooks 'gc' entries).
- * @returns {() => GcProfile} stop
+ * Starts watching this thread's collections (perf_hooks 'gc' entries). The returned stop() has a
+ * mark(): collections before the last mark are left out, so a bench can set the watch up before its
+ * measured part and mark where it starts, instead of paying for the observer there.
+ * @returns {(() => GcProfile) & {mark: () => void}} stop
  */
 function startGcWatch () {
   const seen = [];
+  let from = 0;
   const take = (list) => { for (const e of list.getEntries()) seen.push(e); };
   const obs = new PerformanceObserver(take);
   obs.observe({ entryTypes: ['gc'] });
-  return () => {
+  const stop = () => {
     // entries are delivered later: take what is still queued
     for (const e of obs.takeRecords()) seen.push(e);
     obs.disconnect();
+    const counted = seen.filter((e) => e.startTime >= from);
+    seen.length = 0;
+    seen.push(...counted);
     const pauses = seen.map((e) => e.duration * 1000);
     const kind = (e) => (e.detail ? e.detail.kind : e.kind);
     return {
@@ -56,6 +62,8 @@ function startGcWatch () {
       markCompacts: seen.filter((e) => kind(e) === constants.NODE_PERFORMANCE_GC_MAJOR).length
     };
   };
+  stop.mark = () => { from = performance.now(); };
+  return stop;
 }
 
 /**
@@ -130,8 +138,9 @@ function perRequest (watch, requests, alloc, allocRequests) {
 }
 
 /**
- * Asks the profiled worker threads of this process (see the file header) to start or stop.
- * @param {'start'|'stop'} what
+ * Asks the profiled worker threads of this process (see the file header) to start, mark (a watch:
+ * count from here) or stop.
+ * @param {'start'|'mark'|'stop'} what
  * @param {'watch'|'alloc'} profile which profile
  * @param {number} [timeoutMs=5000]
  * @returns {Promise<GcProfile[]>} stop: one profile per profiled thread that answered; start: []
@@ -142,7 +151,7 @@ function askWorkers (what, profile, timeoutMs = 5000) {
     const got = [];
     const finish = () => { clearTimeout(timer); ch.close(); resolve(got); };
     // profiled threads answer at once; wait a little for all of them, then give up
-    const timer = setTimeout(finish, what === 'start' ? 50 : timeoutMs);
+    const timer = setTimeout(finish, what === 'stop' ? timeoutMs : 50);
     ch.onmessage = (e) => {
       if (e.data && e.data.type === 'profile') {
         got.push(e.data.profile);
@@ -161,6 +170,7 @@ if (!isMainThread) {
   ch.onmessage = (e) => {
     const m = e.data || {};
     if (m.type === 'start') running[m.profile] = m.profile === 'alloc' ? startAllocProfile() : startGcWatch();
+    else if (m.type === 'mark' && running[m.profile] && running[m.profile].mark) running[m.profile].mark();
     else if (m.type === 'stop' && running[m.profile]) {
       const profile = running[m.profile]();
       running[m.profile] = null;
