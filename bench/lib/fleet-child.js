@@ -2,7 +2,7 @@
 
 /**
  * One gateway polling a fleet, in its own process so its RSS and CPU are its own:
- *   node fleet-child.js <port> <devices> <hzList> <warmupMs> <measureMs> [workers]
+ *   node fleet-child.js <port> <devices> <hzList> <warmupMs> <measureMs> [workers] [resourceLimits JSON]
  * Each device owns one connection to the server at <port> and has one job (FC3 ×10), at the rates in
  * hzList (comma-separated, assigned round-robin). Devices and jobs run in a WorkerPool (worker
  * threads; the default count, cores − 1, unless [workers] says otherwise). After the warm-up, each
@@ -10,14 +10,18 @@
  * in one message blocks their thread for 20–50 ms (new histograms for every job), a stall the
  * measured interval would then count as dispatch lag of the requests queued behind it. CPU and RSS
  * are sampled from the last reset on; pool.stop() then delivers each job's interval (its own start
- * and end). Prints one JSON line.
+ * and end). The worker threads' collections over the measured interval are counted too
+ * (gc-profile.js: scavenges, mark-compacts, pause p99 and max over the threads), and
+ * [resourceLimits] (e.g. '{"maxYoungGenerationSizeMb":64}') sets the threads' heap limits, to
+ * measure what they change. Prints one JSON line.
  */
 
 const path = require('node:path');
 const { createHist, encode, stats, decode } = require('./hist');
+const { askWorkers } = require('./gc-profile');
 
 const ROOT = path.join(__dirname, '..', '..');
-const [port, devices, hzList, warmupMs, measureMs, workersArg] = process.argv.slice(2);
+const [port, devices, hzList, warmupMs, measureMs, workersArg, limitsArg] = process.argv.slice(2);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** jobs reset per step, and the pause between steps (ms): ~10 × 40 µs of work, then the thread polls again */
 const RESET_BATCH = 10;
@@ -38,19 +42,23 @@ async function main () {
   if (global.gc) global.gc();
   const rssBefore = process.memoryUsage().rss;
   // hlog: each summary also carries the lag histogram, encoded once in its worker
-  const pool = new WorkerPool({ mode: 'worker', workers: workerCount, hlog: true });
+  const resourceLimits = limitsArg ? JSON.parse(limitsArg) : undefined;
+  const pool = new WorkerPool({ mode: 'worker', workers: workerCount, hlog: true, resourceLimits, execArgv: ['--require', require.resolve('./gc-profile')] });
   const summaries = [];
   let errors = 0;
   pool.on('summary', (job, payload, hlog) => summaries.push({ job, payload, hlog }));
   pool.on('job-error', () => { errors++; });
   for (const d of devs) pool.addDevice(d);
   for (const s of specs) pool.startJob(s);
-  await sleep(Number(warmupMs));
+  await sleep(Math.min(200, Number(warmupMs)));
+  await askWorkers('start', 'watch');
+  await sleep(Math.max(0, Number(warmupMs) - 200));
   const resetAt = new Map();
   for (let i = 0; i < specs.length; i += RESET_BATCH) {
     for (const s of specs.slice(i, i + RESET_BATCH)) { resetAt.set(s.name, Date.now()); pool.reset(s.name); }
     await sleep(RESET_PAUSE_MS);
   }
+  await askWorkers('mark', 'watch');
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   let rssMax = 0;
@@ -60,6 +68,7 @@ async function main () {
   const wallUs = Number(process.hrtime.bigint() - t0) / 1e3;
   const cpu = process.cpuUsage(cpu0);
   const rss = Math.max(rssMax, process.memoryUsage().rss);
+  const gcs = await askWorkers('stop', 'watch');
   await pool.stop(10000);
   const lag = createHist();
   const resp = createHist();
@@ -98,6 +107,12 @@ async function main () {
     lagMaxNs: stats(lag).max,
     responseP99Ns: stats(resp).p99,
     errors: failed + errors,
+    // the worker threads' collections over the measured interval (summed; pauses: the worst thread)
+    scavenges: gcs.reduce((a, g) => a + g.scavenges, 0),
+    markCompacts: gcs.reduce((a, g) => a + g.markCompacts, 0),
+    gcPauseP99Ns: Math.max(0, ...gcs.map((g) => g.pauseP99Us)) * 1000,
+    gcPauseMaxNs: Math.max(0, ...gcs.map((g) => g.pauseMaxUs)) * 1000,
+    gcPauseTotalNs: gcs.reduce((a, g) => a + g.pauseTotalUs, 0) * 1000,
     hist: encode(resp)
   }) + '\n');
 }
