@@ -40,7 +40,8 @@ Options:
                         worker thread); a run that achieves < 95 % of it is marked "fell behind"
   --policy <p>          catch-up after a stall at a fixed rate: capped (default), burst, skip
   --timeout <d>         per-request timeout (default 1s)
-  --warmup <n>          requests per run sent first and not recorded (default 0)
+  --warmup <n>          requests per run sent first and not recorded (default 0); at a fixed
+                        rate a closed loop, then up to one second of the paced schedule
   --hgrm <dir>          write one .hgrm per run, named like ED-588-@AA-1x.hgrm
   --json                print the results as JSON instead of a table
   --worker              run in a worker thread (the default at a fixed rate; with max, too)
