@@ -39,6 +39,14 @@ const LINES = [
   { id: 'tcp', label: 'one Modbus TCP connection (gateway)' }
 ];
 
+/** ms between the two closest phases of units u1 … uN over a period of periodMs (jobs/job.js phaseOf) */
+function closestMs (n, periodMs) {
+  const at = Array.from({ length: n }, (_, i) => phaseOf(`u${i + 1}`) * periodMs).sort((a, b) => a - b);
+  let min = periodMs - at[n - 1] + at[0];
+  for (let i = 1; i < n; i++) min = Math.min(min, at[i] - at[i - 1]);
+  return min;
+}
+
 run(async () => {
   const o = options();
   const rounds = o.quick ? 1 : 3;
@@ -136,7 +144,7 @@ run(async () => {
       `"Silent after its first timeout" leaves out the intervals that began before the unit was down plus two timeouts: what remains is the cost of its probes (one per backoff, each waiting twice the unit's slowest recent answer, at least 50 ms), not of the request that found it silent.`,
       '"Silence → down" is from the command to the simulator (over a pipe) to the device health event arriving in the gateway process; "restore → up" likewise. "Requests that reached the silent unit" is the simulator\'s count of requests to a unit it does not answer, over the silent phase.',
       `Each job starts at a phase of its period taken from its name (jobs/job.js phaseOf): ${Array.from({ length: UNITS }, (_, i) => `u${i + 1} ${phaseOf(`u${i + 1}`).toFixed(3)}`).join(', ')}. ` +
-        'So nine of the ten polls go out within 2 ms of each other every period and wait for one another on the line: the healthy p99 includes that wait, as it would for units named meter1 … meter9.',
+        `Over the ${1000 / RATE} ms period, the two closest start ${closestMs(UNITS, 1000 / RATE).toFixed(1)} ms apart; polls that come due while another is on the line wait for it, and the healthy p99 includes that wait.`,
       'The serial line is a PTY pair: no wire timing (115200 baud shapes nothing but the client\'s t3.5 of 1.75 ms); the RTU-over-TCP client keeps its 1.75 ms silence before each write. On both RTU lines a timeout is followed by a quiet period as long as the timed-out wait (late replies, rtu-transport.js), so the silent unit holds the line twice its wait.',
       ...notes
     ],
