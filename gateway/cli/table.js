@@ -51,7 +51,8 @@ function renderTable (payloads, { withGateway = false } = {}) {
  * @returns {string}
  */
 function summaryLine (p) {
-  return `${p.gateway}/${p.job} seq=${p.seq} count=${p.count} ok=${p.ok} errors=${p.errors} timeouts=${p.timeouts} ` +
+  // skipped too: count = ok + errors + timeouts + skipped, so a line without it did not add up
+  return `${p.gateway}/${p.job} seq=${p.seq} count=${p.count} ok=${p.ok} errors=${p.errors} timeouts=${p.timeouts} skipped=${p.skipped ?? 0} ` +
     `p50=${ms(p.p50)} p99=${ms(p.p99)} p99.9=${ms(p.p99_9)} max=${ms(p.max)} ms` +
     (p.fellBehind === true ? ` FELL BEHIND: ${p.rate === null ? 0 : Number(p.rate).toFixed(0)}/s of ${p.offered}/s offered` : '');
 }

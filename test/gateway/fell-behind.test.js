@@ -94,6 +94,10 @@ describe('fell behind: gateway summaries', () => {
     assert.equal(b.trim().split(/ {2,}/)[col], 'yes');
     assert.match(summaryLine(behind), / FELL BEHIND: 80\/s of 100\/s offered$/);
     assert.doesNotMatch(summaryLine(held), /FELL BEHIND/);
+    // every slot of the interval is in the line: count = ok + errors + timeouts + skipped
+    const m = /count=(\d+) ok=(\d+) errors=(\d+) timeouts=(\d+) skipped=(\d+) /.exec(summaryLine(behind));
+    assert.ok(m, summaryLine(behind));
+    assert.equal(Number(m[1]), Number(m[2]) + Number(m[3]) + Number(m[4]) + Number(m[5]));
     assert.doesNotMatch(renderTable([{ ...held, fellBehind: undefined }]), /held/, 'rows without the flag (a fleet merge) get no column');
   });
 });
