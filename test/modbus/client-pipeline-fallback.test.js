@@ -59,6 +59,7 @@ describe('modbus client (TCP): pipelining fallback', function () {
     assert.equal(warning.details.maxInflight, 8);
     assert.equal(warning.details.effective, 1);
     assert.ok(warning.details.skipped >= 3);
+    assert.ok(client.stats.pipelineSkipped >= warning.details.skipped, 'stats show the skipped requests the warning names');
     assert.match(warning.message, /does not serve pipelined requests/);
     assert.equal(client.effectiveInflight, 1);
     assert.equal(client.maxInflight, 8);
@@ -89,6 +90,7 @@ describe('modbus client (TCP): pipelining fallback', function () {
     assert.equal(run.counts.most, 8);
     assert.equal(warnings, 0);
     assert.equal(client.effectiveInflight, 8);
+    assert.equal(client.stats.pipelineSkipped, 0);
     assert.equal(run.counts.sentTimeouts + run.counts.queuedTimeouts, 0);
     assert.equal(sim.stats.replies, sim.stats.requests);
   });

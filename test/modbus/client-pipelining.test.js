@@ -7,26 +7,14 @@
 const assert = require('node:assert/strict');
 const { createClient } = require('../../gateway/drivers/modbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
-const { startRawServer, registersPdu, answer, rejectionOf, eventOf } = require('./helpers');
+const { rawClientSetup, registersPdu, answer, rejectionOf, eventOf } = require('./helpers');
 
 /** What the scripted servers put in register a, so a reply names the address it answers */
 const valueAt = (a) => (a * 7 + 3) & 0xFFFF;
 const read = (address) => ({ fc: 3, address, quantity: 1 });
 
 describe('modbus client (TCP): pipelined requests', () => {
-  const cleanup = [];
-  afterEach(async () => {
-    while (cleanup.length) await cleanup.pop()();
-  });
-
-  /** A raw server plus a connected client with maxInflight; both closed after the test. */
-  async function setup (onRequest, opts = {}) {
-    const srv = await startRawServer(onRequest);
-    const client = createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
-    cleanup.push(() => srv.close(), () => client.close());
-    await client.connect();
-    return { srv, client };
-  }
+  const setup = rawClientSetup();
 
   it('matches replies that come in reverse order to their own requests by transaction id', async () => {
     const held = [];

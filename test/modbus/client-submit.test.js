@@ -5,8 +5,8 @@
 // handler until onReply returns; failures never reach the handler from within submit().
 
 const assert = require('node:assert/strict');
-const { createClient, validateOp } = require('../../gateway/drivers/modbus');
-const { startRawServer, registersPdu, answer } = require('./helpers');
+const { validateOp } = require('../../gateway/drivers/modbus');
+const { rawClientSetup, registersPdu, answer } = require('./helpers');
 
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,18 +42,7 @@ function recorder (wantsData) {
 }
 
 describe('modbus client (TCP): submit()', () => {
-  const cleanup = [];
-  afterEach(async () => {
-    while (cleanup.length) await cleanup.pop()();
-  });
-
-  async function setup (onRequest, opts = {}) {
-    const srv = await startRawServer(onRequest);
-    const client = createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
-    cleanup.push(() => srv.close(), () => client.close());
-    await client.connect();
-    return { srv, client };
-  }
+  const setup = rawClientSetup();
 
   const echo = (req) => req.socket.write(answer(req, registersPdu(req.pdu, (a) => a * 10)));
 

@@ -4,9 +4,9 @@
 // replies, replies split at every byte, several frames in one chunk, broken MBAP headers, mismatches.
 
 const assert = require('node:assert/strict');
-const { createClient, parseOpString } = require('../../gateway/drivers/modbus');
+const { parseOpString } = require('../../gateway/drivers/modbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
-const { startRawServer, registersPdu, answer, rejectionOf, eventOf } = require('./helpers');
+const { rawClientSetup, registersPdu, answer, rejectionOf, eventOf } = require('./helpers');
 
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -21,19 +21,7 @@ async function writeInPieces (socket, buf, cuts) {
 }
 
 describe('modbus client (TCP): framing and correlation', () => {
-  const cleanup = [];
-  afterEach(async () => {
-    while (cleanup.length) await cleanup.pop()();
-  });
-
-  /** A raw server plus a connected client; both closed after the test. */
-  async function setup (onRequest, opts = {}) {
-    const srv = await startRawServer(onRequest);
-    const client = createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
-    cleanup.push(() => srv.close(), () => client.close());
-    await client.connect();
-    return { srv, client };
-  }
+  const setup = rawClientSetup();
 
   it('rejects an exception reply with NINES_ERR_MODBUS_EXCEPTION, code and name, and stays usable', async () => {
     const { client } = await setup((req) => {

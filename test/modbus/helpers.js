@@ -11,6 +11,7 @@ const { once } = require('node:events');
 const ServerTCP = require('modbus-serial').ServerTCP;
 const Modbus = require('jsmodbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
+const { createClient } = require('../../gateway/drivers/modbus');
 
 /**
  * A free TCP port (modbus-serial's ServerTCP treats port 0 as "use 502", so it cannot take 0 itself).
@@ -130,6 +131,26 @@ async function startRawServer (onRequest, { port = 0 } = {}) {
 }
 
 /**
+ * For a describe block of client tests against raw servers: registers an afterEach that closes what each
+ * test opened, and returns setup(onRequest, opts), which starts a raw server (startRawServer) and a
+ * connected modbus+tcp client of unit 1 on it (short reconnect backoff; opts are the client's options).
+ * @returns {(onRequest: (req: object) => void, opts?: object) => Promise<{srv: Awaited<ReturnType<typeof startRawServer>>, client: any}>}
+ */
+function rawClientSetup () {
+  const cleanup = [];
+  afterEach(async () => {
+    while (cleanup.length) await cleanup.pop()();
+  });
+  return async function setup (onRequest, opts = {}) {
+    const srv = await startRawServer(onRequest);
+    const client = createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
+    cleanup.push(() => srv.close(), () => client.close());
+    await client.connect();
+    return { srv, client };
+  };
+}
+
+/**
  * The normal FC3/FC4 response PDU for a request PDU, register i holding `value(i)`.
  * @param {Buffer} reqPdu
  * @param {(address: number) => number} [value]
@@ -191,4 +212,4 @@ function eventOf (emitter, event, ms = 5000) {
   });
 }
 
-module.exports = { freePort, startServerTCP, startJsmodbus, startRawServer, registersPdu, answer, rejectionOf, eventOf };
+module.exports = { freePort, startServerTCP, startJsmodbus, startRawServer, rawClientSetup, registersPdu, answer, rejectionOf, eventOf };

@@ -24,31 +24,30 @@ const { assertTools } = require('../helpers/system-tools');
 const SOCAT_START_MS = 5000;
 
 /**
- * socat as a serial server: `TCP-LISTEN` on 127.0.0.1 and a free port, bridged to the serial device `path`. One
- * client at a time (max-children=1), as most serial servers take per port; each connection opens the device anew.
- * @param {string[]} serialSide socat's address for the serial side, e.g. [`${pty},raw,echo=0`]
- * @returns {Promise<{port: number, close: () => Promise<void>}>}
+ * Starts socat with -d -d, whose log says when it is ready, and resolves once the log matches `ready`.
+ * @param {string[]} args socat's addresses and options
+ * @param {RegExp} ready
+ * @returns {Promise<{match: RegExpExecArray, close: () => Promise<void>}>}
  */
-function socatListener (serialSide) {
+function startSocat (args, ready) {
   assertTools(['socat']);
   return new Promise((resolve, reject) => {
-    // -t 0.05: after a client leaves, its child lingers that long (socat's default, 0.5 s, would hold the next
-    // client's first request for half a second, as a slow serial server does)
-    const child = spawn('socat', ['-d', '-d', '-t', '0.05', 'TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork,max-children=1', ...serialSide], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('socat', ['-d', '-d', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise((done) => child.once('exit', done));
     let log = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`socat did not listen within ${SOCAT_START_MS} ms: ${log}`)); }, SOCAT_START_MS);
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`socat was not ready within ${SOCAT_START_MS} ms: ${log}`)); }, SOCAT_START_MS);
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`socat exited (${code}): ${log}`)); });
     child.stderr.setEncoding('utf8');
+    // the listener stays once ready: it keeps draining the log so a full pipe never blocks socat
     child.stderr.on('data', (d) => {
+      if (log === null) return;
       log += d;
-      const m = /listening on AF=2 127\.0\.0\.1:(\d+)/.exec(log);
-      if (!m) return;
+      const match = ready.exec(log);
+      if (!match) return;
       clearTimeout(timer);
-      // keep draining its log so a full pipe never blocks it
-      log = '';
+      log = null;
       resolve({
-        port: Number(m[1]),
+        match,
         close: async () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;
@@ -59,6 +58,20 @@ function socatListener (serialSide) {
 }
 
 /**
+ * socat as a serial server: `TCP-LISTEN` on 127.0.0.1 and a free port, bridged to the serial device `path`. One
+ * client at a time (max-children=1), as most serial servers take per port; each connection opens the device anew.
+ * @param {string[]} serialSide socat's address for the serial side, e.g. [`${pty},raw,echo=0`]
+ * @returns {Promise<{port: number, close: () => Promise<void>}>}
+ */
+async function socatListener (serialSide) {
+  // -t 0.05: after a client leaves, its child lingers that long (socat's default, 0.5 s, would hold the next
+  // client's first request for half a second, as a slow serial server does)
+  const { match, close } = await startSocat(['-t', '0.05', 'TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork,max-children=1', ...serialSide],
+    /listening on AF=2 127\.0\.0\.1:(\d+)/);
+  return { port: Number(match[1]), close };
+}
+
+/**
  * socat as a serial server's COM-port driver: a PTY (at `link`) bridged to a TCP port, so a serial-only master
  * reaches an RTU-over-TCP device.
  * @param {string} link path of the PTY link to create
@@ -66,27 +79,7 @@ function socatListener (serialSide) {
  * @returns {Promise<{close: () => Promise<void>}>}
  */
 function socatVirtualCom (link, port) {
-  assertTools(['socat']);
-  return new Promise((resolve, reject) => {
-    const child = spawn('socat', ['-d', '-d', `PTY,raw,echo=0,link=${link}`, `TCP:127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise((done) => child.once('exit', done));
-    let log = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`socat did not start within ${SOCAT_START_MS} ms: ${log}`)); }, SOCAT_START_MS);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`socat exited (${code}): ${log}`)); });
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (d) => {
-      log += d;
-      if (!/starting data transfer loop/.test(log)) return;
-      clearTimeout(timer);
-      log = '';
-      resolve({
-        close: async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-          await exited;
-        }
-      });
-    });
-  });
+  return startSocat([`PTY,raw,echo=0,link=${link}`, `TCP:127.0.0.1:${port}`], /starting data transfer loop/);
 }
 
 describe('RTU over TCP through a serial server built from socat (TCP listener ↔ PTY ↔ nines RTU simulator)', function () {

@@ -75,8 +75,7 @@ class ModbusClient extends Connection {
       exceptions: 0, // Modbus exception replies (NINES_ERR_MODBUS_EXCEPTION)
       badReplies: 0, // NINES_ERR_BAD_REPLY / NINES_ERR_BAD_CHECKSUM for a request in flight
       badFrames: 0, // bytes that fit no frame (trailing garbage, bad MBAP header): dropped
-      resets: 0, // connections given up because a reply broke the stream (bad MBAP; pipelined: a reply that does not fit)
-      ...(o.maxInflight > 1 ? { pipelineSkipped: 0, pipelinePeerCloses: 0 } : {})
+      resets: 0 // connections given up because a reply broke the stream (bad MBAP; pipelined: a reply that does not fit)
     });
     // RTU framing, on a serial port or over TCP: no transaction id, replies checked against their request
     this._rtu = t.protocol !== 'modbus+tcp';
@@ -441,8 +440,6 @@ class ModbusClient extends Connection {
    */
   _fallBack () {
     const guard = /** @type {PipelineGuard} */ (this._guard);
-    this._stats.pipelineSkipped = guard.skipped;
-    this._stats.pipelinePeerCloses = guard.peerCloses;
     if (!this.limitInflight(1)) return;
     const warning = new NinesError('NINES_ERR_PIPELINE_UNSUPPORTED',
       `${this._target.url} does not serve pipelined requests: ${guard.skipped} request(s) sent while others were in flight were never answered, ` +
@@ -452,14 +449,18 @@ class ModbusClient extends Connection {
     this.emit('warning', warning);
   }
 
-  /** @returns {Record<string, number>} the counters (../connection.js), the pipelining evidence up to date */
+  /**
+   * @returns {Record<string, number>} the counters (../connection.js), and with maxInflight > 1 the
+   *   pipelining evidence, read from the guard that keeps it
+   */
   get stats () {
+    const s = super.stats;
     const guard = this._guard;
     if (guard !== null) {
-      this._stats.pipelineSkipped = guard.skipped;
-      this._stats.pipelinePeerCloses = guard.peerCloses;
+      s.pipelineSkipped = guard.skipped;
+      s.pipelinePeerCloses = guard.peerCloses;
     }
-    return super.stats;
+    return s;
   }
 
   /** Retrying cannot help when the serialport package is missing. @param {NinesError} err */

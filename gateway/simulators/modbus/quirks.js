@@ -17,9 +17,8 @@
 
 const { parseDuration } = require('../../base/units');
 const { invalid } = require('./validate');
-
-/** Longest quirk delay, ms (as devices/spec.js allows the client side) */
-const MAX_QUIRK_MS = 60000;
+// The simulated need never exceeds the pause a client can be told to keep, so every quirk has its fix
+const { MAX_QUIRK_DELAY_MS: MAX_QUIRK_MS } = require('../../drivers/connection-options');
 
 /**
  * @typedef {object} Quirks

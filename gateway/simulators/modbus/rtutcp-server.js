@@ -17,16 +17,12 @@
 
 const net = require('node:net');
 const C = require('../../base/constants');
-const { NinesError } = require('../../base/errors');
-const { FaultPlan } = require('../faults');
-const { formatTarget } = require('../../drivers/target');
-const { resolveModel } = require('./model');
 const { RtuLine } = require('./rtu-line');
-const { parseQuirks, QUIRK_OPTIONS } = require('./quirks');
-const { intOption, stringOption, objectOption, noUnknownKeys } = require('./validate');
+const { QUIRK_OPTIONS } = require('./quirks');
+const { LISTENER_OPTIONS, listenerOptions, simulatorUrl, listen, refuse, closeAll } = require('./tcp-listener');
+const { intOption } = require('./validate');
 
-const OPTIONS = Object.freeze(['host', 'port', 'model', 'modelOptions', 'faults', 'faultOptions', 'maxConnections',
-  'maxPending', 'silenceMs', ...QUIRK_OPTIONS]);
+const OPTIONS = Object.freeze([...LISTENER_OPTIONS, 'silenceMs', ...QUIRK_OPTIONS]);
 /** Ceiling on the silence that ends a frame of unknown length, ms */
 const MAX_SILENCE_MS = 1000;
 
@@ -62,22 +58,18 @@ class ModbusRtuTcpSimulator {
 
   /** @returns {string} target URL of this simulator, e.g. modbus+rtutcp://127.0.0.1:4001?unitId=1 */
   get url () {
-    // A wildcard address is not one a client can dial: name loopback instead.
-    const host = this.host === '0.0.0.0' ? '127.0.0.1' : this.host === '::' ? '::1' : this.host;
-    const ids = this.model.unitIds;
-    return formatTarget({ protocol: 'modbus+rtutcp', host, port: this.port, unitId: ids === 'any' ? 1 : ids[0] });
+    return simulatorUrl('modbus+rtutcp', this.host, this.port, this.model);
   }
 
   /** @param {net.Socket} socket */
   _accept (socket) {
     const stats = this.stats;
-    socket.on('error', () => {});
     if (this._closing || this.faults.refuse || this._lines.size >= this.maxConnections) {
       stats.refused++;
-      // RST rather than FIN: the client sees ECONNRESET at once, the nearest a listening socket gets to refusing.
-      socket.resetAndDestroy();
+      refuse(socket);
       return;
     }
+    socket.on('error', () => {});
     stats.connections++;
     stats.open++;
     const o = this._o;
@@ -105,28 +97,10 @@ class ModbusRtuTcpSimulator {
     });
   }
 
-  /** @returns {Promise<void>} */
-  _listen (askedPort) {
-    return new Promise((resolve, reject) => {
-      const onError = (err) => {
-        this.server.removeListener('listening', onListening);
-        const where = `${this.host}:${askedPort}`;
-        reject(new NinesError(err.code === 'EADDRINUSE' ? 'NINES_ERR_PORT_IN_USE' : 'NINES_ERR_INVALID_ARG',
-          `Modbus RTU-over-TCP simulator cannot listen on ${where}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`,
-          { host: this.host, port: askedPort, cause: err.code }));
-      };
-      const onListening = () => {
-        this.server.removeListener('error', onError);
-        this.port = this.server.address().port;
-        // After listening, a server error (rare: EMFILE on accept) must not crash the process.
-        this.server.on('error', () => {});
-        this.faults.start();
-        resolve();
-      };
-      this.server.once('error', onError);
-      this.server.once('listening', onListening);
-      this.server.listen({ host: this.host, port: askedPort });
-    });
+  /** @param {number} port @returns {Promise<void>} */
+  async _listen (port) {
+    this.port = await listen(this.server, this.host, port, 'Modbus RTU-over-TCP simulator');
+    this.faults.start();
   }
 
   /**
@@ -136,12 +110,7 @@ class ModbusRtuTcpSimulator {
   close () {
     if (!this._closing) {
       this.faults.stop();
-      const waits = [...this._lines.keys()].map((socket) => new Promise((resolve) => {
-        socket.once('close', resolve);
-        socket.destroy();
-      }));
-      if (this.server.listening) waits.push(new Promise((resolve) => this.server.close(() => resolve())));
-      this._closing = Promise.all(waits).then(() => {});
+      this._closing = closeAll(this.server, this._lines.keys());
     }
     return this._closing;
   }
@@ -169,18 +138,8 @@ class ModbusRtuTcpSimulator {
  * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad option, NINES_ERR_PORT_IN_USE when the port is taken
  */
 async function createModbusRtuTcpSimulator (options) {
-  const opts = objectOption(options, 'options');
-  noUnknownKeys(opts, 'options', OPTIONS);
-  const o = {
-    host: stringOption(opts.host, 'host', '127.0.0.1'),
-    maxConnections: intOption(opts.maxConnections, 'maxConnections', 1, 100000, C.SIM_MODBUS_MAX_CONNECTIONS),
-    maxPending: intOption(opts.maxPending, 'maxPending', 1, 100000, C.SIM_MODBUS_MAX_PENDING),
-    silenceMs: intOption(opts.silenceMs, 'silenceMs', 1, MAX_SILENCE_MS, C.SIM_MODBUS_RTU_MIN_GAP_MS)
-  };
-  const port = intOption(opts.port, 'port', 0, 65535, C.SIM_MODBUS_RTUTCP_PORT);
-  o.model = resolveModel(opts.model, opts.modelOptions);
-  o.faults = FaultPlan.parse(opts.faults, opts.faultOptions);
-  o.quirks = parseQuirks(opts, { connections: true });
+  const { opts, port, o } = listenerOptions(options, OPTIONS, C.SIM_MODBUS_RTUTCP_PORT);
+  o.silenceMs = intOption(opts.silenceMs, 'silenceMs', 1, MAX_SILENCE_MS, C.SIM_MODBUS_RTU_MIN_GAP_MS);
   const sim = new ModbusRtuTcpSimulator(o);
   await sim._listen(port);
   return sim;

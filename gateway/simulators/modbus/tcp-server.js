@@ -36,17 +36,13 @@
 
 const net = require('node:net');
 const C = require('../../base/constants');
-const { NinesError } = require('../../base/errors');
-const { FaultPlan } = require('../faults');
 const { MBAP_LENGTH, MAX_PDU_LENGTH, mbapFrame, readMbap } = require('../../drivers/modbus/frame');
-const { resolveModel } = require('./model');
-const { formatTarget } = require('../../drivers/target');
 const { ReplyQueue } = require('./reply-queue');
-const { parseQuirks, tooSoon, QUIRK_OPTIONS } = require('./quirks');
-const { invalid, intOption, stringOption, objectOption, noUnknownKeys } = require('./validate');
+const { tooSoon, QUIRK_OPTIONS } = require('./quirks');
+const { LISTENER_OPTIONS, listenerOptions, simulatorUrl, listen, refuse, closeAll } = require('./tcp-listener');
+const { invalid } = require('./validate');
 
-const OPTIONS = Object.freeze(['host', 'port', 'model', 'modelOptions', 'faults', 'faultOptions', 'maxConnections',
-  'maxPending', 'directUnitIds', 'oneAtATime', ...QUIRK_OPTIONS]);
+const OPTIONS = Object.freeze([...LISTENER_OPTIONS, 'directUnitIds', 'oneAtATime', ...QUIRK_OPTIONS]);
 /** Bytes of the MBAP header needed to check it: transaction id, protocol id, length */
 const MBAP_CHECK_BYTES = 6;
 /** MBAP length field bounds: unit id + a PDU of 1..253 bytes */
@@ -224,11 +220,6 @@ class Connection {
     this.sim._connections.delete(this);
     this.sim.stats.open--;
   }
-
-  destroy () {
-    this.queue.clear();
-    this.socket.destroy();
-  }
 }
 
 /** A running Modbus TCP simulator; create with {@link createModbusTcpSimulator}. */
@@ -263,10 +254,7 @@ class ModbusTcpSimulator {
 
   /** @returns {string} target URL of this simulator, e.g. modbus+tcp://127.0.0.1:5020?unitId=1 */
   get url () {
-    // A wildcard address is not one a client can dial: name loopback instead.
-    const host = this.host === '0.0.0.0' ? '127.0.0.1' : this.host === '::' ? '::1' : this.host;
-    const ids = this.model.unitIds;
-    return formatTarget({ protocol: 'modbus+tcp', host, port: this.port, unitId: ids === 'any' ? 1 : ids[0] });
+    return simulatorUrl('modbus+tcp', this.host, this.port, this.model);
   }
 
   /** @param {import('node:net').Socket} socket */
@@ -274,9 +262,7 @@ class ModbusTcpSimulator {
     const stats = this.stats;
     if (this._closing || this.faults.refuse || this._connections.size >= this.maxConnections) {
       stats.refused++;
-      socket.on('error', () => {});
-      // RST rather than FIN: the client sees ECONNRESET at once, the nearest a listening socket gets to refusing.
-      socket.resetAndDestroy();
+      refuse(socket);
       return;
     }
     stats.connections++;
@@ -284,32 +270,10 @@ class ModbusTcpSimulator {
     this._connections.add(new Connection(this, socket));
   }
 
-  /** @returns {Promise<void>} */
-  _listen () {
-    return new Promise((resolve, reject) => {
-      const onError = (err) => {
-        this.server.removeListener('listening', onListening);
-        const where = `${this.host}:${this._askedPort}`;
-        if (err.code === 'EADDRINUSE') {
-          reject(new NinesError('NINES_ERR_PORT_IN_USE', `Modbus TCP simulator cannot listen on ${where}: the port is in use`,
-            { host: this.host, port: this._askedPort, cause: err.code }));
-        } else {
-          reject(new NinesError('NINES_ERR_INVALID_ARG', `Modbus TCP simulator cannot listen on ${where}: ${err.message}`,
-            { host: this.host, port: this._askedPort, cause: err.code }));
-        }
-      };
-      const onListening = () => {
-        this.server.removeListener('error', onError);
-        this.port = this.server.address().port;
-        // After listening, a server error (rare: EMFILE on accept) must not crash the process.
-        this.server.on('error', () => {});
-        this.faults.start();
-        resolve();
-      };
-      this.server.once('error', onError);
-      this.server.once('listening', onListening);
-      this.server.listen({ host: this.host, port: this._askedPort });
-    });
+  /** @param {number} port @returns {Promise<void>} */
+  async _listen (port) {
+    this.port = await listen(this.server, this.host, port, 'Modbus TCP simulator');
+    this.faults.start();
   }
 
   /**
@@ -320,13 +284,8 @@ class ModbusTcpSimulator {
   close () {
     if (!this._closing) {
       this.faults.stop();
-      // Resolve once the server and every socket have closed, so stats.open is 0 and nothing keeps the loop alive.
-      const waits = [...this._connections].map((c) => new Promise((resolve) => {
-        c.socket.once('close', resolve);
-        c.destroy();
-      }));
-      if (this.server.listening) waits.push(new Promise((resolve) => this.server.close(() => resolve())));
-      this._closing = Promise.all(waits).then(() => {});
+      // Once every socket has closed, each connection has dropped its delayed replies and stats.open is 0.
+      this._closing = closeAll(this.server, [...this._connections].map((c) => c.socket));
     }
     return this._closing;
   }
@@ -354,15 +313,7 @@ class ModbusTcpSimulator {
  * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad option, NINES_ERR_PORT_IN_USE when the port is taken
  */
 async function createModbusTcpSimulator (options) {
-  const opts = objectOption(options, 'options');
-  noUnknownKeys(opts, 'options', OPTIONS);
-  const o = {
-    host: stringOption(opts.host, 'host', '127.0.0.1'),
-    maxConnections: intOption(opts.maxConnections, 'maxConnections', 1, 100000, C.SIM_MODBUS_MAX_CONNECTIONS),
-    maxPending: intOption(opts.maxPending, 'maxPending', 1, 100000, C.SIM_MODBUS_MAX_PENDING)
-  };
-  const port = intOption(opts.port, 'port', 0, 65535, C.SIM_MODBUS_PORT);
-  o.model = resolveModel(opts.model, opts.modelOptions);
+  const { opts, port, o } = listenerOptions(options, OPTIONS, C.SIM_MODBUS_PORT);
   const ids = opts.directUnitIds === undefined ? DEFAULT_DIRECT_UNIT_IDS : opts.directUnitIds;
   if (!Array.isArray(ids) || !ids.every((id) => Number.isInteger(id) && id >= 0 && id <= 255)) {
     invalid('directUnitIds', JSON.stringify(ids), 'an array of integers from 0 to 255 (may be empty)');
@@ -370,11 +321,8 @@ async function createModbusTcpSimulator (options) {
   o.directUnitIds = ids;
   if (opts.oneAtATime !== undefined && typeof opts.oneAtATime !== 'boolean') invalid('oneAtATime', opts.oneAtATime, 'true or false');
   o.oneAtATime = opts.oneAtATime === true;
-  o.faults = FaultPlan.parse(opts.faults, opts.faultOptions);
-  o.quirks = parseQuirks(opts, { connections: true });
   const sim = new ModbusTcpSimulator(o);
-  sim._askedPort = port;
-  await sim._listen();
+  await sim._listen(port);
   return sim;
 }
 
