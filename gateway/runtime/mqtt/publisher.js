@@ -9,6 +9,7 @@ const { MemoryStore, SpoolStore } = require('./message-store');
 const { DropCounts } = require('./drop-counts');
 const { ReportLimiter } = require('./report-limiter');
 const { WindowLimiter } = require('./window-limiter');
+const { connectOnce, until, destroyClient } = require('./connect');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('./payloads');
 
 /**
@@ -365,26 +366,12 @@ class Publisher extends EventEmitter {
   _connect () {
     this._reconnectTimer = null;
     if (this._stopping) return;
-    const mqtt = require('mqtt');
-    const o = this._o;
-    const client = mqtt.connect(this._broker.url, {
-      clientId: o.clientId,
-      username: o.username,
-      password: o.password,
-      protocolVersion: o.protocolVersion,
-      keepalive: Math.ceil(o.keepaliveMs / 1000),
-      connectTimeout: o.connectTimeoutMs,
-      reconnectPeriod: 0,
-      clean: true,
-      queueQoSZero: false,
-      resubscribe: false,
-      // Built per attempt (each attempt is a fresh client), so the will is never older than the
-      // connection it belongs to: counts as of this attempt, and the reconnect count this
-      // connection will have once it is up (the broker keeps the will for the whole connection;
-      // MQTT has no way to update it without reconnecting)
-      will: { topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true },
-      ...o.tls
-    });
+    // Built per attempt (each attempt is a fresh client), so the will is never older than the
+    // connection it belongs to: counts as of this attempt, and the reconnect count this
+    // connection will have once it is up (the broker keeps the will for the whole connection;
+    // MQTT has no way to update it without reconnecting)
+    const will = { topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true };
+    const client = connectOnce(this._broker.url, this._o, will);
     this._client = client;
     client.on('connect', () => { if (client === this._client) this._onConnect(); });
     client.on('message', (topic, payload) => { if (client === this._client) this._onMessage(topic, payload); });
@@ -574,28 +561,22 @@ class Publisher extends EventEmitter {
     const deadline = nowMs + timeoutMs;
     const flushDeadline = deadline - Math.min(1000, timeoutMs / 2);
     if (client && this._connected) {
-      await this._until(flushDeadline, (resolve) => { this._idleWaiter = resolve; this._checkIdle(); });
+      await until(flushDeadline, (resolve) => { this._idleWaiter = resolve; this._checkIdle(); });
       this._idleWaiter = null;
       if (this._connected) {
         const offline = statusPayload('offline', this._statusInfo(), { reason: 'stopped', stopped: new Date().toISOString() });
-        await this._until(deadline, (resolve) => client.publish(this._topics.status, offline, { qos: 1, retain: true }, () => resolve()));
+        await until(deadline, (resolve) => client.publish(this._topics.status, offline, { qos: 1, retain: true }, () => resolve()));
       }
       if (this._connected) {
         // A clean DISCONNECT: the broker then discards the will
-        await this._until(deadline, (resolve) => client.end(false, {}, () => resolve()));
+        await until(deadline, (resolve) => client.end(false, {}, () => resolve()));
       }
     }
-    // Whatever the broker does (frozen, half-open), the connection ends here, at the deadline:
-    // MQTT.js's end(true) is a no-op once end(false) is pending (it waits for acks that a frozen
-    // broker never sends, and its keepalive would hold the process for 1.5 x keepalive), so the
-    // socket is destroyed too. Without a DISCONNECT the broker then sends the last will.
+    // Whatever the broker does, the connection ends here, at the deadline (connect.js)
     const last = this._client;
     this._client = null;
     this._connected = false;
-    if (last) {
-      last.end(true);
-      if (last.stream && !last.stream.destroyed) last.stream.destroy();
-    }
+    if (last) destroyClient(last);
     this._settleFirstAttempt();
     // Count what never went out; a spool keeps its records for the next start (not dropped)
     const inflight = [...this._inflight.values()];
@@ -614,14 +595,6 @@ class Publisher extends EventEmitter {
       if (!(s instanceof SpoolStore)) continue;
       try { s.spool.checkpoint(); } catch (err) { this._reportIo(err); }
     }
-  }
-
-  /** Runs fn(resolve) and waits for it, or for the deadline (epoch ms), whichever is first. */
-  _until (deadline, fn) {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-      fn(() => { clearTimeout(timer); resolve(); });
-    });
   }
 }
 
