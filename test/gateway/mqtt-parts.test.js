@@ -223,6 +223,16 @@ describe('gateway/runtime/mqtt/publisher-options', () => {
   });
 });
 
+describe('gateway/runtime/mqtt/publisher: answers to commands', () => {
+  it('does not keep an answer while disconnected, and counts it in stats.repliesDropped', () => {
+    const p = new Publisher({ url: 'mqtt://127.0.0.1:1', gatewayId: 'gw' });
+    assert.equal(p.stats.repliesDropped, 0);
+    assert.equal(p.reply('nines/gw/plc/write/result', { id: '1', ok: true }), false);
+    assert.equal(p.reply('nines/gw/plc/write/result', { id: '2', ok: true }), false);
+    assert.equal(p.stats.repliesDropped, 2);
+  });
+});
+
 describe('test/helpers/mosquitto', () => {
   it('says how to install Mosquitto when the binary is missing', () => {
     assert.throws(() => findMosquitto({ env: { PATH: '/nonexistent' }, fallbacks: [] }), /mosquitto binary not found .*apt-get install mosquitto/);

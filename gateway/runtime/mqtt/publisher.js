@@ -83,7 +83,7 @@ class Publisher extends EventEmitter {
     this._jobValueMs = new Map();
     /** what never went out, per kind and job: counted since the stream began (kept in the spool) */
     this._dropped = new DropCounts();
-    this._counts = { published: 0, reconnects: 0, unsentAtStop: 0 };
+    this._counts = { published: 0, reconnects: 0, unsentAtStop: 0, repliesDropped: 0 };
     /** Error digests merged while waiting in a slot (each saves one message) */
     this._slotCoalesced = { error: 0 };
     this._lastError = null;
@@ -243,7 +243,8 @@ class Publisher extends EventEmitter {
   /**
    * @returns {{connected: boolean, published: number, buffered: number, bufferedBytes: number,
    *   inflight: number, dropped: number, droppedByJob: Record<string, number>, reconnects: number,
-   *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, lastError: string|null}}
+   *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, repliesDropped: number,
+   *   lastError: string|null}}
    */
   get stats () {
     const { latency, value } = this._stores;
@@ -262,6 +263,7 @@ class Publisher extends EventEmitter {
       errorsSuppressed: this._errors.coalesced + this._slotCoalesced.error,
       valuesCoalesced: this._values.coalesced,
       unsentAtStop: this._counts.unsentAtStop,
+      repliesDropped: this._counts.repliesDropped,
       spool: this._spoolStats(),
       lastError: this._lastError
     };
@@ -411,7 +413,7 @@ class Publisher extends EventEmitter {
    */
   reply (topic, payload) {
     if (!this._connected || !this._client) {
-      this._counts.repliesDropped = (this._counts.repliesDropped || 0) + 1;
+      this._counts.repliesDropped++;
       return false;
     }
     this._client.publish(topic, encode(payload), { qos: 1, retain: false });
