@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const { BoundedQueue } = require('../../gateway/runtime/mqtt/bounded-queue');
 const { WindowLimiter } = require('../../gateway/runtime/mqtt/window-limiter');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('../../gateway/runtime/mqtt/payloads');
-const { topicsFor } = require('../../gateway/runtime/mqtt/topics');
+const { topicsFor, filterMatches } = require('../../gateway/runtime/mqtt/topics');
 const { parseBrokerUrl } = require('../../gateway/runtime/mqtt/broker-url');
 const { NinesError } = require('../../gateway/base/errors');
 const { publisherOptions, publisherJobs } = require('../../gateway/runtime/mqtt/publisher-options');
@@ -175,6 +175,15 @@ describe('gateway/runtime/mqtt/topics', () => {
       assert.throws(() => topicsFor('nines', bad), { code: 'NINES_ERR_INVALID_ARG' });
     }
     assert.throws(() => topicsFor('nines/+', 'gw'), { code: 'NINES_ERR_INVALID_ARG' });
+  });
+});
+
+describe('gateway/runtime/mqtt/topics: filters', () => {
+  it('matches + to one level and # to the rest, including none, and nothing else', () => {
+    const yes = [['nines/gw/+/write', 'nines/gw/plc/write'], ['nines/gw/+/+/write', 'nines/gw/bus/m1/write'], ['nines/#', 'nines/gw/plc/write'], ['nines/#', 'nines'], ['a/b', 'a/b']];
+    const no = [['nines/gw/+/write', 'nines/gw/bus/m1/write'], ['nines/gw/+/write', 'nines/gw/plc/write/result'], ['nines/gw/+/+/write', 'nines/gw/plc/write'], ['nines/#', 'other/gw'], ['a/b', 'a/c'], ['a/+', 'a']];
+    for (const [f, t] of yes) assert.equal(filterMatches(f, t), true, `${f} ~ ${t}`);
+    for (const [f, t] of no) assert.equal(filterMatches(f, t), false, `${f} !~ ${t}`);
   });
 });
 

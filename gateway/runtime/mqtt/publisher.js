@@ -3,7 +3,7 @@
 const { EventEmitter } = require('node:events');
 const { NinesError } = require('../../base/errors');
 const { Backoff } = require('../../base/backoff');
-const { topicsFor, checkName } = require('./topics');
+const { topicsFor, checkName, filterMatches } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
 const { MemoryStore, SpoolStore } = require('./message-store');
 const { DropCounts } = require('./drop-counts');
@@ -78,6 +78,8 @@ class Publisher extends EventEmitter {
     this._stopPromise = null;
     this._firstAttempt = null;
     this._idleWaiter = null;
+    /** @type {Map<string, (topic: string, payload: Buffer) => void>} topic filter → handler (subscribe()) */
+    this._subscriptions = new Map();
     this._jobs = [];
     /** @type {Map<string, number>} job → value window, ms */
     this._jobValueMs = new Map();
@@ -399,7 +401,6 @@ class Publisher extends EventEmitter {
    * @param {(topic: string, payload: Buffer) => void} onMessage
    */
   subscribe (filter, onMessage) {
-    if (this._subscriptions === undefined) this._subscriptions = new Map();
     this._subscriptions.set(filter, onMessage);
     if (this._connected && this._client) this._client.subscribe(filter, { qos: 1 });
   }
@@ -421,13 +422,12 @@ class Publisher extends EventEmitter {
   }
 
   _onMessage (topic, payload) {
-    if (this._subscriptions === undefined) return;
-    for (const [filter, fn] of this._subscriptions) if (matches(filter, topic)) fn(topic, payload);
+    for (const [filter, fn] of this._subscriptions) if (filterMatches(filter, topic)) fn(topic, payload);
   }
 
   _onConnect () {
     this._connected = true;
-    if (this._subscriptions !== undefined) for (const filter of this._subscriptions.keys()) this._client.subscribe(filter, { qos: 1 });
+    for (const filter of this._subscriptions.keys()) this._client.subscribe(filter, { qos: 1 });
     this._backoff.reset();
     if (this._everConnected) this._counts.reconnects++;
     this._everConnected = true;
@@ -598,17 +598,6 @@ class Publisher extends EventEmitter {
       try { s.spool.checkpoint(); } catch (err) { this._reportIo(err); }
     }
   }
-}
-
-/** @returns {boolean} whether an MQTT topic filter (with + and #) matches a topic */
-function matches (filter, topic) {
-  const f = filter.split('/');
-  const t = topic.split('/');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '#') return true;
-    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
-  }
-  return f.length === t.length;
 }
 
 module.exports = { Publisher };
