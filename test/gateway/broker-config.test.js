@@ -8,6 +8,7 @@
 
 const assert = require('node:assert/strict');
 const { validateConfig, redactConfig } = require('../../gateway/runtime/config');
+const { problemsOf } = require('./config-problems');
 const { isLoopbackHost } = require('../../gateway/runtime/mqtt/broker-guard');
 
 const base = (embedded) => ({
@@ -16,17 +17,6 @@ const base = (embedded) => ({
   devices: { d: { target: 'ascii://127.0.0.1:9500' } },
   jobs: [{ name: 'j', device: 'd', command: '@01', rate: '10/s' }]
 });
-
-/** The problems of a config that must fail, as {path, value, rule}. */
-function problemsOf (obj, env = {}) {
-  try {
-    validateConfig(obj, { env });
-  } catch (err) {
-    assert.equal(err.code, 'NINES_ERR_CONFIG', err.message);
-    return { err, errors: err.details.errors };
-  }
-  return assert.fail('expected NINES_ERR_CONFIG');
-}
 
 describe('gateway/config: the embedded broker\'s host and login', () => {
   it('counts 127.0.0.0/8, ::1 and localhost as loopback, and nothing else', () => {

@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { validateConfig } = require('../../gateway/runtime/config');
+const { configCases } = require('./config-problems');
 
 /** A valid config with one device and one job of each kind; each case breaks one thing. */
 function base () {
@@ -24,28 +25,7 @@ function base () {
   };
 }
 
-/** Applies the change, validates, and returns the problems (NINES_ERR_CONFIG expected). */
-function problemsOf (change, env = {}) {
-  const obj = base();
-  change(obj);
-  try {
-    validateConfig(obj, { env });
-  } catch (err) {
-    assert.equal(err.code, 'NINES_ERR_CONFIG', err.message);
-    return { err, errors: err.details.errors };
-  }
-  return assert.fail('expected NINES_ERR_CONFIG');
-}
-
-/** One rule broken → exactly one problem, at this path, matching this rule text */
-function expectOne (change, pathText, rule, env) {
-  const { err, errors } = problemsOf(change, env);
-  assert.deepEqual(errors.map((e) => e.path), [pathText], err.message);
-  assert.match(errors[0].rule, rule, err.message);
-  // the message carries "path: value rule" for every problem
-  assert.ok(err.message.includes(`${pathText}: `), err.message);
-  return errors[0];
-}
+const { problems: problemsOf, expectOne } = configCases(base);
 
 describe('gateway/config: every rule names the field path, the value and the rule', () => {
   it('the base config used by these tests is valid', () => {

@@ -4,6 +4,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { configCases } = require('./config-problems');
 const { validateConfig, loadConfig } = require('../../gateway/runtime/config');
 
 /** A config with tag groups on a Modbus device and an ED-588; each case breaks one thing */
@@ -33,24 +34,7 @@ function base () {
   };
 }
 
-function problems (change) {
-  const o = base();
-  change(o);
-  try {
-    validateConfig(o, { env: {} });
-  } catch (err) {
-    assert.equal(err.code, 'NINES_ERR_CONFIG', err.message);
-    return err.details.errors.map((e) => [e.path, e.rule]);
-  }
-  return assert.fail('expected NINES_ERR_CONFIG');
-}
-
-function expectOne (change, pathText, re) {
-  const found = problems(change);
-  assert.equal(found.length, 1, JSON.stringify(found));
-  assert.equal(found[0][0], pathText);
-  assert.match(found[0][1], re);
-}
+const { expectOne } = configCases(base);
 
 describe('gateway/config: tags, in groups per device and per job', () => {
   it('builds each job\'s tags from the groups it names and its own, checked for its device', () => {

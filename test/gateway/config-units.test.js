@@ -1,6 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const { configCases } = require('./config-problems');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { buildModel } = require('../../gateway/runtime/sparkplug/model');
@@ -29,24 +30,7 @@ function base () {
   };
 }
 
-function problems (change) {
-  const o = base();
-  change(o);
-  try {
-    validateConfig(o, { env: {} });
-  } catch (err) {
-    assert.equal(err.code, 'NINES_ERR_CONFIG', err.message);
-    return err.details.errors.map((e) => [e.path, e.rule]);
-  }
-  return assert.fail('expected NINES_ERR_CONFIG');
-}
-
-function expectOne (change, pathText, re) {
-  const found = problems(change);
-  assert.equal(found.length, 1, JSON.stringify(found));
-  assert.equal(found[0][0], pathText);
-  assert.match(found[0][1], re);
-}
+const { expectOne } = configCases(base);
 
 describe('gateway/config: lines of units', () => {
   it('gives each unit its unit id, tags, quirks over its line\'s, and backoff; a job names its unit', () => {

@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const { BoundedQueue } = require('../../gateway/runtime/mqtt/bounded-queue');
 const { WindowLimiter } = require('../../gateway/runtime/mqtt/window-limiter');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('../../gateway/runtime/mqtt/payloads');
-const { topicsFor } = require('../../gateway/runtime/mqtt/topics');
+const { topicsFor, filterMatches } = require('../../gateway/runtime/mqtt/topics');
 const { parseBrokerUrl } = require('../../gateway/runtime/mqtt/broker-url');
 const { NinesError } = require('../../gateway/base/errors');
 const { publisherOptions, publisherJobs } = require('../../gateway/runtime/mqtt/publisher-options');
@@ -178,6 +178,15 @@ describe('gateway/runtime/mqtt/topics', () => {
   });
 });
 
+describe('gateway/runtime/mqtt/topics: filters', () => {
+  it('matches + to one level and # to the rest, including none, and nothing else', () => {
+    const yes = [['nines/gw/+/write', 'nines/gw/plc/write'], ['nines/gw/+/+/write', 'nines/gw/bus/m1/write'], ['nines/#', 'nines/gw/plc/write'], ['nines/#', 'nines'], ['a/b', 'a/b']];
+    const no = [['nines/gw/+/write', 'nines/gw/bus/m1/write'], ['nines/gw/+/write', 'nines/gw/plc/write/result'], ['nines/gw/+/+/write', 'nines/gw/plc/write'], ['nines/#', 'other/gw'], ['a/b', 'a/c'], ['a/+', 'a']];
+    for (const [f, t] of yes) assert.equal(filterMatches(f, t), true, `${f} ~ ${t}`);
+    for (const [f, t] of no) assert.equal(filterMatches(f, t), false, `${f} !~ ${t}`);
+  });
+});
+
 describe('gateway/runtime/mqtt/broker-url', () => {
   it('knows the default port and TLS of each scheme', () => {
     const cases = {
@@ -220,6 +229,16 @@ describe('gateway/runtime/mqtt/publisher-options', () => {
     const c = config(undefined);
     assert.equal(publisherOptions(c, { url: 'mqtt://127.0.0.1:1883' }).url, 'mqtt://127.0.0.1:1883');
     assert.deepEqual(publisherJobs(c), [{ name: 'j', valuesMinIntervalMs: 250 }]);
+  });
+});
+
+describe('gateway/runtime/mqtt/publisher: answers to commands', () => {
+  it('does not keep an answer while disconnected, and counts it in stats.repliesDropped', () => {
+    const p = new Publisher({ url: 'mqtt://127.0.0.1:1', gatewayId: 'gw' });
+    assert.equal(p.stats.repliesDropped, 0);
+    assert.equal(p.reply('nines/gw/plc/write/result', { id: '1', ok: true }), false);
+    assert.equal(p.reply('nines/gw/plc/write/result', { id: '2', ok: true }), false);
+    assert.equal(p.stats.repliesDropped, 2);
   });
 });
 

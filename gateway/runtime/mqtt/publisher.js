@@ -3,12 +3,13 @@
 const { EventEmitter } = require('node:events');
 const { NinesError } = require('../../base/errors');
 const { Backoff } = require('../../base/backoff');
-const { topicsFor, checkName } = require('./topics');
+const { topicsFor, checkName, filterMatches } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
 const { MemoryStore, SpoolStore } = require('./message-store');
 const { DropCounts } = require('./drop-counts');
 const { ReportLimiter } = require('./report-limiter');
 const { WindowLimiter } = require('./window-limiter');
+const { connectOnce, until, destroyClient } = require('./connect');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('./payloads');
 
 /**
@@ -77,12 +78,14 @@ class Publisher extends EventEmitter {
     this._stopPromise = null;
     this._firstAttempt = null;
     this._idleWaiter = null;
+    /** @type {Map<string, (topic: string, payload: Buffer) => void>} topic filter → handler (subscribe()) */
+    this._subscriptions = new Map();
     this._jobs = [];
     /** @type {Map<string, number>} job → value window, ms */
     this._jobValueMs = new Map();
     /** what never went out, per kind and job: counted since the stream began (kept in the spool) */
     this._dropped = new DropCounts();
-    this._counts = { published: 0, reconnects: 0, unsentAtStop: 0 };
+    this._counts = { published: 0, reconnects: 0, unsentAtStop: 0, repliesDropped: 0 };
     /** Error digests merged while waiting in a slot (each saves one message) */
     this._slotCoalesced = { error: 0 };
     this._lastError = null;
@@ -242,7 +245,8 @@ class Publisher extends EventEmitter {
   /**
    * @returns {{connected: boolean, published: number, buffered: number, bufferedBytes: number,
    *   inflight: number, dropped: number, droppedByJob: Record<string, number>, reconnects: number,
-   *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, lastError: string|null}}
+   *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, repliesDropped: number,
+   *   lastError: string|null}}
    */
   get stats () {
     const { latency, value } = this._stores;
@@ -261,6 +265,7 @@ class Publisher extends EventEmitter {
       errorsSuppressed: this._errors.coalesced + this._slotCoalesced.error,
       valuesCoalesced: this._values.coalesced,
       unsentAtStop: this._counts.unsentAtStop,
+      repliesDropped: this._counts.repliesDropped,
       spool: this._spoolStats(),
       lastError: this._lastError
     };
@@ -365,26 +370,12 @@ class Publisher extends EventEmitter {
   _connect () {
     this._reconnectTimer = null;
     if (this._stopping) return;
-    const mqtt = require('mqtt');
-    const o = this._o;
-    const client = mqtt.connect(this._broker.url, {
-      clientId: o.clientId,
-      username: o.username,
-      password: o.password,
-      protocolVersion: o.protocolVersion,
-      keepalive: Math.ceil(o.keepaliveMs / 1000),
-      connectTimeout: o.connectTimeoutMs,
-      reconnectPeriod: 0,
-      clean: true,
-      queueQoSZero: false,
-      resubscribe: false,
-      // Built per attempt (each attempt is a fresh client), so the will is never older than the
-      // connection it belongs to: counts as of this attempt, and the reconnect count this
-      // connection will have once it is up (the broker keeps the will for the whole connection;
-      // MQTT has no way to update it without reconnecting)
-      will: { topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true },
-      ...o.tls
-    });
+    // Built per attempt (each attempt is a fresh client), so the will is never older than the
+    // connection it belongs to: counts as of this attempt, and the reconnect count this
+    // connection will have once it is up (the broker keeps the will for the whole connection;
+    // MQTT has no way to update it without reconnecting)
+    const will = { topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true };
+    const client = connectOnce(this._broker.url, this._o, will);
     this._client = client;
     client.on('connect', () => { if (client === this._client) this._onConnect(); });
     client.on('message', (topic, payload) => { if (client === this._client) this._onMessage(topic, payload); });
@@ -410,7 +401,6 @@ class Publisher extends EventEmitter {
    * @param {(topic: string, payload: Buffer) => void} onMessage
    */
   subscribe (filter, onMessage) {
-    if (this._subscriptions === undefined) this._subscriptions = new Map();
     this._subscriptions.set(filter, onMessage);
     if (this._connected && this._client) this._client.subscribe(filter, { qos: 1 });
   }
@@ -424,7 +414,7 @@ class Publisher extends EventEmitter {
    */
   reply (topic, payload) {
     if (!this._connected || !this._client) {
-      this._counts.repliesDropped = (this._counts.repliesDropped || 0) + 1;
+      this._counts.repliesDropped++;
       return false;
     }
     this._client.publish(topic, encode(payload), { qos: 1, retain: false });
@@ -432,13 +422,12 @@ class Publisher extends EventEmitter {
   }
 
   _onMessage (topic, payload) {
-    if (this._subscriptions === undefined) return;
-    for (const [filter, fn] of this._subscriptions) if (matches(filter, topic)) fn(topic, payload);
+    for (const [filter, fn] of this._subscriptions) if (filterMatches(filter, topic)) fn(topic, payload);
   }
 
   _onConnect () {
     this._connected = true;
-    if (this._subscriptions !== undefined) for (const filter of this._subscriptions.keys()) this._client.subscribe(filter, { qos: 1 });
+    for (const filter of this._subscriptions.keys()) this._client.subscribe(filter, { qos: 1 });
     this._backoff.reset();
     if (this._everConnected) this._counts.reconnects++;
     this._everConnected = true;
@@ -574,28 +563,22 @@ class Publisher extends EventEmitter {
     const deadline = nowMs + timeoutMs;
     const flushDeadline = deadline - Math.min(1000, timeoutMs / 2);
     if (client && this._connected) {
-      await this._until(flushDeadline, (resolve) => { this._idleWaiter = resolve; this._checkIdle(); });
+      await until(flushDeadline, (resolve) => { this._idleWaiter = resolve; this._checkIdle(); });
       this._idleWaiter = null;
       if (this._connected) {
         const offline = statusPayload('offline', this._statusInfo(), { reason: 'stopped', stopped: new Date().toISOString() });
-        await this._until(deadline, (resolve) => client.publish(this._topics.status, offline, { qos: 1, retain: true }, () => resolve()));
+        await until(deadline, (resolve) => client.publish(this._topics.status, offline, { qos: 1, retain: true }, () => resolve()));
       }
       if (this._connected) {
         // A clean DISCONNECT: the broker then discards the will
-        await this._until(deadline, (resolve) => client.end(false, {}, () => resolve()));
+        await until(deadline, (resolve) => client.end(false, {}, () => resolve()));
       }
     }
-    // Whatever the broker does (frozen, half-open), the connection ends here, at the deadline:
-    // MQTT.js's end(true) is a no-op once end(false) is pending (it waits for acks that a frozen
-    // broker never sends, and its keepalive would hold the process for 1.5 x keepalive), so the
-    // socket is destroyed too. Without a DISCONNECT the broker then sends the last will.
+    // Whatever the broker does, the connection ends here, at the deadline (connect.js)
     const last = this._client;
     this._client = null;
     this._connected = false;
-    if (last) {
-      last.end(true);
-      if (last.stream && !last.stream.destroyed) last.stream.destroy();
-    }
+    if (last) destroyClient(last);
     this._settleFirstAttempt();
     // Count what never went out; a spool keeps its records for the next start (not dropped)
     const inflight = [...this._inflight.values()];
@@ -615,25 +598,6 @@ class Publisher extends EventEmitter {
       try { s.spool.checkpoint(); } catch (err) { this._reportIo(err); }
     }
   }
-
-  /** Runs fn(resolve) and waits for it, or for the deadline (epoch ms), whichever is first. */
-  _until (deadline, fn) {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-      fn(() => { clearTimeout(timer); resolve(); });
-    });
-  }
-}
-
-/** @returns {boolean} whether an MQTT topic filter (with + and #) matches a topic */
-function matches (filter, topic) {
-  const f = filter.split('/');
-  const t = topic.split('/');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '#') return true;
-    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
-  }
-  return f.length === t.length;
 }
 
 module.exports = { Publisher };

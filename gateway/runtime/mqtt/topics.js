@@ -58,4 +58,19 @@ function topicsFor (prefix, gatewayId) {
   };
 }
 
-module.exports = { topicsFor, checkName, checkPrefix };
+/**
+ * @param {string} filter an MQTT topic filter: `+` one level, `#` the rest (also none: `a/#` matches `a`)
+ * @param {string} topic
+ * @returns {boolean} whether the filter matches the topic
+ */
+function filterMatches (filter, topic) {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+}
+
+module.exports = { topicsFor, checkName, checkPrefix, filterMatches };

@@ -3,6 +3,7 @@
 const { EventEmitter } = require('node:events');
 const { NinesError } = require('../../base/errors');
 const { Backoff } = require('../../base/backoff');
+const { connectOnce, until, destroyClient } = require('../mqtt/connect');
 
 /**
  * The edge node's own MQTT session (mqtt.js), apart from the gateway's publisher: Sparkplug needs
@@ -74,25 +75,11 @@ class SparkplugSession extends EventEmitter {
   _connect () {
     this._timer = null;
     if (this._stopping) return;
-    const mqtt = require('mqtt');
     const o = this._o;
     const bdSeq = this._nextBdSeq;
     this._nextBdSeq = (bdSeq + 1) % 256;
     this.counts.attempts++;
-    const client = mqtt.connect(o.url, {
-      clientId: o.clientId,
-      username: o.username,
-      password: o.password,
-      protocolVersion: o.protocolVersion,
-      keepalive: Math.ceil(o.keepaliveMs / 1000),
-      connectTimeout: o.connectTimeoutMs,
-      reconnectPeriod: 0,
-      clean: true,
-      queueQoSZero: false,
-      resubscribe: false,
-      will: { topic: this.edge.topics.ndeath, payload: this.edge.deathPayload(bdSeq), qos: 1, retain: false },
-      ...(o.tls || {})
-    });
+    const client = connectOnce(o.url, o, { topic: this.edge.topics.ndeath, payload: this.edge.deathPayload(bdSeq), qos: 1, retain: false });
     this._client = client;
     client.on('connect', () => {
       if (client !== this._client) return;
@@ -148,23 +135,16 @@ class SparkplugSession extends EventEmitter {
     clearTimeout(this._timer);
     const client = this._client;
     const deadline = Date.now() + this._o.stopTimeoutMs;
-    const until = (fn) => new Promise((resolve) => {
-      const t = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-      fn(() => { clearTimeout(t); resolve(); });
-    });
     if (client && this._connected) {
       const death = this.edge.deathPayload(this.bdSeq);
       this.edge.lost();
-      await until((done) => client.publish(this.edge.topics.ndeath, death, { qos: 1, retain: false }, done));
-      if (this._connected) await until((done) => client.end(false, {}, done));
+      await until(deadline, (done) => client.publish(this.edge.topics.ndeath, death, { qos: 1, retain: false }, done));
+      if (this._connected) await until(deadline, (done) => client.end(false, {}, done));
     }
     this._connected = false;
     this._client = null;
     this.edge.close();
-    if (client) {
-      client.end(true);
-      if (client.stream && !client.stream.destroyed) client.stream.destroy();
-    }
+    if (client) destroyClient(client);
     this._settleFirst();
   }
 }
