@@ -9,14 +9,10 @@
  */
 
 const assert = require('node:assert/strict');
-const { chromium } = require('playwright-core');
 const { startNodeRed, debugTap } = require('../e2e/launch');
+const { openEditorPage } = require('./browser');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { encodeValues } = require('../../gateway/values/registers');
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('tag list in the editor (headless Chromium)', function () {
   this.timeout(90000);
@@ -25,7 +21,7 @@ describe('tag list in the editor (headless Chromium)', function () {
   let browser;
   let page;
   let tap;
-  const consoleErrors = [];
+  let consoleErrors;
 
   before(async () => {
     sim = await createModbusTcpSimulator({ port: 0 });
@@ -51,12 +47,8 @@ describe('tag list in the editor (headless Chromium)', function () {
       { id: 'tl-whole', type: 'debug', z: 'tl-tab', name: 'whole msg', active: true, tosidebar: true, console: false, complete: 'true', targetType: 'full', x: 450, y: 160, wires: [] }
     ];
     assert.equal((await nr.api('POST', '/flows', flow, { 'Node-RED-Deployment-Type': 'full' })).status, 204);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-    page.on('pageerror', (err) => consoleErrors.push(String(err)));
-    await page.goto(nr.url);
-    await page.waitForFunction(() => window.RED && RED.nodes && RED.nodes.node('tl-poll') && window.NinesTags, null, { timeout: 30000 });
+    ({ browser, page, consoleErrors } = await openEditorPage(nr.url,
+      () => window.RED && RED.nodes && RED.nodes.node('tl-poll') && window.NinesTags, { width: 1400, height: 1000 }));
   });
 
   after(async () => {
