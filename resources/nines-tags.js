@@ -94,6 +94,19 @@
         return s;
     }
 
+    /**
+     * A row's address as saved. A string address is a Modicon reference to the runtime ("40101",
+     * holding register 101) and a number the 0-based address: one that came in as text (a flow
+     * edited as JSON) stays text while its field is unedited, else Done would move it to register
+     * 40101; an address typed here is the number.
+     */
+    function addressOf(row) {
+        var text = row.find('.nines-tag-address').val();
+        var given = (row.data('tag') || {}).address;
+        if (typeof given === 'string' && given.trim() !== '' && String(text).trim() === given.trim()) { return given; }
+        return cleanValue('address', text);
+    }
+
     /** The order letters of wordOrder/byteOrder (a sheet may name them apart) */
     function orderOf(tag) {
         if (tag.order !== undefined || (tag.wordOrder === undefined && tag.byteOrder === undefined) || !schema) { return tag.order; }
@@ -270,7 +283,7 @@
             var tag = {};
             tag.name = cleanValue('name', row.find('.nines-tag-name').val());
             tag.table = cleanValue('table', row.find('.nines-tag-table').val());
-            tag.address = cleanValue('address', row.find('.nines-tag-address').val());
+            tag.address = addressOf(row);
             tag.type = cleanValue('type', row.find('.nines-tag-type').val());
             var show = schema ? shape(protocol, tag.table, tag.type) : {};
             ['order', 'bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) {

@@ -217,6 +217,39 @@ describe('tag list in the editor (headless Chromium)', function () {
     });
   }
 
+  it('keeps a Modicon address that came in as text ("40101") through Done; a retyped one is saved as the number', async () => {
+    // a flow edited as JSON: to the runtime "40101" is holding register 101 (0-based 100), 40101 another register
+    const id = await page.evaluate(() => {
+      const id = RED.nodes.id();
+      const n = { id, type: 'nines-modbus-read', x: 200, y: 400, z: RED.workspaces.active() };
+      const defaults = RED.nodes.getType('nines-modbus-read').defaults;
+      for (const k of Object.keys(defaults)) n[k] = defaults[k].value;
+      Object.assign(n, {
+        device: 'tl-dev',
+        source: 'tags',
+        tags: [
+          { name: 'ref', table: 'holding', address: '40101', type: 'uint16' },
+          { name: 'retyped', table: 'holding', address: '40103', type: 'uint16' }
+        ]
+      });
+      RED.view.importNodes([n], { generateIds: false, addFlow: false });
+      RED.editor.edit(RED.nodes.node(id));
+      return id;
+    });
+    try {
+      await page.waitForSelector('#nines-tags-import', { state: 'visible' });
+      assert.equal(await row(0).locator('.nines-tag-address').inputValue(), '40101');
+      await setField(1, 'address', '110');
+      await done();
+      assert.deepEqual(await page.evaluate((nodeId) => RED.nodes.node(nodeId).tags, id), [
+        { name: 'ref', table: 'holding', address: '40101', type: 'uint16' },
+        { name: 'retyped', table: 'holding', address: 110, type: 'uint16' }
+      ]);
+    } finally {
+      await page.evaluate((nodeId) => { RED.nodes.remove(nodeId); RED.view.redraw(true); }, id);
+    }
+  });
+
   it('leaves the browser console without errors', () => {
     assert.deepEqual(consoleErrors, []);
   });
