@@ -7,8 +7,8 @@
  */
 
 const { validateCommand } = require('../gateway/drivers/ascii');
-const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError, showStatus } = require('./lib/status');
+const { nodeError, invalidArg } = require('./lib/errors');
+const { showStatus } = require('./lib/status');
 const { asciiPayload, latencyMs } = require('./lib/reply');
 const { isOutputsPayload, outputsCommand } = require('./lib/ascii-outputs');
 
@@ -62,8 +62,7 @@ module.exports = function (RED) {
         const e = nodeError(err);
         // the connection's state is the device's, shown alike on all its nodes; this request's own
         // failure (a timeout, an exception, a "?" reply) shows on this node until its next reply
-        if (isConnectionError(e)) showStatus(node, device.hub.status);
-        else if (!isMsgError(e)) showStatus(node, errorStatus(e));
+        device.hub.showFailure(node, e);
         done(e);
       });
     });

@@ -10,8 +10,8 @@
 const { decodeRegisters } = require('../gateway/values/registers');
 const { validateOp } = require('../gateway/drivers/modbus');
 const { NinesError } = require('../gateway/base/errors');
-const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError, showStatus, unitDownStatus } = require('./lib/status');
+const { nodeError, invalidArg } = require('./lib/errors');
+const { errorStatus, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions, configuredUnit } = require('./lib/modbus-msg');
 const { usesTags, tagRead, badTags } = require('./lib/tag-list');
@@ -50,16 +50,8 @@ module.exports = function (RED) {
       device.hub.register(node);
     }
 
-    /**
-     * A failed request: its own error on this node's status; the connection's through the device, and
-     * on a line of units, a unit that is down (or went down with this request) through its health.
-     */
-    function failed (e, done) {
-      if (e.code === 'NINES_ERR_UNIT_DOWN' && e.details && Number.isInteger(e.details.unitId)) showStatus(node, unitDownStatus(e.details.unitId));
-      else if (isConnectionError(e) || device.hub.unitDown(node)) showStatus(node, device.hub.statusOf(node));
-      else if (!isMsgError(e)) showStatus(node, errorStatus(e));
-      done(e);
-    }
+    /** A failed request: the status the device's hub gives it (DeviceHub#showFailure), then done(err) */
+    const failed = (e, done) => { device.hub.showFailure(node, e); done(e); };
 
     /**
      * One poll of the tags. The msg goes out whatever came back: the tags read carry their values,

@@ -12,8 +12,8 @@
 const { validateOp } = require('../gateway/drivers/modbus');
 const { encodeTagWrites, runTagWrites } = require('../gateway/tags');
 const { NinesError } = require('../gateway/base/errors');
-const { nodeError, invalidArg, isMsgError } = require('./lib/errors');
-const { errorStatus, isConnectionError, showStatus, unitDownStatus } = require('./lib/status');
+const { nodeError, invalidArg } = require('./lib/errors');
+const { errorStatus, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions, writeOp, configuredUnit } = require('./lib/modbus-msg');
 const { usesTags, nodeTags } = require('./lib/tag-list');
@@ -55,16 +55,8 @@ module.exports = function (RED) {
       device.hub.register(node);
     }
 
-    /**
-     * A failed request: its own error on this node's status; the connection's through the device, and
-     * on a line of units, a unit that is down (or went down with this request) through its health.
-     */
-    function failed (e, done) {
-      if (e.code === 'NINES_ERR_UNIT_DOWN' && e.details && Number.isInteger(e.details.unitId)) showStatus(node, unitDownStatus(e.details.unitId));
-      else if (isConnectionError(e) || device.hub.unitDown(node)) showStatus(node, device.hub.statusOf(node));
-      else if (!isMsgError(e)) showStatus(node, errorStatus(e));
-      done(e);
-    }
+    /** A failed request: the status the device's hub gives it (DeviceHub#showFailure), then done(err) */
+    const failed = (e, done) => { device.hub.showFailure(node, e); done(e); };
 
     /**
      * Writes by tag: all values encoded and checked first (nothing sent when one is refused), then

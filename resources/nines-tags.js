@@ -1,7 +1,7 @@
 /**
  * The tag list editor of the nines-poll, nines-modbus-read and nines-modbus-write dialogs, shared
  * by the three (Node-RED serves this file at resources/node-red-contrib-nines/nines-tags.js; each
- * node's .html loads it, and it defines window.NinesTags once).
+ * node's .html loads it and hands its definition to NinesTags.attach; it defines window.NinesTags once).
  *
  * It holds no tag rules. What the rows offer (tables per protocol, their types, the orders) comes
  * from the runtime's GET nines-tags/schema, and every list is checked by the runtime's core
@@ -92,6 +92,19 @@
         if (s === '') { return undefined; }
         if (NUMBER_FIELDS.indexOf(field) >= 0 && NUMBER_TEXT.test(s)) { return Number(s); }
         return s;
+    }
+
+    /**
+     * A row's address as saved. A string address is a Modicon reference to the runtime ("40101",
+     * holding register 101) and a number the 0-based address: one that came in as text (a flow
+     * edited as JSON) stays text while its field is unedited, else Done would move it to register
+     * 40101; an address typed here is the number.
+     */
+    function addressOf(row) {
+        var text = row.find('.nines-tag-address').val();
+        var given = (row.data('tag') || {}).address;
+        if (typeof given === 'string' && given.trim() !== '' && String(text).trim() === given.trim()) { return given; }
+        return cleanValue('address', text);
     }
 
     /** The order letters of wordOrder/byteOrder (a sheet may name them apart) */
@@ -270,7 +283,7 @@
             var tag = {};
             tag.name = cleanValue('name', row.find('.nines-tag-name').val());
             tag.table = cleanValue('table', row.find('.nines-tag-table').val());
-            tag.address = cleanValue('address', row.find('.nines-tag-address').val());
+            tag.address = addressOf(row);
             tag.type = cleanValue('type', row.find('.nines-tag-type').val());
             var show = schema ? shape(protocol, tag.table, tag.type) : {};
             ['order', 'bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) {
@@ -369,57 +382,102 @@
 
     var editors = {};
 
+    /** A field as the open dialog shows it, else as the node holds it */
+    function field(node, open, name) {
+        return open && $('#node-input-' + name).length ? $('#node-input-' + name).val() : node[name];
+    }
+
+    /** Builds the tag list in a node's dialog (node.tags: its list). */
+    function prepare(node, opts) {
+        editing = node;
+        editors[node.id] = new Editor(node, opts);
+    }
+
+    /** @returns {object[]} the dialog's rows as the tags to save */
+    function save(node) {
+        var e = editors[node.id];
+        delete editors[node.id];
+        editing = null;
+        return e && schema ? e.tags() : node.tags;
+    }
+
+    function cancel(node) {
+        delete editors[node.id];
+        editing = null;
+    }
+
+    /**
+     * A `validate` for defaults.tags. It reads the node's dialog only while that node is edited.
+     * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string}} opts
+     *   each gets the node and whether its dialog is open
+     */
+    function validator(opts) {
+        // two arguments: Node-RED takes a returned string as the reason the node is invalid
+        return function (v, opt) {
+            var node = this;
+            var open = editing === node;
+            // a node polling its single request has no list to check
+            if (field(node, open, 'source') !== 'tags') { return true; }
+            var protocol = opts.protocol(node, open);
+            var device = opts.device(node, open);
+            var r = cached(protocol, device, v);
+            if (r === null) {
+                request(protocol, device, v, function () {
+                    // the answer came later: validate the node again, so its triangle shows
+                    if (RED.nodes.node(node.id) === node) { RED.editor.validateNode(node); RED.view.redraw(true); }
+                });
+                return true;
+            }
+            if (r.failed || r.problems.length === 0) { return true; }
+            var first = r.problems[0].text;
+            return r.problems.length === 1 ? first : t('problemsFirst', { count: r.problems.length, first: first });
+        };
+    }
+
+    /** Runs fn after a node definition's own hook of that name, if it has one. */
+    function after(def, hook, fn) {
+        var own = def[hook];
+        def[hook] = function () {
+            var r = own ? own.apply(this, arguments) : undefined;
+            fn.call(this);
+            return r;
+        };
+    }
+
     window.NinesTags = {
+        field: field,
         /**
-         * Builds the tag list in a dialog.
-         * @param {object} node the node being edited (node.tags: its list)
-         * @param {{container: string, protocol: function(): string, device: function(): string}} opts
+         * Gives a node type its tag list, the same way for the three: defaults.tags checked by the
+         * runtime's core while source is "tags", the list built in the dialog (in #nines-tags, after
+         * the node's own oneditprepare), saved into node.tags, dropped on cancel or delete. The list
+         * follows the dialog's protocol and device as they change.
+         * @param {object} def the definition given to RED.nodes.registerType (changed in place)
+         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string}} opts
+         *   protocol, device: each gets the node and whether its dialog is open; watch: the dialog's
+         *   fields (a selector) whose change changes either
+         * @returns {object} def
          */
-        prepare: function (node, opts) {
-            editing = node;
-            editors[node.id] = new Editor(node, opts);
-            return editors[node.id];
-        },
-        /** @returns {object[]} the dialog's rows as the tags to save */
-        save: function (node) {
-            var e = editors[node.id];
-            delete editors[node.id];
-            editing = null;
-            return e && schema ? e.tags() : node.tags;
-        },
-        cancel: function (node) {
-            delete editors[node.id];
-            editing = null;
-        },
-        /** Tells the open dialog its protocol changed. */
-        protocolChanged: function (node) {
-            if (editors[node.id]) { editors[node.id].protocolChanged(); }
-        },
-        /**
-         * A `validate` for defaults.tags. It reads the node's dialog only while that node is edited.
-         * @param {{active: function(object, boolean): boolean, protocol: function(object, boolean): string, device: function(object, boolean): string}} opts
-         *   each gets the node and whether its dialog is open
-         */
-        validator: function (opts) {
-            // two arguments: Node-RED takes a returned string as the reason the node is invalid
-            return function (v, opt) {
+        attach: function (def, opts) {
+            def.defaults.tags.validate = validator(opts);
+            var own = def.oneditprepare;
+            def.oneditprepare = function () {
                 var node = this;
-                var open = editing === node;
-                if (!opts.active(node, open)) { return true; }
-                var protocol = opts.protocol(node, open);
-                var device = opts.device(node, open);
-                var r = cached(protocol, device, v);
-                if (r === null) {
-                    request(protocol, device, v, function () {
-                        // the answer came later: validate the node again, so its triangle shows
-                        if (RED.nodes.node(node.id) === node) { RED.editor.validateNode(node); RED.view.redraw(true); }
-                    });
-                    return true;
-                }
-                if (r.failed || r.problems.length === 0) { return true; }
-                var first = r.problems[0].text;
-                return r.problems.length === 1 ? first : t('problemsFirst', { count: r.problems.length, first: first });
+                // flows saved before tag lists existed have no source: their single request
+                if (!node.source) { $('#node-input-source').val('request'); }
+                if (own) { own.call(node); }
+                prepare(node, {
+                    container: '#nines-tags',
+                    protocol: function () { return opts.protocol(node, true); },
+                    device: function () { return opts.device(node, true); }
+                });
+                $(opts.watch).on('change', function () {
+                    if (editors[node.id]) { editors[node.id].protocolChanged(); }
+                });
             };
+            after(def, 'oneditsave', function () { this.tags = save(this); });
+            after(def, 'oneditcancel', function () { cancel(this); });
+            after(def, 'oneditdelete', function () { cancel(this); });
+            return def;
         }
     };
 })();

@@ -8,9 +8,10 @@
  * neither (an `@AA` reply passed on, `{outputs, inputs, value}`) is refused, not half-used.
  */
 
-const { NinesError } = require('../../gateway/base/errors');
 const { setAllOutputs, setOutput } = require('../../gateway/drivers/ascii/command');
-const { invalidArg, nodeError } = require('./errors');
+const { invalidArg } = require('./errors');
+// an output takes the values a coil does
+const { onOff } = require('./modbus-msg');
 
 /** Outputs `@AADD` sets: one byte [HW-indirect] */
 const OUTPUT_COUNT = 8;
@@ -57,13 +58,6 @@ function outputsCommand (payload, address) {
   }
   if (payload.value === undefined) throw invalidArg('msg.payload.value', 'msg.payload.value is missing: true sets the line on, false off');
   return setOutput(address, line, onOff(payload.value, 'msg.payload.value'));
-}
-
-/** An output's value: true/false, 1/0, "on"/"off" (as the Modbus write node takes for a coil) */
-function onOff (v, field) {
-  if (v === true || v === 1 || v === 'on' || v === '1' || v === 'true') return true;
-  if (v === false || v === 0 || v === 'off' || v === '0' || v === 'false') return false;
-  throw nodeError(new NinesError('NINES_ERR_INVALID_VALUE', `${field} must be true/false, 1/0 or "on"/"off"; got ${describe(v)}`, { field, value: v, type: 'bool' }));
 }
 
 function describe (v) {

@@ -29,7 +29,7 @@
 
 const { sharedPool } = require('../../gateway/workers/shared');
 const status = require('./status');
-const { nodeError } = require('./errors');
+const { nodeError, isMsgError } = require('./errors');
 const { fromJSON } = require('../../gateway/base/errors');
 
 /** How long close() waits for the pool to let go before giving up (Node-RED allows 15 s in all) */
@@ -108,6 +108,20 @@ class DeviceHub {
   unitDown (node) {
     const u = status.unitHealth(this.health, this._unitOf.get(node));
     return u !== null && u.state === 'down';
+  }
+
+  /**
+   * Shows a failed request on the node that sent it: a unit left alone (or gone down with this
+   * request) and a lost connection through the health, as every node of that unit or device shows
+   * them; the request's own failure (a timeout, an exception, a "?" reply) on this node until its next
+   * reply; a bad msg not at all (the node stays healthy).
+   * @param {object} node
+   * @param {{code: string, details?: object}} err the request's error (nodeError)
+   */
+  showFailure (node, err) {
+    if (err.code === 'NINES_ERR_UNIT_DOWN' && err.details && Number.isInteger(err.details.unitId)) status.showStatus(node, status.unitDownStatus(err.details.unitId));
+    else if (status.isConnectionError(err) || this.unitDown(node)) status.showStatus(node, this.statusOf(node));
+    else if (!isMsgError(err)) status.showStatus(node, status.errorStatus(err));
   }
 
   /**

@@ -72,6 +72,23 @@ function typeOptions (config) {
 }
 
 /**
+ * A coil's value (and an ASCII module's output, lib/ascii-outputs.js): true/false, 1/0 or "on"/"off",
+ * and "1"/"0", "true"/"false" as inject nodes send them. Anything else is a value the coil cannot
+ * hold, refused as registers.js refuses one for a register.
+ * @param {unknown} v
+ * @param {string} field the msg property, for the error: "msg.payload[2]"
+ * @param {string} [what] what the value is for, in the error: " for FC 15"
+ * @returns {boolean}
+ * @throws {NinesError} NINES_ERR_INVALID_VALUE naming the field
+ */
+function onOff (v, field, what = '') {
+  if (v === true || v === 1 || v === 'on' || v === '1' || v === 'true') return true;
+  if (v === false || v === 0 || v === 'off' || v === '0' || v === 'false') return false;
+  const got = v === undefined ? 'nothing' : JSON.stringify(v);
+  throw nodeError(new NinesError('NINES_ERR_INVALID_VALUE', `${field} must be true/false, 1/0 or "on"/"off"${what}; got ${got}`, { field, value: v, type: 'bool' }));
+}
+
+/**
  * The op for a write, values taken from msg.payload.
  * @param {object} fields {fc, address, unitId}
  * @param {unknown} payload
@@ -82,13 +99,7 @@ function writeOp (fields, payload, typeOpts) {
   const op = Object.assign({}, fields);
   if (payload === undefined || payload === null) throw invalidArg('msg.payload', `msg.payload must hold the value(s) to write for FC ${fields.fc}; got ${payload}`);
   if (fields.fc === 5 || fields.fc === 15) {
-    const bit = (v, i) => {
-      if (v === true || v === 1 || v === 'on' || v === '1' || v === 'true') return true;
-      if (v === false || v === 0 || v === 'off' || v === '0' || v === 'false') return false;
-      // a value the coil cannot hold, as registers.js refuses one for a register
-      const field = `msg.payload${i === undefined ? '' : `[${i}]`}`;
-      throw nodeError(new NinesError('NINES_ERR_INVALID_VALUE', `${field} must be true/false, 1/0 or "on"/"off" for FC ${fields.fc}; got ${JSON.stringify(v)}`, { field, value: v, type: 'bool' }));
-    };
+    const bit = (v, i) => onOff(v, `msg.payload${i === undefined ? '' : `[${i}]`}`, ` for FC ${fields.fc}`);
     if (fields.fc === 5) {
       if (Array.isArray(payload)) throw invalidArg('msg.payload', 'FC 5 writes one coil: msg.payload must be one value, not an array (use FC 15 for several)');
       op.value = bit(payload);
@@ -111,4 +122,4 @@ function writeOp (fields, payload, typeOpts) {
   return op;
 }
 
-module.exports = { requestFields, typeOptions, intField, writeOp, configuredUnit };
+module.exports = { requestFields, typeOptions, intField, writeOp, configuredUnit, onOff };

@@ -12,9 +12,8 @@
 
 const { invalidArg } = require('./errors');
 const { pickDevice, operation } = require('./job-spec');
-const { typeOptions } = require('./modbus-msg');
+const { typeOptions, intField } = require('./modbus-msg');
 const { num } = require('./device-config');
-const { intField } = require('./modbus-msg');
 const unitList = require('../../resources/nines-units');
 const { parseRate } = require('../../gateway/base/units');
 const { buildJobSpec } = require('../../gateway/jobs/spec');

@@ -9,29 +9,20 @@
  */
 
 const assert = require('node:assert/strict');
-const { chromium } = require('playwright-core');
 const { startNodeRed } = require('../e2e/launch');
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ui = require('./browser');
 
 describe('units on a line in the editor (headless Chromium)', function () {
   this.timeout(60000);
   let nr;
   let browser;
   let page;
-  const consoleErrors = [];
+  let consoleErrors;
 
   before(async () => {
     nr = await startNodeRed();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-    page.on('pageerror', (err) => consoleErrors.push(String(err)));
-    await page.goto(nr.url);
-    await page.waitForFunction(() => window.RED && RED.nodes && RED.nodes.getType('nines-modbus-device') && RED.nodes.getType('nines-poll') && window.NinesUnits,
-      null, { timeout: 30000 });
+    ({ browser, page, consoleErrors } = await ui.openEditorPage(nr.url,
+      () => window.RED && RED.nodes && RED.nodes.getType('nines-modbus-device') && RED.nodes.getType('nines-poll') && window.NinesUnits));
   });
 
   after(async () => {
@@ -39,19 +30,8 @@ describe('units on a line in the editor (headless Chromium)', function () {
     if (nr) await nr.stop();
   });
 
-  async function closeEditors () {
-    await page.evaluate(() => { while (RED.editor.getEditStackSize && RED.editor.getEditStackSize() > 0) RED.tray.close(); });
-    await page.evaluate(() => RED.tray.close());
-    await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 }).catch(() => {});
-  }
-
-  /** Types a value into a field and reports whether the editor marks it invalid. */
-  async function markedInvalid (selector, value) {
-    const field = page.locator(selector).last();
-    await field.fill(value);
-    await field.dispatchEvent('change');
-    return field.evaluate((n) => n.classList.contains('input-error'));
-  }
+  const closeEditors = () => ui.closeEditors(page);
+  const markedInvalid = (selector, value) => ui.markedInvalid(page, selector, value);
 
   const isRed = (selector) => page.locator(selector).last().evaluate((n) => n.classList.contains('input-error'));
 

@@ -9,14 +9,10 @@
  */
 
 const assert = require('node:assert/strict');
-const { chromium } = require('playwright-core');
 const { startNodeRed, debugTap } = require('../e2e/launch');
+const { openEditorPage } = require('./browser');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { encodeValues } = require('../../gateway/values/registers');
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe('tag list in the editor (headless Chromium)', function () {
   this.timeout(90000);
@@ -25,7 +21,7 @@ describe('tag list in the editor (headless Chromium)', function () {
   let browser;
   let page;
   let tap;
-  const consoleErrors = [];
+  let consoleErrors;
 
   before(async () => {
     sim = await createModbusTcpSimulator({ port: 0 });
@@ -51,12 +47,8 @@ describe('tag list in the editor (headless Chromium)', function () {
       { id: 'tl-whole', type: 'debug', z: 'tl-tab', name: 'whole msg', active: true, tosidebar: true, console: false, complete: 'true', targetType: 'full', x: 450, y: 160, wires: [] }
     ];
     assert.equal((await nr.api('POST', '/flows', flow, { 'Node-RED-Deployment-Type': 'full' })).status, 204);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-    page.on('pageerror', (err) => consoleErrors.push(String(err)));
-    await page.goto(nr.url);
-    await page.waitForFunction(() => window.RED && RED.nodes && RED.nodes.node('tl-poll') && window.NinesTags, null, { timeout: 30000 });
+    ({ browser, page, consoleErrors } = await openEditorPage(nr.url,
+      () => window.RED && RED.nodes && RED.nodes.node('tl-poll') && window.NinesTags, { width: 1400, height: 1000 }));
   });
 
   after(async () => {
@@ -224,6 +216,39 @@ describe('tag list in the editor (headless Chromium)', function () {
       }
     });
   }
+
+  it('keeps a Modicon address that came in as text ("40101") through Done; a retyped one is saved as the number', async () => {
+    // a flow edited as JSON: to the runtime "40101" is holding register 101 (0-based 100), 40101 another register
+    const id = await page.evaluate(() => {
+      const id = RED.nodes.id();
+      const n = { id, type: 'nines-modbus-read', x: 200, y: 400, z: RED.workspaces.active() };
+      const defaults = RED.nodes.getType('nines-modbus-read').defaults;
+      for (const k of Object.keys(defaults)) n[k] = defaults[k].value;
+      Object.assign(n, {
+        device: 'tl-dev',
+        source: 'tags',
+        tags: [
+          { name: 'ref', table: 'holding', address: '40101', type: 'uint16' },
+          { name: 'retyped', table: 'holding', address: '40103', type: 'uint16' }
+        ]
+      });
+      RED.view.importNodes([n], { generateIds: false, addFlow: false });
+      RED.editor.edit(RED.nodes.node(id));
+      return id;
+    });
+    try {
+      await page.waitForSelector('#nines-tags-import', { state: 'visible' });
+      assert.equal(await row(0).locator('.nines-tag-address').inputValue(), '40101');
+      await setField(1, 'address', '110');
+      await done();
+      assert.deepEqual(await page.evaluate((nodeId) => RED.nodes.node(nodeId).tags, id), [
+        { name: 'ref', table: 'holding', address: '40101', type: 'uint16' },
+        { name: 'retyped', table: 'holding', address: 110, type: 'uint16' }
+      ]);
+    } finally {
+      await page.evaluate((nodeId) => { RED.nodes.remove(nodeId); RED.view.redraw(true); }, id);
+    }
+  });
 
   it('leaves the browser console without errors', () => {
     assert.deepEqual(consoleErrors, []);

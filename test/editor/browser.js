@@ -1,0 +1,49 @@
+'use strict';
+
+/**
+ * What the editor tests share: the Node-RED editor opened in headless Chromium (Debian's `chromium`,
+ * driven by playwright-core) with the browser console's errors collected, and the dialog steps they
+ * all take.
+ */
+
+const { chromium } = require('playwright-core');
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/**
+ * Opens a running Node-RED's editor and waits until `ready` holds in the page.
+ * @param {string} url the editor's address
+ * @param {() => unknown} ready evaluated in the page: truthy once what the test needs is loaded
+ * @param {{width: number, height: number}} [viewport]
+ * @returns {Promise<{browser: import('playwright-core').Browser, page: import('playwright-core').Page, consoleErrors: string[]}>}
+ *   consoleErrors: every console error and uncaught exception of the page, as they come
+ */
+async function openEditorPage (url, ready, viewport = { width: 1400, height: 900 }) {
+  const consoleErrors = [];
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const page = await browser.newPage({ viewport });
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (err) => consoleErrors.push(String(err)));
+  await page.goto(url);
+  await page.waitForFunction(ready, null, { timeout: 30000 });
+  return { browser, page, consoleErrors };
+}
+
+/** Closes every open edit tray (a config node's dialog over a node's too). */
+async function closeEditors (page) {
+  await page.evaluate(() => { while (RED.editor.getEditStackSize && RED.editor.getEditStackSize() > 0) RED.tray.close(); });
+  await page.evaluate(() => RED.tray.close());
+  await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 }).catch(() => {});
+}
+
+/** Types a value into a field and reports whether the editor marks it invalid. */
+async function markedInvalid (page, selector, value) {
+  const field = page.locator(selector).last();
+  await field.fill(value);
+  await field.dispatchEvent('change');
+  return field.evaluate((n) => n.classList.contains('input-error'));
+}
+
+module.exports = { openEditorPage, closeEditors, markedInvalid };
