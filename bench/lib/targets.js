@@ -150,24 +150,40 @@ function modbusTargets (results) {
   return out;
 }
 
+/** The nines rows of question 1 (one core: driver, probe, worker job) whose allocation the guard holds */
+const ALLOC_GUARDED = ['nines-main-one', 'nines-probe-one', 'nines-worker-one'];
+
 /**
  * Issue 11's regression guard: the bytes a nines row allocates per request may not grow by more
  * than 20 % over the committed baseline (bench/alloc-baseline.json), judged in every run, the quick
  * one included (run.js fails the run when one is missed). The baseline holds one Node major
- * version's figures: allocation is V8's, and another version's is not comparable.
+ * version's figures: allocation is V8's, and another version's is not comparable. Where question 1
+ * ran in the one-core placement, a guarded row without a figure (the row failed, its allocation
+ * pass reported nothing, the baseline lacks it) is not met: otherwise a broken measurement would
+ * pass the guard in silence.
  * @param {object[]} results
+ * @param {{node: string, rows: Object<string, number>}|null} [base] the committed baseline
+ * @param {string} [node] the Node version this run measured on
  * @returns {object[]}
  */
-function allocationTargets (results) {
-  const base = allocBaseline();
+function allocationTargets (results, base = allocBaseline(), node = process.version) {
+  const q1 = results.find((r) => r.name === 'modbus-round-trip');
+  const why = !q1 ? 'question 1 not run'
+    : q1.error ? 'question 1 failed'
+      : !(q1.placements || []).includes('one') ? 'question 1 measured no one-core placement (taskset)'
+        : base && base.node.split('.')[0] !== node.split('.')[0] ? `measured on ${node}; the baseline is from ${base.node}`
+          : null;
   const out = [];
-  if (!base) return [absent('Allocation per request ≤ 1.2× the committed baseline', '≤ 1.2×', 'bench/alloc-baseline.json missing')];
-  const major = process.version.split('.')[0];
-  for (const [id, bytes] of Object.entries(base.rows)) {
-    const text = `Allocation per request, ${id}: ≤ 1.2× the committed baseline (${fmtInt(bytes)} B, ${base.node})`;
+  for (const id of ALLOC_GUARDED) {
+    const bytes = base && base.rows[id];
+    const text = `Allocation per request, ${id}: ≤ 1.2× the committed baseline (${bytes ? `${fmtInt(bytes)} B, ${base.node}` : 'none'})`;
+    if (why) { out.push({ ...absent(text, '≤ 1.2×', why), guard: true }); continue; }
     const row = findRow(results, 'modbus-round-trip', id);
-    if (!row || !row.agg.allocPerReq) { out.push({ ...absent(text, '≤ 1.2×', results.some((r) => r.name === 'modbus-round-trip') ? 'row not measured' : 'question 1 not run'), guard: true }); continue; }
-    if (base.node.split('.')[0] !== major) { out.push({ ...absent(text, '≤ 1.2×', `measured on ${process.version}; the baseline is from ${base.node}`), guard: true }); continue; }
+    const missing = !bytes ? 'no baseline figure for this row (write one with --write-alloc-baseline)'
+      : !row ? 'the row failed or was skipped'
+        : !row.agg.allocPerReq ? 'its allocation pass reported nothing'
+          : null;
+    if (missing) { out.push({ text, measured: missing, limit: '≤ 1.2×', met: false, by: 'not measured', guard: true }); continue; }
     const m = row.agg.allocPerReq.median;
     out.push({ ...atMost(text, m / bytes, 1.2, `${fmtInt(m)} B`), guard: true });
   }
@@ -443,4 +459,4 @@ function evaluateTargets (results) {
   return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results), ...busTargets(results)];
 }
 
-module.exports = { evaluateTargets, ALLOC_BASELINE };
+module.exports = { evaluateTargets, allocationTargets, ALLOC_BASELINE, ALLOC_GUARDED };
