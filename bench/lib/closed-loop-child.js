@@ -28,7 +28,7 @@
  */
 
 const path = require('node:path');
-const { closedLoopOf } = require('./closed-loop');
+const { closedLoopOf, warmUp } = require('./closed-loop');
 const { encode, decode } = require('./hist');
 const { startGcWatch, startAllocProfile, askWorkers, perRequest } = require('./gc-profile');
 
@@ -49,7 +49,7 @@ async function onThread (o) {
   try {
     // the warm-up runs the measured loop itself, as closedLoop() does
     const loop = closedLoopOf(c.read);
-    for (let i = 0; i < 3; i++) await loop.run(Math.ceil(o.warmup / 3), 60000);
+    await warmUp(loop, o.warmup, o.durationMs);
     const watch = startGcWatch();
     const cpu0 = process.cpuUsage();
     watch.mark();
