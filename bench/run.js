@@ -14,7 +14,7 @@
  *   npm run bench -- --write-alloc-baseline   also write this run's allocation per request of the nines
  *                                      rows (question 1, one core) to bench/alloc-baseline.json
  * Every run, the quick one included, fails (exit code 1) when a nines row allocates more than 1.2× its
- * committed baseline per request (issue 11's regression guard, lib/targets.js).
+ * committed baseline per request, or was not measured (issue 11's regression guard, lib/targets.js).
  * The peers (bench/package.json) are installed on first run with `npm install --prefix bench`.
  */
 
@@ -25,7 +25,7 @@ const path = require('node:path');
 const { build } = require('./c/build');
 const { machine, loadAverage, versions } = require('./lib/machine');
 const { toMarkdown, writePlots, headlineMarkdown } = require('./lib/report');
-const { evaluateTargets, ALLOC_BASELINE } = require('./lib/targets');
+const { evaluateTargets, ALLOC_BASELINE, ALLOC_GUARDED } = require('./lib/targets');
 const { findRow } = require('./lib/report');
 const { printQuestion } = require('./lib/console');
 
@@ -107,20 +107,19 @@ function writeRun (run, dir) {
   return { stem, plots };
 }
 
-/** The nines rows whose allocation per request the guard holds (question 1, one core) */
-const GUARDED = ['nines-main-one', 'nines-probe-one', 'nines-worker-one'];
-
 /**
  * Writes the run's allocation per request of the guarded rows as the new baseline.
  * @param {object} run
  */
 function writeAllocBaseline (run) {
   const rows = {};
-  for (const id of GUARDED) {
+  for (const id of ALLOC_GUARDED) {
     const r = findRow(run.results, 'modbus-round-trip', id);
     if (r && r.agg.allocPerReq) rows[id] = Math.round(r.agg.allocPerReq.median);
   }
-  if (Object.keys(rows).length === 0) throw new Error('--write-alloc-baseline: question 1 measured no allocation (run it with --only 1)');
+  // a baseline without a row would leave that row unguarded (the guard then fails it, as unmeasured)
+  const lacking = ALLOC_GUARDED.filter((id) => !(id in rows));
+  if (lacking.length) throw new Error(`--write-alloc-baseline: question 1 measured no allocation for ${lacking.join(', ')} (run it with --only 1, pinned: taskset)`);
   const base = { node: process.version, date: run.date, host: run.machine.host, mode: run.mode, rows };
   fs.writeFileSync(ALLOC_BASELINE, JSON.stringify(base, null, 2) + '\n');
   console.log(`wrote ${path.relative(process.cwd(), ALLOC_BASELINE)}: ${JSON.stringify(rows)}`);

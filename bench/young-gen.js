@@ -18,7 +18,9 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { startServer, runJson } = require('./lib/procs');
 const { cPath, cSkipReason } = require('./lib/c-peers');
-const { decode } = require('./lib/hist');
+const { decode, stats } = require('./lib/hist');
+const { aggregate } = require('./lib/aggregate');
+const { pinned } = require('./lib/placement');
 
 const CHILD = path.join(__dirname, 'lib', 'closed-loop-child.js');
 const { values: args } = parseArgs({ options: { sizes: { type: 'string', default: '4,16,64' }, rounds: { type: 'string', default: '3' }, cpu: { type: 'string', default: '0' } } });
@@ -28,13 +30,13 @@ const rounds = Number(args.rounds);
 
 /** One run of the worker job with one young-generation limit (null: V8's default). */
 async function once (size) {
-  const server = await startServer('taskset', ['-c', args.cpu, cPath('modbus-server')], { label: 'modbus-server' });
+  const server = await startServer(...pinned(args.cpu, cPath('modbus-server'), []), { label: 'modbus-server' });
   try {
     const o = { kind: 'worker', port: server.port, count: 50000, warmup: 60000, durationMs: 8000, allocCount: 0, intervalMs: 500 };
     if (size !== null) o.resourceLimits = { maxYoungGenerationSizeMb: size };
-    const r = await runJson('taskset', ['-c', args.cpu, process.execPath, CHILD, JSON.stringify(o)], { timeoutMs: 120000 });
-    const h = decode(r.hist);
-    return { rps: r.reqPerSec, p99: h.getValueAtPercentile(99) / 1e3, p999: h.getValueAtPercentile(99.9) / 1e3, max: h.maxValue / 1e3, scavenges: r.scavenges, gcMax: r.gcPauseMaxNs / 1e3 };
+    const r = await runJson(...pinned(args.cpu, process.execPath, [CHILD, JSON.stringify(o)]), { timeoutMs: 120000 });
+    const h = stats(decode(r.hist));
+    return { rps: r.reqPerSec, p99: h.p99 / 1e3, p999: h.p999 / 1e3, max: h.max / 1e3, scavenges: r.scavenges, gcMax: r.gcPauseMaxNs / 1e3 };
   } finally {
     await server.stop();
   }
@@ -42,9 +44,9 @@ async function once (size) {
 
 /** median (min–max) of one figure over rounds */
 function spread (runs, key, digits = 0) {
-  const v = runs.map((r) => r[key]).sort((a, b) => a - b);
+  const a = aggregate(runs)[key];
   const f = (x) => x.toFixed(digits);
-  return `${f(v[Math.floor(v.length / 2)])} (${f(v[0])}–${f(v[v.length - 1])})`;
+  return `${f(a.median)} (${f(a.min)}–${f(a.max)})`;
 }
 
 async function main () {

@@ -11,6 +11,7 @@ const path = require('node:path');
 const { build } = require('../c/build');
 const { startServer, runJson } = require('./procs');
 const { fromRawNs } = require('./hist');
+const { pinned } = require('./placement');
 
 let built;
 
@@ -61,7 +62,7 @@ async function runCClient (name, { port, count, durationMs, warmup, reconnect = 
   const args = [...(name === 'pingpong' ? ['client'] : []), String(port), String(count), String(durationMs), String(warmup), out];
   if (reconnect) args.push('reconnect');
   else if (ratePerSec) args.push(`rate=${ratePerSec}`);
-  const [cmd, argv] = cpu === undefined ? [bin, args] : ['taskset', ['-c', cpu, bin, ...args]];
+  const [cmd, argv] = pinned(cpu, bin, args);
   const json = await runJson(cmd, argv, { timeoutMs: durationMs + 30000 });
   const hist = fromRawNs(fs.readFileSync(out));
   fs.rmSync(out, { force: true });

@@ -28,7 +28,7 @@
  */
 
 const path = require('node:path');
-const { closedLoopOf } = require('./closed-loop');
+const { closedLoopOf, warmUp } = require('./closed-loop');
 const { encode, decode } = require('./hist');
 const { startGcWatch, startAllocProfile, askWorkers, perRequest } = require('./gc-profile');
 
@@ -49,7 +49,7 @@ async function onThread (o) {
   try {
     // the warm-up runs the measured loop itself, as closedLoop() does
     const loop = closedLoopOf(c.read);
-    for (let i = 0; i < 3; i++) await loop.run(Math.ceil(o.warmup / 3), 60000);
+    await warmUp(loop, o.warmup, o.durationMs);
     const watch = startGcWatch();
     const cpu0 = process.cpuUsage();
     watch.mark();
@@ -116,37 +116,38 @@ async function worker (o) {
   const measured = [];
   let warm = Math.max(0, o.warmup || 0);
   let cpu0 = null;
-  let allocStarted = false;
   let allocDone = null;
   const allocCount = o.allocCount || 0;
   let allocSeen = 0;
+  // the job's interval summaries move it through its phases: warm → measure → (the watch stops) →
+  // armed → alloc → done
+  let phase = 'warm';
   const phases = new Promise((resolve) => {
     pool.on('summary', (name, payload) => {
       if (name !== 'bench') return;
-      if (warm > 0) {
-        // the warm-up: whole intervals until that many requests have gone; the watch, set up at
-        // the start, counts from here
+      if (phase === 'warm') {
+        // whole intervals until that many requests have gone (at least the first, which holds the
+        // job's start); the watch, set up at the start, counts from here
         warm -= payload.count;
-        if (warm <= 0) { askWorkers('mark', 'watch'); cpu0 = process.cpuUsage(); }
-        return;
-      }
-      if (cpu0 === null) { askWorkers('mark', 'watch'); cpu0 = process.cpuUsage(); return; }
-      if (allocDone === null) {
+        if (warm <= 0) { askWorkers('mark', 'watch'); cpu0 = process.cpuUsage(); phase = 'measure'; }
+      } else if (phase === 'measure') {
         measured.push(payload);
         if (measured.reduce((a, s) => a + s.count, 0) < o.count) return;
         allocDone = { cpu: cpuNs(cpu0) };
+        phase = 'stopping';
         askWorkers('stop', 'watch').then(([gc]) => {
           allocDone.gc = gc;
-          if (allocCount === 0) { resolve(); return; }
-          allocStarted = true;
-          askWorkers('start', 'alloc');
+          if (allocCount === 0) { phase = 'done'; resolve(); } else phase = 'armed';
         });
-        return;
-      }
-      if (!allocStarted) return;
-      allocSeen += payload.count;
-      if (allocSeen >= allocCount && allocStarted) {
-        allocStarted = false;
+      } else if (phase === 'armed') {
+        // the allocation profile starts as an interval ends, so the intervals counted below are the
+        // ones it saw whole (started mid-interval, it would be divided by requests it never saw)
+        askWorkers('start', 'alloc');
+        phase = 'alloc';
+      } else if (phase === 'alloc') {
+        allocSeen += payload.count;
+        if (allocSeen < allocCount) return;
+        phase = 'done';
         askWorkers('stop', 'alloc').then(([alloc]) => { allocDone.alloc = alloc; resolve(); });
       }
     });

@@ -21,12 +21,21 @@ const WARMUP_RUNS = 3;
  */
 async function closedLoop (fn, { count, durationMs, warmup = 0 }) {
   const loop = closedLoopOf(fn);
-  // The warm-up runs the very loop that is measured, in a few runs: code first run while measuring
-  // is compiled there, and on one core V8's background compiles stall the loop for milliseconds
-  // (issue 11). The end of a run is such code too (the first run's end deoptimizes the loop, the
-  // next runs compile it again with it), hence more than one.
-  for (let i = 0; i < WARMUP_RUNS && warmup > 0; i++) await loop.run(Math.ceil(warmup / WARMUP_RUNS), Math.max(durationMs, 60000));
+  await warmUp(loop, warmup, durationMs);
   return loop.run(count, durationMs);
+}
+
+/**
+ * The warm-up runs the very loop that is measured, in a few runs: code first run while measuring
+ * is compiled there, and on one core V8's background compiles stall the loop for milliseconds
+ * (issue 11). The end of a run is such code too (the first run's end deoptimizes the loop, the
+ * next runs compile it again with it), hence more than one.
+ * @param {{run: (count: number, durationMs: number) => Promise<object>}} loop closedLoopOf's
+ * @param {number} warmup requests in all (none when 0)
+ * @param {number} durationMs the measured run's bound (each warm-up run may take up to a minute more)
+ */
+async function warmUp (loop, warmup, durationMs) {
+  for (let i = 0; i < WARMUP_RUNS && warmup > 0; i++) await loop.run(Math.ceil(warmup / WARMUP_RUNS), Math.max(durationMs, 60000));
 }
 
 /**
@@ -100,4 +109,4 @@ function toRun (r) {
   return { reqPerSec: Math.round(r.reqPerSec), errors: r.errors, ...stats(r.hist), count: r.count };
 }
 
-module.exports = { closedLoop, closedLoopOf, toRun };
+module.exports = { closedLoop, closedLoopOf, warmUp, toRun };

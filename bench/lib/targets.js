@@ -65,6 +65,35 @@ const PLACE = { one: 'one core', two: 'two cores', free: 'unpinned' };
 const Q1_NINES = [['nines-probe', 'nines probe'], ['nines-worker', 'nines worker job'], ['nines-main', 'nines driver']];
 
 /**
+ * req/s of a nines client ÷ the C client's, from a ratio row (ratios taken within a round: reqRatio,
+ * reqPerSec, cReqPerSec), judged on the median ratio.
+ * @param {string} text
+ * @param {{row: object, agg: object}} r the ratio row (findRow)
+ * @param {number} limit at least this ratio
+ * @returns {object} a target
+ */
+function reqVsC (text, r, limit) {
+  const a = r.agg;
+  return atLeast(text, a.reqRatio.median, limit, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s; ${ratioSpread(a.reqRatio, r.row.runs.length)}`);
+}
+
+/**
+ * A question 1 nines row against the C client of its round and placement: req/s ≥ reqLimit×, p99 ≤
+ * 1.3×, p99.9 ≤ 2× (issue 5's and issue 11's three), on the median of the per-round ratios.
+ * @param {string} prefix "Modbus closed loop, one core: nines probe"
+ * @param {{row: object, agg: object}|null} r the ratio row; null: not measured
+ * @param {number} reqLimit
+ * @param {string} why why not measured (r null)
+ * @returns {object[]} the req/s, p99 and p99.9 targets
+ */
+function versusC (prefix, r, reqLimit, why) {
+  const t = [`${prefix} req/s ≥ ${reqLimit}× the C client`, `${prefix} p99 ≤ 1.3× the C client`, `${prefix} p99.9 ≤ 2× the C client`];
+  if (!r) return [absent(t[0], `≥ ${reqLimit}×`, why), absent(t[1], '≤ 1.3×', why), absent(t[2], '≤ 2×', why)];
+  const n = r.row.runs.length;
+  return [reqVsC(t[0], r, reqLimit), atMost(t[1], r.agg.p99Ratio.median, 1.3, ratioSpread(r.agg.p99Ratio, n)), atMost(t[2], r.agg.p999Ratio.median, 2, ratioSpread(r.agg.p999Ratio, n))];
+}
+
+/**
  * Issue 11's targets, one core (client and server on one CPU: the client's CPU per request shows):
  * req/s ≥ 0.95×, p99 ≤ 1.3×, p99.9 ≤ 2× the C client, max ≤ 2 ms over 50,000 requests. Ratios are
  * taken within a round (the C client of the same round and placement), judged on their median.
@@ -77,25 +106,23 @@ function tailTargets (results, placement) {
   const where = PLACE[placement] || placement;
   const out = [];
   for (const [id, name] of Q1_NINES) {
-    const t1 = `Modbus closed loop, ${where}: ${name} req/s ≥ 0.95× the C client`;
-    const t2 = `Modbus closed loop, ${where}: ${name} p99 ≤ 1.3× the C client`;
-    const t3 = `Modbus closed loop, ${where}: ${name} p99.9 ≤ 2× the C client`;
-    const t4 = `Modbus closed loop, ${where}: ${name} max ≤ 2 ms over 50,000 requests`;
+    const prefix = `Modbus closed loop, ${where}: ${name}`;
+    const t4 = `${prefix} max ≤ 2 ms over 50,000 requests`;
     const r = findRow(results, q, `ratio-${id}-${placement}`);
     const row = findRow(results, q, `${id}-${placement}`);
     if (!r || !row) {
       const why = !results.some((x) => x.name === q) ? 'question 1 not run' : `no ${name} or C client row in this placement`;
-      out.push(absent(t1, '≥ 0.95×', why), absent(t2, '≤ 1.3×', why), absent(t3, '≤ 2×', why), absent(t4, '≤ 2 ms', why));
+      out.push(...versusC(prefix, null, 0.95, why), absent(t4, '≤ 2 ms', why));
       continue;
     }
     const a = r.agg;
     const n = r.row.runs.length;
+    const [t1, t2, t3] = versusC(prefix, r, 0.95);
     const gc = row.agg.gcPauseMaxNs ? `; GC pauses up to ${fmtNs(row.agg.gcPauseMaxNs.median)} (${fmtInt(row.agg.scavenges ? row.agg.scavenges.median : 0)} scavenges, ${fmtInt(row.agg.markCompacts ? row.agg.markCompacts.median : 0)} mark-compacts), ${fmtInt(row.agg.allocPerReq ? row.agg.allocPerReq.median : NaN)} B allocated per request` : '';
     const cpu = row.agg.cpuNsPerReq ? `; CPU per request ${fmtNs(row.agg.cpuNsPerReq.median)}` : '';
-    out.push(withContext(atLeast(t1, a.reqRatio.median, 0.95, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s; ${ratioSpread(a.reqRatio, n)}`),
-      `the client's CPU per request adds to the server's on one core${cpu}`));
-    out.push(withContext(atMost(t2, a.p99Ratio.median, 1.3, `${ratioSpread(a.p99Ratio, n)}`), `p99 ${fmtNs(row.agg.p99.median)}${cpu}`));
-    out.push(withContext(atMost(t3, a.p999Ratio.median, 2, `${ratioSpread(a.p999Ratio, n)}`), `p99.9 ${fmtNs(row.agg.p999.median)}${gc}`));
+    out.push(withContext(t1, `the client's CPU per request adds to the server's on one core${cpu}`));
+    out.push(withContext(t2, `p99 ${fmtNs(row.agg.p99.median)}${cpu}`));
+    out.push(withContext(t3, `p99.9 ${fmtNs(row.agg.p999.median)}${gc}`));
     const maxes = r.row.runs.map((x) => fmtNs(x.max)).join(', ');
     out.push(withContext(atMost(t4, a.max.median / 2e6, 1, `${fmtNs(a.max.median)}${n > 1 ? ` (per round ${maxes}), median` : ''}; the C client's ${fmtNs(a.cMax.median)}`),
       `one stall per run sets the max: a collection${gc ? gc.replace(/^; /, ' (') + ')' : ''}, a background compile or another process on the shared core`));
@@ -114,21 +141,9 @@ function modbusTargets (results) {
   // issue 5's targets, judged where the wire dominates (two cores; in its day the runs were unpinned)
   const other = placements.find((p) => p !== one) || one;
   const where = PLACE[other] || other;
-  const r = findRow(results, q, `ratio-nines-main-${other}`);
-  const t1 = `Modbus closed loop, ${where}: nines driver req/s ≥ 0.85× the C client`;
-  const t2 = `Modbus closed loop, ${where}: nines driver p99 ≤ 1.3× the C client`;
-  const t3 = `Modbus closed loop, ${where}: nines driver p99.9 ≤ 2× the C client`;
-  if (r) {
-    const a = r.agg;
-    const n = r.row.runs.length;
-    out.push(atLeast(t1, a.reqRatio.median, 0.85, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s; ${ratioSpread(a.reqRatio, n)}`));
-    out.push(atMost(t2, a.p99Ratio.median, 1.3, ratioSpread(a.p99Ratio, n)));
-    out.push(withContext(atMost(t3, a.p999Ratio.median, 2, ratioSpread(a.p999Ratio, n)),
-      'the tail of a JavaScript client includes garbage collection and event-loop turns the C client does not have'));
-  } else {
-    const why = q1 ? 'no nines driver or C client row' : 'question 1 not run';
-    out.push(absent(t1, '≥ 0.85×', why), absent(t2, '≤ 1.3×', why), absent(t3, '≤ 2×', why));
-  }
+  const [t1, t2, t3] = versusC(`Modbus closed loop, ${where}: nines driver`, findRow(results, q, `ratio-nines-main-${other}`), 0.85,
+    q1 ? 'no nines driver or C client row' : 'question 1 not run');
+  out.push(t1, t2, withContext(t3, 'the tail of a JavaScript client includes garbage collection and event-loop turns the C client does not have'));
   const nines = findRow(results, q, `nines-main-${one}`);
   const c = findRow(results, q, `c-libmodbus-${one}`);
   const floor = findRow(results, 'floor', `floor-${one}`) || findRow(results, 'floor', 'floor');
@@ -150,24 +165,40 @@ function modbusTargets (results) {
   return out;
 }
 
+/** The nines rows of question 1 (one core: driver, probe, worker job) whose allocation the guard holds */
+const ALLOC_GUARDED = ['nines-main-one', 'nines-probe-one', 'nines-worker-one'];
+
 /**
  * Issue 11's regression guard: the bytes a nines row allocates per request may not grow by more
  * than 20 % over the committed baseline (bench/alloc-baseline.json), judged in every run, the quick
  * one included (run.js fails the run when one is missed). The baseline holds one Node major
- * version's figures: allocation is V8's, and another version's is not comparable.
+ * version's figures: allocation is V8's, and another version's is not comparable. Where question 1
+ * ran in the one-core placement, a guarded row without a figure (the row failed, its allocation
+ * pass reported nothing, the baseline lacks it) is not met: otherwise a broken measurement would
+ * pass the guard in silence.
  * @param {object[]} results
+ * @param {{node: string, rows: Object<string, number>}|null} [base] the committed baseline
+ * @param {string} [node] the Node version this run measured on
  * @returns {object[]}
  */
-function allocationTargets (results) {
-  const base = allocBaseline();
+function allocationTargets (results, base = allocBaseline(), node = process.version) {
+  const q1 = results.find((r) => r.name === 'modbus-round-trip');
+  const why = !q1 ? 'question 1 not run'
+    : q1.error ? 'question 1 failed'
+      : !(q1.placements || []).includes('one') ? 'question 1 measured no one-core placement (taskset)'
+        : base && base.node.split('.')[0] !== node.split('.')[0] ? `measured on ${node}; the baseline is from ${base.node}`
+          : null;
   const out = [];
-  if (!base) return [absent('Allocation per request ≤ 1.2× the committed baseline', '≤ 1.2×', 'bench/alloc-baseline.json missing')];
-  const major = process.version.split('.')[0];
-  for (const [id, bytes] of Object.entries(base.rows)) {
-    const text = `Allocation per request, ${id}: ≤ 1.2× the committed baseline (${fmtInt(bytes)} B, ${base.node})`;
+  for (const id of ALLOC_GUARDED) {
+    const bytes = base && base.rows[id];
+    const text = `Allocation per request, ${id}: ≤ 1.2× the committed baseline (${bytes ? `${fmtInt(bytes)} B, ${base.node}` : 'none'})`;
+    if (why) { out.push({ ...absent(text, '≤ 1.2×', why), guard: true }); continue; }
     const row = findRow(results, 'modbus-round-trip', id);
-    if (!row || !row.agg.allocPerReq) { out.push({ ...absent(text, '≤ 1.2×', results.some((r) => r.name === 'modbus-round-trip') ? 'row not measured' : 'question 1 not run'), guard: true }); continue; }
-    if (base.node.split('.')[0] !== major) { out.push({ ...absent(text, '≤ 1.2×', `measured on ${process.version}; the baseline is from ${base.node}`), guard: true }); continue; }
+    const missing = !bytes ? 'no baseline figure for this row (write one with --write-alloc-baseline)'
+      : !row ? 'the row failed or was skipped'
+        : !row.agg.allocPerReq ? 'its allocation pass reported nothing'
+          : null;
+    if (missing) { out.push({ text, measured: missing, limit: '≤ 1.2×', met: false, by: 'not measured', guard: true }); continue; }
     const m = row.agg.allocPerReq.median;
     out.push({ ...atMost(text, m / bytes, 1.2, `${fmtInt(m)} B`), guard: true });
   }
@@ -346,11 +377,10 @@ function ratioSpread (a, rounds) {
  */
 function pipeliningTargets (results) {
   const q = results.find((r) => r.name === 'pipelining');
-  const names = { one: 'one core', two: 'two cores', free: 'unpinned' };
   const placements = q && q.placements ? q.placements : ['one', 'two'];
   const out = [];
   for (const p of placements) {
-    const where = names[p] || p;
+    const where = PLACE[p] || p;
     const t1 = `Pipelining, ${where}: nines req/s at 8 in flight ≥ 2× the C client (one connection, C server)`;
     const t2 = `Pipelining, ${where}: nines req/s at 1 in flight ≥ 0.85× the C client`;
     const t3 = `Pipelining, ${where}: at a fixed rate both reach, nines p99 (8 in flight) ≤ the C client's`;
@@ -358,14 +388,12 @@ function pipeliningTargets (results) {
     const r8 = findRow(results, 'pipelining', `ratio-n8-csrv-${p}`);
     const r1 = findRow(results, 'pipelining', `ratio-n1-csrv-${p}`);
     if (r8) {
-      const a = r8.agg;
-      out.push(withContext(atLeast(t1, a.reqRatio.median, 2, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s; ${ratioSpread(a.reqRatio, r8.row.runs.length)}`),
-        cpuBound(a, p) || 'with 8 requests out, the client still pays its JavaScript per reply (a \'data\' event, a promise, a lane\'s next call)'));
+      out.push(withContext(reqVsC(t1, r8, 2),
+        cpuBound(r8.agg, p) || 'with 8 requests out, the client still pays its JavaScript per reply (a \'data\' event, a promise, a lane\'s next call)'));
     } else out.push(absent(t1, '≥ 2×', why));
     if (r1) {
-      const a = r1.agg;
-      out.push(withContext(atLeast(t2, a.reqRatio.median, 0.85, `${fmtInt(a.reqPerSec.median)} vs ${fmtInt(a.cReqPerSec.median)} req/s; ${ratioSpread(a.reqRatio, r1.row.runs.length)}`),
-        `one request at a time, the round trip is the client's CPU time plus the wire: where the wire is short, the JavaScript per request shows (question 1 says the same of its quiet runs). ${cpuBound(a, p)}`));
+      out.push(withContext(reqVsC(t2, r1, 0.85),
+        `one request at a time, the round trip is the client's CPU time plus the wire: where the wire is short, the JavaScript per request shows (question 1 says the same of its quiet runs). ${cpuBound(r1.agg, p)}`));
     } else out.push(absent(t2, '≥ 0.85×', why));
     const rr = findRow(results, 'pipelining', `rate-ratio-csrv-${p}`);
     const rc = findRow(results, 'pipelining', `rate-c-csrv-${p}`);
@@ -443,4 +471,4 @@ function evaluateTargets (results) {
   return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results), ...busTargets(results)];
 }
 
-module.exports = { evaluateTargets, ALLOC_BASELINE };
+module.exports = { evaluateTargets, allocationTargets, ALLOC_BASELINE, ALLOC_GUARDED };
