@@ -11,7 +11,7 @@
  */
 
 /** Whole folders, then single files per folder (the other files there use sockets or processes) */
-const FOLDERS = ['test/latency', 'test/jobs', 'test/docs', 'test/fuzz', 'test/sparkplug', 'bench/test'];
+const FOLDERS = ['test/latency', 'test/jobs', 'test/docs', 'test/fuzz', 'test/sparkplug', 'test/bench'];
 const FILES = {
   'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
   'test/modbus': ['pdu', 'op', 'pipeline-guard'],

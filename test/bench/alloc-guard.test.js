@@ -8,7 +8,7 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const { allocationTargets, ALLOC_BASELINE, ALLOC_GUARDED } = require('../lib/targets');
+const { allocationTargets, ALLOC_BASELINE, ALLOC_GUARDED } = require('../../bench/lib/targets');
 
 const BASE = { node: 'v20.1.0', rows: { 'nines-main-one': 1000, 'nines-probe-one': 500, 'nines-worker-one': 450 } };
 
