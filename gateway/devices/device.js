@@ -54,13 +54,15 @@ class DeviceConnection {
     this.limit = limit; // requests it may carry at once: the device's effective maxInflight
     this.idle = false; // in the device's idle list (a free slot, as far as the list knows)
     this.planned = false; // closed without an error (a planned reconnect) and not back yet
+    /** @type {NodeJS.Timeout|null} set while its serial line is kept quiet after a timeout: not free (Device#_holdQuiet) */
+    this.quiet = null;
     /** @type {DeviceUser|null} whose request it carries (a device without pipelining: one at a time) */
     this.user = null;
     /** Reused for every request: the clients read it synchronously */
     this.opts = { timeoutMs: 0 };
     // One request at a time: these two serve every request, nothing allocated per request
     this.onOk = (reply) => { device._done(this, this.user, OK); return reply; };
-    this.onErr = (err) => { device._done(this, this.user, outcomeOf(err)); throw err; };
+    this.onErr = (err) => { device._done(this, this.user, outcomeOf(err), err); throw err; };
     this._device = device;
     /** @type {object|null} the handler of the submitted request it carries (submit(), one at a time) */
     this.handler = null;
@@ -80,7 +82,7 @@ class DeviceConnection {
   onError (err) {
     const h = this.handler;
     this.handler = null;
-    this._device._done(this, this.user, outcomeOf(err));
+    this._device._done(this, this.user, outcomeOf(err), err);
     h.onError(err);
   }
 }
@@ -113,9 +115,6 @@ class Device extends EventEmitter {
     this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
     // a line of units on a serial line (RTU, RTU over TCP): kept quiet by its driver after a timeout
     this._rtuLine = this.spec.units !== null && this.spec.target.protocol !== 'modbus+tcp';
-    /** performance.now() ms until which the line is kept quiet (0: it is not); see _lineTimedOut */
-    this._quietUntil = 0;
-    this._quietTimer = null;
     /** @type {Units|null} the units of a line and their health; null for a device of one unit */
     this._units = this.spec.units === null
       ? null
@@ -250,7 +249,7 @@ class Device extends EventEmitter {
     const conns = this._conns || [];
     this._setState('closed', false);
     this._idle = [];
-    if (this._quietTimer !== null) { clearTimeout(this._quietTimer); this._quietTimer = null; }
+    for (const c of conns) if (c.quiet !== null) { clearTimeout(c.quiet); c.quiet = null; }
     // Set before anything settles or is emitted: a listener that calls request() now gets NINES_ERR_CLOSED
     this._closing = Promise.allSettled(conns.map((c) => c.client.close())).then(noop);
     queue.rejectAll(this, () => E.closedError(this, 'request', null, true));
@@ -355,32 +354,10 @@ class Device extends EventEmitter {
       this._units.settled(u, null, reply);
       return reply;
     }, (err) => {
-      this._lineTimedOut(err);
       // down now: what it has waiting would only hold the line for a timeout each
       if (this._units.settled(u, err)) queue.rejectWhere(this, (p) => this._units.of(p.op) === u, () => this._units.downError(u, Math.max(0, Math.round(u.retryAt - now()))), SKIPPED);
       throw err;
     });
-  }
-
-  /**
-   * After a request timed out on a serial line (RTU, or RTU over TCP), its driver keeps the line
-   * quiet for that request's timeout, in case its reply still comes (drivers/modbus/rtu-transport.js).
-   * A request handed to the driver then would wait there with its own timeout running, and be failed
-   * unsent if less than half of it were left. So the device keeps its requests until the line is free
-   * and hands each over with its whole timeout: on a line of units a neighbour of a silent unit waits,
-   * and loses no answer (its queue allowance covers the wait: _send).
-   * @param {Error & {code?: string, details?: object}} err
-   */
-  _lineTimedOut (err) {
-    if (!this._rtuLine || err === null || typeof err !== 'object' || err.code !== TIMEOUT || !err.details || err.details.queued) return;
-    const until = now() + (Number.isFinite(err.details.timeoutMs) ? err.details.timeoutMs : this.spec.timeoutMs);
-    if (until <= this._quietUntil) return;
-    this._quietUntil = until;
-    if (this._quietTimer !== null) clearTimeout(this._quietTimer);
-    this._quietTimer = setTimeout(() => {
-      this._quietTimer = null;
-      if (this._queued !== 0 && !this._closing) queue.pump(this);
-    }, Math.ceil(until - now()) + 1);
   }
 
   /** Sends or queues a request that may go. @returns {Promise<object>} */
@@ -404,7 +381,7 @@ class Device extends EventEmitter {
     }
     this._count(user, -1);
     // On a line of units a request may have to wait behind a silent unit's request, which holds the
-    // line for a whole timeout (on a serial line for a second one, quiet, after it: _lineTimedOut): it
+    // line for a whole timeout (on a serial line for a second one, quiet, after it: _holdQuiet): it
     // gets that wait on top of its own timeout, so a neighbour's silence costs it time, not its answer
     // (units.js). Elsewhere the wait counts into its timeout.
     const allowance = this._units === null ? 1 : this._rtuLine ? 3 : 2;
@@ -449,13 +426,22 @@ class Device extends EventEmitter {
     return p.then((reply) => { this._done(conn, user, OK); return reply; }, (err) => { this._done(conn, user, outcomeOf(err)); throw err; });
   }
 
-  /** A connection's request has settled: count it, free its slot, serve who waits. */
-  _done (conn, user, outcome) {
+  /**
+   * A connection's request has settled: count it, free its slot, serve who waits.
+   * @param {Error} [err] its error, when it failed
+   */
+  _done (conn, user, outcome, err) {
     conn.user = null;
     conn.inflight--;
     user._inFlight--;
     this._inFlight--;
     this._count(user, outcome);
+    if (outcome === TIMED_OUT && this._rtuLine && this._holdQuiet(conn, err)) return;
+    this._free(conn);
+  }
+
+  /** A connection may take requests again (if it is still there): listed as free, and who waits is served. */
+  _free (conn) {
     if (this._closing || !conn.up || conn.client.state !== 'connected') return;
     if (!conn.idle && conn.inflight < conn.limit) {
       conn.idle = true;
@@ -464,17 +450,36 @@ class Device extends EventEmitter {
     if (this._queued !== 0) queue.pump(this);
   }
 
+  /**
+   * After a request timed out on a serial line (RTU, or RTU over TCP), its driver keeps the line
+   * quiet for that request's timeout, in case its reply still comes (drivers/modbus/rtu-transport.js).
+   * A request handed to the driver then would wait there with its own timeout running, and be failed
+   * unsent if less than half of it were left. So the connection stays taken for that time, as if the
+   * request were still on the wire: what waits stays in the device's queue and is handed over with
+   * its whole timeout once the line is free. On a line of units a neighbour of a silent unit waits,
+   * and loses no answer (its queue allowance covers the wait: _send).
+   * @param {DeviceConnection} conn
+   * @param {Error & {details?: object}} err a timeout
+   * @returns {boolean} whether the connection is held
+   */
+  _holdQuiet (conn, err) {
+    const d = err.details;
+    if (!d || d.queued) return false; // it never reached the wire: the line is not kept quiet
+    const ms = Number.isFinite(d.timeoutMs) ? d.timeoutMs : this.spec.timeoutMs;
+    conn.quiet = setTimeout(() => { conn.quiet = null; this._free(conn); }, Math.ceil(ms) + 1);
+    return true;
+  }
+
   /** @returns {DeviceConnection|null} a connected connection with a free slot, taken out of the idle list */
   _takeIdle () {
-    // a serial line kept quiet after a timeout takes nothing until it is free (_lineTimedOut)
-    if (this._quietUntil !== 0 && now() < this._quietUntil) return null;
     const idle = this._idle;
     while (idle.length !== 0) {
       const conn = idle.pop();
       conn.idle = false;
       // A client between a peer's FIN and its 'close' is no longer 'connected': skip it, 'connect' brings
-      // it back; one whose limit fell (pipelining fallback) while listed is skipped until a slot frees
-      if (conn.up && conn.client.state === 'connected' && conn.inflight < conn.limit) return conn;
+      // it back; one whose limit fell (pipelining fallback) while listed is skipped until a slot frees,
+      // one that came back while its line is kept quiet (_holdQuiet) until its quiet period has passed
+      if (conn.up && conn.client.state === 'connected' && conn.inflight < conn.limit && conn.quiet === null) return conn;
     }
     return null;
   }
