@@ -1,22 +1,14 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { Device } = require('../../gateway/devices');
-const { READ, startModbus, sendOrder } = require('./helpers');
+const { READ, startModbus, sendOrder, deviceFixture } = require('./helpers');
 
 /**
  * Fairness is asserted on the order requests went on the wire (sentNs), which the device decides;
  * never on how long anything took, so a loaded machine cannot change the verdict.
  */
 describe('Device: fairness', function () {
-  let sim;
-  let device;
-
-  afterEach(async function () {
-    if (device) await device.close();
-    if (sim) await sim.close();
-    device = sim = undefined;
-  });
+  const t = deviceFixture();
 
   /** Sends n requests as `user`, recording each send in `done`. */
   function flood (user, n, done) {
@@ -25,9 +17,7 @@ describe('Device: fairness', function () {
 
   for (const maxConnections of [1, 2, 4]) {
     it(`lets a user flooding 1000 requests delay another user's single request by at most one request per connection (${maxConnections})`, async function () {
-      sim = await startModbus();
-      device = new Device({ name: 'plc', target: sim.url, maxConnections, timeoutMs: 30000 });
-      await device.open();
+      const { device } = await t.open(await startModbus(), { maxConnections, timeoutMs: 30000 });
       const done = [];
       const floods = flood(device.user('flood', { queueMax: 1000 }), 1000, done);
       const single = device.user('single').request(READ);
@@ -41,9 +31,7 @@ describe('Device: fairness', function () {
   }
 
   it('serves three flooding users in strict turns', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 30000 });
-    await device.open();
+    const { device } = await t.open(await startModbus(), { timeoutMs: 30000 });
     const done = [];
     await Promise.all(['a', 'b', 'c'].flatMap((name) => flood(device.user(name), 50, done)));
     const order = sendOrder(done);
@@ -51,9 +39,7 @@ describe('Device: fairness', function () {
   });
 
   it('gives a closed-loop user one request in three against two flooding users', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 30000 });
-    await device.open();
+    const { device } = await t.open(await startModbus(), { timeoutMs: 30000 });
     const done = [];
     const loopUser = device.user('loop');
     const floods = [...flood(device.user('a'), 60, done), ...flood(device.user('b'), 60, done)];
@@ -71,9 +57,7 @@ describe('Device: fairness', function () {
   });
 
   it('keeps each user in its own FIFO order', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 1, timeoutMs: 30000 });
-    await device.open();
+    const { device } = await t.open(await startModbus(), { maxConnections: 1, timeoutMs: 30000 });
     const seen = { a: [], b: [] };
     const all = [];
     for (let i = 0; i < 40; i++) {

@@ -8,9 +8,8 @@
  */
 
 const assert = require('node:assert/strict');
-const { Device } = require('../../gateway/devices');
 const { createModbusRtuTcpSimulator } = require('../../gateway/simulators/modbus');
-const { READ, healthLog } = require('./helpers');
+const { READ, healthLog, deviceFixture } = require('./helpers');
 
 /** Two users each polling `n` reads one after the other, as two jobs on one device do. */
 async function twoUsers (device, n) {
@@ -32,18 +31,10 @@ async function twoUsers (device, n) {
 
 describe('Device: line quirks from its spec', function () {
   this.timeout(20000);
-  let sim;
-  let device;
-  afterEach(async () => {
-    if (device) await device.close();
-    if (sim) await sim.close();
-    device = sim = null;
-  });
+  const t = deviceFixture();
 
   it('without them, polls right after the connect and right behind a reply time out', async () => {
-    sim = await createModbusRtuTcpSimulator({ port: 0, needsDelayAfterConnectMs: 100, needsInterFrameDelayMs: 30 });
-    device = new Device({ name: 'line', target: sim.url, timeoutMs: 150 });
-    await device.open();
+    const { sim, device } = await t.open(await createModbusRtuTcpSimulator({ port: 0, needsDelayAfterConnectMs: 100, needsInterFrameDelayMs: 30 }), { name: 'line', timeoutMs: 150 });
     const tally = await twoUsers(device, 4);
     assert.ok(tally.timeouts >= 2, JSON.stringify(tally));
     assert.ok(sim.stats.tooSoonAfterConnect >= 1);
@@ -51,8 +42,8 @@ describe('Device: line quirks from its spec', function () {
   });
 
   it('with them, every poll of both users is answered, and the device is up only once the delay after connect has passed', async () => {
-    sim = await createModbusRtuTcpSimulator({ port: 0, needsDelayAfterConnectMs: 100, needsInterFrameDelayMs: 30 });
-    device = new Device({ name: 'line', target: sim.url, timeoutMs: 1000, interFrameDelayMs: '50ms', delayAfterConnectMs: 200 });
+    const { sim, device } = await t.open(await createModbusRtuTcpSimulator({ port: 0, needsDelayAfterConnectMs: 100, needsInterFrameDelayMs: 30 }),
+      { name: 'line', timeoutMs: 1000, interFrameDelayMs: '50ms', delayAfterConnectMs: 200 }, { open: false });
     const log = healthLog(device);
     const opened = device.open();
     await new Promise((resolve) => setTimeout(resolve, 60));

@@ -5,25 +5,14 @@
 // and the fallback of one client becomes the whole device's, said in its health.
 
 const assert = require('node:assert/strict');
-const { Device } = require('../../gateway/devices');
-const { READ, startModbus, recordingFactory, waitFor, healthLog, sendOrder } = require('./helpers');
+const { READ, startModbus, waitFor, healthLog, sendOrder, deviceFixture } = require('./helpers');
 
 describe('Device: several requests in flight per connection', function () {
   this.timeout(20000);
-  let sim;
-  let device;
-
-  afterEach(async function () {
-    if (device) await device.close();
-    if (sim) await sim.close();
-    device = sim = undefined;
-  });
+  const t = deviceFixture();
 
   it('hands one connection up to maxInflight requests, never more, and gives its clients the option', async function () {
-    sim = await startModbus({ faults: 'latency=2ms' });
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 1, maxInflight: 4 }, { createClient: rec.createClient });
-    await device.open();
+    const { sim, device, rec } = await t.open(await startModbus({ faults: 'latency=2ms' }), { maxConnections: 1, maxInflight: 4 });
     const all = [];
     for (let u = 0; u < 4; u++) for (let k = 0; k < 10; k++) all.push(device.user(`u${u}`).request(READ));
     assert.equal(device.stats.inFlight, 4, 'four on the one connection');
@@ -39,10 +28,7 @@ describe('Device: several requests in flight per connection', function () {
   });
 
   it('spreads requests over the connections before a connection carries a second', async function () {
-    sim = await startModbus({ faults: 'latency=5ms' });
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 3, maxInflight: 4 }, { createClient: rec.createClient });
-    await device.open();
+    const { device, rec } = await t.open(await startModbus({ faults: 'latency=5ms' }), { maxConnections: 3, maxInflight: 4 });
     const three = [1, 2, 3].map(() => device.request(READ));
     assert.deepEqual(rec.clients.map((c) => c.inFlight), [1, 1, 1]);
     const more = Array.from({ length: 9 }, () => device.request(READ));
@@ -56,9 +42,7 @@ describe('Device: several requests in flight per connection', function () {
   });
 
   it('lets a user flooding 1000 requests delay another user\'s single request by at most the slots of the connections', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 2, maxInflight: 4, timeoutMs: 30000 });
-    await device.open();
+    const { device } = await t.open(await startModbus(), { maxConnections: 2, maxInflight: 4, timeoutMs: 30000 });
     const done = [];
     const flood = device.user('flood', { queueMax: 1000 });
     const floods = Array.from({ length: 1000 }, () => flood.request(READ).then((r) => { done.push({ user: 'flood', sentNs: r.sentNs }); }));
@@ -70,9 +54,7 @@ describe('Device: several requests in flight per connection', function () {
   });
 
   it('serves three flooding users in strict turns over the slots', async function () {
-    sim = await startModbus({ faults: 'latency=1ms' });
-    device = new Device({ name: 'plc', target: sim.url, maxInflight: 3, timeoutMs: 30000 });
-    await device.open();
+    const { device } = await t.open(await startModbus({ faults: 'latency=1ms' }), { maxInflight: 3, timeoutMs: 30000 });
     const done = [];
     // the first user asks first, so its first three take the three free slots before the others ask
     const counts = { a: 33, b: 30, c: 30 };
@@ -84,10 +66,8 @@ describe('Device: several requests in flight per connection', function () {
 
   it('falls back to one in flight on every connection when one finds the device takes one at a time, says so in its health, and polls on', async function () {
     // the device drops what arrives while it serves a request (2 ms each)
-    sim = await startModbus({ oneAtATime: true, faults: 'latency=2ms' });
-    const rec = recordingFactory();
     // long enough that a loaded machine's stall is no timeout once it polls at one in flight
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 2, maxInflight: 4, timeoutMs: 1000 }, { createClient: rec.createClient });
+    const { sim, device, rec } = await t.open(await startModbus({ oneAtATime: true, faults: 'latency=2ms' }), { maxConnections: 2, maxInflight: 4, timeoutMs: 1000 }, { open: false });
     const log = healthLog(device);
     await device.open();
     const counts = { ok: 0, failed: 0 };
@@ -121,10 +101,7 @@ describe('Device: several requests in flight per connection', function () {
   });
 
   it('keeps the one-request path for a device without pipelining: no maxInflight for its clients', async function () {
-    sim = await startModbus();
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 2 }, { createClient: rec.createClient });
-    await device.open();
+    const { device, rec } = await t.open(await startModbus(), { maxConnections: 2 });
     await Promise.all(Array.from({ length: 20 }, () => device.request(READ)));
     for (const o of rec.opts) assert.equal(o.maxInflight, undefined);
     assert.deepEqual(rec.most, [1, 1]);

@@ -5,10 +5,9 @@
 // within submit(); the reply a handler gets may be the client's own, lent until onReply returns.
 
 const assert = require('node:assert/strict');
-const { Device } = require('../../gateway/devices');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
-const { READ, startModbus, startAscii, recordingFactory, waitFor } = require('./helpers');
+const { READ, startModbus, startAscii, waitFor, deviceFixture } = require('./helpers');
 
 /** A handler that records outcomes, resolving `settled(n)` once n of them came. */
 function handler (wantsData) {
@@ -24,20 +23,10 @@ function handler (wantsData) {
 }
 
 describe('Device: submit()', function () {
-  let sim;
-  let device;
-
-  afterEach(async function () {
-    if (device) await device.close();
-    if (sim) await sim.close();
-    device = sim = undefined;
-  });
+  const t = deviceFixture();
 
   it('goes straight to a free connection, through the client\'s submit(), and counts like request()', async function () {
-    sim = await startModbus();
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url }, { createClient: rec.createClient });
-    await device.open();
+    const { device, rec } = await t.open(await startModbus());
     const h = handler();
     device.user('a').submit(READ, undefined, h);
     await h.settled(1);
@@ -53,10 +42,7 @@ describe('Device: submit()', function () {
   });
 
   it('queues behind a busy connection, is served in turn with request() callers, and gets the rest of its time', async function () {
-    sim = await startModbus({ faults: 'latency=60ms' });
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 2000 }, { createClient: rec.createClient });
-    await device.open();
+    const { device, rec } = await t.open(await startModbus({ faults: 'latency=60ms' }), { timeoutMs: 2000 });
     const order = [];
     const first = device.user('a').request(READ).then(() => order.push('a'));
     const h = handler();
@@ -73,9 +59,7 @@ describe('Device: submit()', function () {
   });
 
   it('fails a queued request whose deadline passes with NINES_ERR_REPLY_TIMEOUT (queued), counted as a timeout', async function () {
-    sim = await startModbus({ faults: 'latency=300ms' });
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 2000 });
-    await device.open();
+    const { device } = await t.open(await startModbus({ faults: 'latency=300ms' }), { timeoutMs: 2000 });
     device.request(READ).catch(() => {}); // holds the connection for 300 ms
     const h = handler();
     device.user('b').submit(READ, 100, h);
@@ -86,9 +70,7 @@ describe('Device: submit()', function () {
   });
 
   it('refuses on a microtask, never within submit(): a full queue, a bad timeout, a closed user, a closed device', async function () {
-    sim = await startModbus({ faults: 'latency=100ms' });
-    device = new Device({ name: 'plc', target: sim.url });
-    await device.open();
+    const { device } = await t.open(await startModbus({ faults: 'latency=100ms' }));
     const user = device.user('a', { queueMax: 1 });
     const h = handler();
     user.submit(READ, undefined, h); // on the wire
@@ -112,9 +94,7 @@ describe('Device: submit()', function () {
   });
 
   it('takes the promise path where the client has no submit() (ASCII) and hands the reply over', async function () {
-    sim = await startAscii();
-    device = new Device({ name: 'io', target: sim.url });
-    await device.open();
+    const { device } = await t.open(await startAscii(), { name: 'io' });
     const h = handler();
     device.user('a').submit('@01', undefined, h);
     await h.settled(1);
@@ -123,10 +103,7 @@ describe('Device: submit()', function () {
   });
 
   it('drives the scheduler\'s lanes: jobs of several lanes share one connection, all fair and counted', async function () {
-    sim = await startModbus();
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 1 }, { createClient: rec.createClient });
-    await device.open();
+    const { sim, device, rec } = await t.open(await startModbus(), { maxConnections: 1 });
     const runs = ['job-a', 'job-b', 'job-c'].map((name) => {
       const user = device.user(name, { queueMax: 2 });
       const recorder = new Recorder({ policy: 'closed' });

@@ -1,23 +1,13 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { Device } = require('../../gateway/devices');
-const { READ, startModbus, startAscii, recordingFactory, rejectionOf, healthLog } = require('./helpers');
+const { READ, startModbus, startAscii, rejectionOf, healthLog, deviceFixture } = require('./helpers');
 
 describe('Device: timeouts', function () {
-  let sim;
-  let device;
-
-  afterEach(async function () {
-    if (device) await device.close();
-    if (sim) await sim.close();
-    device = sim = undefined;
-  });
+  const t = deviceFixture();
 
   it('times requests out on a stalled device: the one on the wire from the client, the waiting ones from the queue', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 1000 });
-    await device.open();
+    const { sim, device } = await t.open(await startModbus(), { timeoutMs: 1000 });
     sim.faults.stall(5000);
     const wire = rejectionOf(device.request(READ));
     // Shorter timeouts than the request on the wire: they can only expire while queued
@@ -37,9 +27,7 @@ describe('Device: timeouts', function () {
   });
 
   it('arms one timer for a thousand queued requests, not one per request', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 300, queueMax: 1000 });
-    await device.open();
+    const { sim, device } = await t.open(await startModbus(), { timeoutMs: 300, queueMax: 1000 });
     sim.faults.stall(5000);
     const realSetTimeout = global.setTimeout;
     let armed = 0;
@@ -61,9 +49,7 @@ describe('Device: timeouts', function () {
   });
 
   it('expires queued requests with mixed timeouts each at its own deadline', async function () {
-    sim = await startModbus({ faults: 'latency=1500ms' });
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 5000 });
-    await device.open();
+    const { device } = await t.open(await startModbus({ faults: 'latency=1500ms' }), { timeoutMs: 5000 });
     const settled = [];
     const track = (name, p) => rejectionOf(p).then((e) => { settled.push(name); return e; });
     device.request(READ).catch(() => {}); // holds the connection for 1.5 s
@@ -81,10 +67,7 @@ describe('Device: timeouts', function () {
 
   it('hands a request that waited only the rest of its time', async function () {
     // Each reply takes 400 ms: the second request waits at least that, so what is left of its 700 ms cannot cover its own reply
-    sim = await startModbus({ faults: 'latency=400ms' });
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, timeoutMs: 2000 }, { createClient: rec.createClient });
-    await device.open();
+    const { device, rec } = await t.open(await startModbus({ faults: 'latency=400ms' }), { timeoutMs: 2000 });
     const first = device.request(READ);
     const second = rejectionOf(device.request(READ, { timeoutMs: 700 }));
     await first;
@@ -99,8 +82,7 @@ describe('Device: timeouts', function () {
   });
 
   it('times an ASCII request out on a stall and serves the next one after it, without a health change', async function () {
-    sim = await startAscii();
-    device = new Device({ name: 'ed588', target: sim.url, timeoutMs: 2000 });
+    const { sim, device } = await t.open(await startAscii(), { name: 'ed588', timeoutMs: 2000 }, { open: false });
     const log = healthLog(device);
     await device.open();
     sim.faults.stall(600);

@@ -1,27 +1,17 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { Device, DeviceUser } = require('../../gateway/devices');
+const { DeviceUser } = require('../../gateway/devices');
 const { NinesError } = require('../../gateway/base/errors');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
-const { READ, startModbus, startAscii, recordingFactory, rejectionOf, waitFor, healthLog, sendOrder } = require('./helpers');
+const { READ, startModbus, startAscii, rejectionOf, waitFor, healthLog, sendOrder, deviceFixture } = require('./helpers');
 
 describe('Device: connections and requests', function () {
-  let sim;
-  let device;
-
-  afterEach(async function () {
-    if (device) await device.close();
-    if (sim) await sim.close();
-    device = sim = undefined;
-  });
+  const t = deviceFixture();
 
   it('makes exactly one connection for ten users on maxConnections 1 and gives each its fair share', async function () {
-    sim = await startModbus();
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 1 }, { createClient: rec.createClient });
-    await device.open();
+    const { sim, device, rec } = await t.open(await startModbus(), { maxConnections: 1 });
     const done = [];
     const all = [];
     for (let u = 0; u < 10; u++) {
@@ -41,10 +31,7 @@ describe('Device: connections and requests', function () {
   });
 
   it('never opens more than maxConnections sockets, however many users ask at once', async function () {
-    sim = await startModbus({ faults: 'latency=2ms' });
-    const rec = recordingFactory();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 3 }, { createClient: rec.createClient });
-    await device.open();
+    const { sim, device, rec } = await t.open(await startModbus({ faults: 'latency=2ms' }), { maxConnections: 3 });
     const all = [];
     for (let u = 0; u < 10; u++) for (let k = 0; k < 10; k++) all.push(device.user(`u${u}`).request(READ));
     assert.equal(device.stats.inFlight, 3, 'one request per connection');
@@ -57,9 +44,7 @@ describe('Device: connections and requests', function () {
   });
 
   it('passes replies and driver errors through unchanged, with sentNs and doneNs', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url });
-    await device.open();
+    const { device } = await t.open(await startModbus());
     const reply = await device.request(READ);
     assert.equal(typeof reply.sentNs, 'bigint');
     assert.equal(typeof reply.doneNs, 'bigint');
@@ -77,8 +62,7 @@ describe('Device: connections and requests', function () {
   });
 
   it('returns the same user for the same name; request() is the user "default"', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url });
+    const { device } = await t.open(await startModbus(), {}, { open: false });
     const a = device.user('job-a', { queueMax: 5 });
     assert.ok(a instanceof DeviceUser);
     assert.equal(device.user('job-a'), a);
@@ -93,9 +77,7 @@ describe('Device: connections and requests', function () {
   });
 
   it('rejects at once with NINES_ERR_QUEUE_FULL when a user\'s queue is full, counting it as dropped for that user only', async function () {
-    sim = await startModbus({ faults: 'latency=200ms' });
-    device = new Device({ name: 'plc', target: sim.url });
-    await device.open();
+    const { device } = await t.open(await startModbus({ faults: 'latency=200ms' }));
     const flood = device.user('flood', { queueMax: 2 });
     const calm = device.user('calm');
     const sent = [flood.request(READ), flood.request(READ), flood.request(READ)]; // one on the wire, two waiting
@@ -111,10 +93,7 @@ describe('Device: connections and requests', function () {
   });
 
   it('shares an ASCII device\'s connections among users the same way', async function () {
-    sim = await startAscii();
-    const rec = recordingFactory();
-    device = new Device({ name: 'ed588', target: sim.url, maxConnections: 2 }, { createClient: rec.createClient });
-    await device.open();
+    const { sim, device, rec } = await t.open(await startAscii(), { name: 'ed588', maxConnections: 2 });
     const all = [];
     for (let u = 0; u < 4; u++) for (let k = 0; k < 10; k++) all.push(device.user(`n${u}`).request('@01'));
     const replies = await Promise.all(all);
@@ -125,9 +104,7 @@ describe('Device: connections and requests', function () {
   });
 
   it('drives the scheduler: two jobs, each a DeviceUser as its clients, share two connections', async function () {
-    sim = await startModbus();
-    device = new Device({ name: 'plc', target: sim.url, maxConnections: 2 });
-    await device.open();
+    const { sim, device } = await t.open(await startModbus(), { maxConnections: 2 });
     const runs = ['job-a', 'job-b'].map((name) => {
       const user = device.user(name);
       const recorder = new Recorder({ policy: 'closed' });
@@ -144,8 +121,7 @@ describe('Device: connections and requests', function () {
 
   describe('close', function () {
     it('rejects queued requests with NINES_ERR_CLOSED, ends those in flight and closes every socket', async function () {
-      sim = await startModbus({ faults: 'latency=500ms' });
-      device = new Device({ name: 'plc', target: sim.url, maxConnections: 2, timeoutMs: 10000 });
+      const { sim, device } = await t.open(await startModbus({ faults: 'latency=500ms' }), { maxConnections: 2, timeoutMs: 10000 }, { open: false });
       const log = healthLog(device);
       await device.open();
       const pending = Array.from({ length: 6 }, () => rejectionOf(device.request(READ)));
@@ -165,9 +141,7 @@ describe('Device: connections and requests', function () {
     });
 
     it('a closed user\'s waiting requests reject with NINES_ERR_CLOSED; the other users go on', async function () {
-      sim = await startModbus({ faults: 'latency=50ms' });
-      device = new Device({ name: 'plc', target: sim.url, timeoutMs: 10000 });
-      await device.open();
+      const { device } = await t.open(await startModbus({ faults: 'latency=50ms' }), { timeoutMs: 10000 });
       const gone = device.user('gone');
       const stay = device.user('stay');
       const first = gone.request(READ); // on the wire: it completes

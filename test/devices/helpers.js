@@ -8,6 +8,7 @@
 const net = require('node:net');
 const { once } = require('node:events');
 const { createClient } = require('../../gateway/drivers');
+const { Device } = require('../../gateway/devices');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 
@@ -75,6 +76,29 @@ function recordingFactory () {
 }
 
 /**
+ * The setup most device tests share, for a describe(): `t.open(sim, spec)` builds a Device on the
+ * simulator's url (named 'plc' unless spec names it) with a recordingFactory and opens it (not with
+ * {open: false}); after each test the device, then the simulator, are closed.
+ * @returns {{open: (sim: any, spec?: object, opts?: {open?: boolean}) => Promise<{sim: any, device: Device, rec: object}>}}
+ */
+function deviceFixture () {
+  const kept = [];
+  afterEach(async function () {
+    for (const x of kept.splice(0).reverse()) await x.close();
+  });
+  return {
+    async open (sim, spec = {}, { open = true } = {}) {
+      kept.push(sim);
+      const rec = recordingFactory();
+      const device = new Device({ name: 'plc', target: sim.url, ...spec }, { createClient: rec.createClient });
+      kept.push(device);
+      if (open) await device.open();
+      return { sim, device, rec };
+    }
+  };
+}
+
+/**
  * Resolves with the rejection of a promise that must reject.
  * @param {Promise<unknown>} promise
  * @returns {Promise<any>}
@@ -122,4 +146,4 @@ function sendOrder (done) {
   return [...done].sort((a, b) => (a.sentNs < b.sentNs ? -1 : a.sentNs > b.sentNs ? 1 : 0)).map((x) => x.user);
 }
 
-module.exports = { READ, startModbus, startAscii, freePort, recordingFactory, rejectionOf, waitFor, healthLog, sendOrder };
+module.exports = { READ, startModbus, startAscii, freePort, recordingFactory, deviceFixture, rejectionOf, waitFor, healthLog, sendOrder };
