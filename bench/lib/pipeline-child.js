@@ -5,8 +5,7 @@
  * apart from the server or beside it: one Modbus TCP connection with `inflight` requests in flight,
  * FC3 ×10 from address 0, unit 1, as question 1 reads.
  *
- *   node pipeline-child.js '<json>'   {port, inflight, count, durationMs, warmup, ratePerSec?, inWorker?}
- *   (inWorker: false runs the fixed-rate probe on this thread, as on Node-RED's; default true)
+ *   node pipeline-child.js '<json>'   {port, inflight, count, durationMs, warmup, ratePerSec?}
  *
  * Closed loop (no ratePerSec): `inflight` lanes on the one connection, each sending its next request
  * as soon as its reply is in, each request timed from just before the call to just after its promise
@@ -68,7 +67,7 @@ async function closedLoop ({ port, inflight, count, durationMs, warmup }) {
 }
 
 /** @returns {Promise<object>} the fixed-rate result */
-async function fixedRate ({ port, inflight, durationMs, warmup, ratePerSec, inWorker = true }) {
+async function fixedRate ({ port, inflight, durationMs, warmup, ratePerSec }) {
   const { runProbe } = require(path.join(ROOT, 'gateway/measure/probe'));
   const { runs } = await runProbe({
     target: `modbus+tcp://127.0.0.1:${port}?unitId=1`,
@@ -80,7 +79,7 @@ async function fixedRate ({ port, inflight, durationMs, warmup, ratePerSec, inWo
     durationMs,
     warmup,
     timeoutMs: 1000,
-    inWorker
+    inWorker: true
   }).promise;
   const r = runs[0];
   const failed = r.errors + r.timeouts;
