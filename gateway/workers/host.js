@@ -134,7 +134,6 @@ class Host {
       } catch (err) {
         w.failed = true;
         this.post({ type: 'error', job: name, error: toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM').toJSON() });
-        if (done) done();
       }
     });
     piece(() => { w.summaries.response = summarize(snap.response); });
@@ -163,8 +162,10 @@ class Host {
           ]
         : null;
       this.post({ type: 'summary', job: name, payload, hlog, meta, hists: this.allHistograms ? hists : null });
-      if (done) done();
     });
+    // once, after the post or the piece that failed: outside the pieces' catch, so a done() that
+    // throws is not called a second time from there (Steps reports it)
+    if (done) this.steps.add(done);
   }
 
   stopJob (name) {

@@ -73,4 +73,20 @@ describe('workers: summaries in pieces', function () {
     assert.deepEqual(piecewise, whole);
     await host.stop();
   });
+  it('gives a summary\'s histograms back once, after its post, even when giving them back throws', async () => {
+    const r = new Recorder({ policy: 'closed' });
+    for (let i = 0; i < 100; i++) r.recordOk(20000 + i, 20000 + i, 300);
+    const snap = r.snapshot();
+    const meta = { job: 'j', target: 'modbus+tcp://x:502', op: 'fc3-0+10', connections: 1, ratePerSec: null };
+    const posted = [];
+    const host = new Host({ post: (m) => posted.push(m), gateway: 'g' });
+    let calls = 0;
+    host.postSummary('j', snap, { ...meta }, () => { calls++; posted.push({ type: 'recycled' }); throw new Error('recycle failed'); });
+    while (host.steps.length) await turn();
+    await turn();
+    assert.equal(calls, 1, 'done once: a throwing done() is not called again as the failure of a piece');
+    const order = posted.map((m) => m.type);
+    assert.ok(order.indexOf('summary') >= 0 && order.indexOf('summary') < order.indexOf('recycled'), `the post first: ${order}`);
+    await host.stop();
+  });
 });
