@@ -128,8 +128,12 @@ class Device extends EventEmitter {
     this._default = null;
     queue.init(this);
     this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
-    // a line of units on a serial line (RTU, RTU over TCP): kept quiet by its driver after a timeout
-    this._rtuLine = this.spec.units !== null && this.spec.target.protocol !== 'modbus+tcp';
+    // a serial line (RTU, RTU over TCP): one frame at a time, replies matched by shape alone, kept
+    // quiet by its driver after a timeout
+    const protocol = this.spec.target.protocol;
+    this._serialLine = protocol === 'modbus+rtu' || protocol === 'modbus+rtutcp';
+    // a line of units on a serial line
+    this._rtuLine = this.spec.units !== null && this._serialLine;
     /** @type {Units|null} the units of a line and their health; null for a device of one unit */
     this._units = this.spec.units === null
       ? null
@@ -481,7 +485,8 @@ class Device extends EventEmitter {
   _holdQuiet (conn, err) {
     const d = err.details;
     if (!d || d.queued) return false; // it never reached the wire: the line is not kept quiet
-    const ms = Number.isFinite(d.timeoutMs) ? d.timeoutMs : this.spec.timeoutMs;
+    // the driver says how long it holds the line (drivers/modbus/client.js _timeoutError)
+    const ms = Number.isFinite(d.quietMs) ? d.quietMs : Number.isFinite(d.timeoutMs) ? d.timeoutMs : this.spec.timeoutMs;
     conn.quiet = setTimeout(() => { conn.quiet = null; this._free(conn); }, Math.ceil(ms) + 1);
     return true;
   }

@@ -117,8 +117,10 @@ function pump (d) {
       return;
     }
     // the rest of its time, but never more than its own timeout on the wire (on a line it may have
-    // waited behind a silent unit's request with time to spare: Device#_send)
-    const left = Math.min(p.deadline - t, p.timeoutMs);
+    // waited behind a silent unit's request with time to spare: Device#_send). On a serial line its
+    // whole timeout: the device answers no sooner because the request waited, and a reply cut short
+    // costs the line a quiet period and risks being taken for the next read's (issue 18)
+    const left = d._serialLine ? p.timeoutMs : Math.min(p.deadline - t, p.timeoutMs);
     const ms = left < 1.5 ? 1 : Math.round(left);
     if (p.handler !== null) {
       d._callSubmit(conn, p.user, p.op, ms, p.handler);

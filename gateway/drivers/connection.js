@@ -505,8 +505,12 @@ class Connection extends EventEmitter {
       if (p !== null && p.deadline <= now) {
         this._inflight = null;
         if (this._ifdMs !== 0) this._rest();
-        this._fail(p, this._timeoutError(p), 'timeouts');
+        // The line is held for the late reply BEFORE the caller hears of the timeout: a submit()
+        // handler runs synchronously and may hand over its next request from within onError, and
+        // that request must find the line held (issue 18: written 2 ms after the timeout, it took
+        // the late reply of the request before as its own, with quality ok)
         this._afterTimeout(p);
+        this._fail(p, this._timeoutError(p), 'timeouts');
       }
     } else {
       // Deleting the entry being visited is safe in a Set; the state may change under us (a hook
@@ -515,8 +519,8 @@ class Connection extends EventEmitter {
         if (p.deadline > now) continue;
         flight.delete(p);
         if (this._ifdMs !== 0) this._rest();
+        this._afterTimeout(p); // before the caller hears of it (above)
         this._fail(p, this._timeoutError(p), 'timeouts');
-        this._afterTimeout(p);
       }
     }
     const q = this._queue;
@@ -552,7 +556,11 @@ class Connection extends EventEmitter {
   /** close() was called: stop the protocol's own timers. */
   _onClosing () {}
 
-  /** A request in flight has just failed with NINES_ERR_REPLY_TIMEOUT. @param {Request} p */
+  /**
+   * A request in flight has just timed out: called before it is failed, so that whatever the
+   * failure sets off (a submit() handler sending its next request) finds the line as this hook
+   * leaves it. @param {Request} p
+   */
   _afterTimeout (p) {}
 
   /**

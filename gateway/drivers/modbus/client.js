@@ -212,7 +212,14 @@ class ModbusClient extends Connection {
     if (this._inflight !== null) return;
     if (!this._transport.ready()) return;
     if (this._ifdMs !== 0 && !this._rested()) return;
-    if (this._rtu && this._transport.held && !this._dropLate()) return;
+    if (this._rtu && this._transport.held) {
+      if (!this._dropLate()) return;
+      // _dropLate() failed requests, and their handlers run synchronously: one may have written its
+      // next request (the line was free) or closed the client. Writing ours too would put two
+      // requests on a line that matches a reply to the one in flight by shape alone, and the reply
+      // to the first would be taken for the second's (issue 18)
+      if (this._inflight !== null || this._queue.length === 0 || this._state !== 'connected' || !this._transport.ready()) return;
+    }
     const p = /** @type {Pending} */ (this._queue.shift());
     this._inflight = p;
     this._transport.send(p);
@@ -472,12 +479,20 @@ class ModbusClient extends Connection {
 
   /** @param {Pending} p @returns {NinesError} */
   _timeoutError (p) {
-    return new NinesError('NINES_ERR_REPLY_TIMEOUT', `no reply to ${p.describe()} within ${p.timeoutMs} ms`,
-      { timeoutMs: p.timeoutMs, op: p.op, unitId: p.unitId, target: this._target.url });
+    const details = { timeoutMs: p.timeoutMs, op: p.op, unitId: p.unitId, target: this._target.url };
+    // RTU: how long the line is now held for the late reply (_afterTimeout ran first), so a device
+    // that keeps its own requests meanwhile holds them exactly as long
+    if (this._rtu) details.quietMs = this._transport.heldForMs();
+    return new NinesError('NINES_ERR_REPLY_TIMEOUT', `no reply to ${p.describe()} within ${p.timeoutMs} ms`, details);
   }
 
   /** @param {Pending} p @returns {NinesError} */
   _queuedTimeoutError (p) {
+    // Still waiting for the serial line to go quiet after a timeout: say so, as _dropLate() does
+    if (this._rtu && this._transport.held) {
+      return new NinesError('NINES_ERR_REPLY_TIMEOUT', `${p.describe()} not sent: it waited ${p.timeoutMs} ms for the serial line to go quiet after a timeout`,
+        { timeoutMs: p.timeoutMs, op: p.op, unitId: p.unitId, target: this._target.url, queued: true, quietLine: true });
+    }
     return new NinesError('NINES_ERR_REPLY_TIMEOUT', `${p.describe()} waited ${p.timeoutMs} ms in the queue without being sent`,
       { timeoutMs: p.timeoutMs, op: p.op, unitId: p.unitId, target: this._target.url, queued: true });
   }

@@ -285,12 +285,28 @@ class RtuTransport {
    * @param {bigint} from hrtime ns when p's reply was due (its timeout)
    */
   _owe (p, from) {
-    let quiet = this._quietNs >= 0n ? this._quietNs : BigInt(p.timeoutMs) * 1000000n;
+    // A request that waited in the client's queue was written with less than its timeout left, but
+    // its reply is due no sooner for that: the line is held for its whole timeout after the write,
+    // then for the quiet period. So a reply within timeout + quiet of its request's write is never
+    // taken for another's (issue 18)
+    const timeoutNs = BigInt(p.timeoutMs) * 1000000n;
+    let quiet = this._quietNs >= 0n ? this._quietNs : timeoutNs;
     if (quiet < this._silenceNs) quiet = this._silenceNs;
     this._owed = p;
     this._owedQuietNs = quiet;
     this._held = true;
-    if (from + quiet > this._lineFreeAt) this._lineFreeAt = from + quiet;
+    let until = from + quiet;
+    if (p.sentNs !== 0n && p.sentNs + timeoutNs + quiet > until) until = p.sentNs + timeoutNs + quiet;
+    if (until > this._lineFreeAt) this._lineFreeAt = until;
+  }
+
+  /**
+   * @returns {number} ms from now until the line may be written again (0 when it may be now): after a
+   *   timeout, how long it is held for the late reply
+   */
+  heldForMs () {
+    const left = this._lineFreeAt - hrtime();
+    return left > 0n ? Math.ceil(Number(left) / 1e6) : 0;
   }
 
   /** @param {() => void} cb called when the port is closed */
