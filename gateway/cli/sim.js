@@ -41,6 +41,10 @@ Options:
                        previous reply on their connection or line (counted as tooSoonAfterReply;
                        the client's fix: interFrameDelay)
   --faults <spec>      fault injection, e.g. "latency=1ms-3ms,spike=1/10000:35ms,drop=0.001,stall=2s@10s"
+  --preset <name>      modbus, rtu, rtutcp: initial values. pattern: holding register i = i, input
+                       register i = 1000 + i; signature: every unit's registers hold
+                       unit x 1000 + address (input registers + 32768), so a reply taken for another
+                       request's (another address or unit) shows in the values; default: zeros
   --holes <spec>       addresses the Modbus map lacks (exception 2 when touched), e.g. "hr:50-59,coil:7"
                        (tables coil, di, hr, ir)
   --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C
@@ -101,6 +105,7 @@ async function main (argv) {
     duration: { type: 'string' },
     'max-connections': { type: 'string' },
     holes: { type: 'string' },
+    preset: { type: 'string' },
     'one-at-a-time': { type: 'boolean', default: false },
     'needs-delay-after-connect': { type: 'string' },
     'needs-inter-frame-delay': { type: 'string' }
@@ -119,7 +124,14 @@ async function main (argv) {
   if (Object.keys(quirks).length !== 0 && !['modbus', 'rtu', 'rtutcp'].includes(kind)) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `--needs-delay-after-connect and --needs-inter-frame-delay are for the modbus, rtu and rtutcp simulators; got "${kind}"`);
   }
+  if (values.preset !== undefined && !['pattern', 'signature'].includes(values.preset)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `--preset must be pattern or signature; got "${values.preset}"`, { field: 'preset', value: values.preset });
+  }
+  if (values.preset !== undefined && kind === 'ascii') {
+    throw new NinesError('NINES_ERR_INVALID_ARG', '--preset is for the Modbus simulators (modbus, rtu, rtutcp, all)', { field: 'preset', value: values.preset });
+  }
   const modelOptions = { unitIds, animate: values.animate, ...holesOption(values.holes) };
+  if (values.preset !== undefined) modelOptions.preset = values.preset;
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
   const common = { host: values.host, faults: values.faults };
   if (values['max-connections'] !== undefined) common.maxConnections = posInt(values['max-connections'], 'max-connections', 100000);

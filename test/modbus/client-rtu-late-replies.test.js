@@ -108,6 +108,34 @@ async function closedLoop (client, count, opOf, numberOf) {
   return out;
 }
 
+/**
+ * closedLoop() through submit(), as the scheduler's lanes and a device's connections drive a client:
+ * each handler hands over the next request from within onReply or onError, synchronously.
+ * @returns {Promise<{ok: number, wrong: number, errors: Record<string, number>}>}
+ */
+function submitLoop (client, count, opOf, numberOf) {
+  const out = { ok: 0, wrong: 0, errors: {} };
+  return new Promise((resolve) => {
+    let k = 0;
+    const next = () => {
+      if (k === count) { resolve(out); return; }
+      const mine = k++;
+      client.submit(opOf(mine), undefined, {
+        onReply (reply) {
+          if (numberOf(reply) === mine) out.ok++;
+          else out.wrong++;
+          next();
+        },
+        onError (err) {
+          out.errors[err.code] = (out.errors[err.code] || 0) + 1;
+          next();
+        }
+      });
+    };
+    next();
+  });
+}
+
 describe('modbus client (RTU): late replies never reach another request (numbered replies through the serial-port seam)', function () {
   this.timeout(60000);
   const COUNT = 2000;
@@ -157,6 +185,18 @@ describe('modbus client (RTU): late replies never reach another request (numbere
     assert.deepEqual(Object.keys(r.errors), ['NINES_ERR_REPLY_TIMEOUT']);
     // Each late reply costs its own request and at most the one queued behind the quiet line
     assert.ok(r.ok >= COUNT - 2 * port.stats.late, JSON.stringify(r));
+  });
+
+  it('FC3 reads through submit(), each handler handing over the next request from within its callback: none takes another\'s reply (issue 18)', async () => {
+    // The scheduler's way: a timeout's onError sends the next request at once. It must find the line
+    // held for the late reply, and a request failed unsent after the quiet period must not let two
+    // requests onto the line
+    await start(lateScript(12, 0.03, TIMEOUT_MS));
+    const r = await submitLoop(client, 1000, (k) => ({ fc: 3, address: k, quantity: 1 }), (reply) => reply.data[0]);
+    assert.equal(r.wrong, 0, `${r.wrong} of 1000 reads got another read's reply (${JSON.stringify(r)}, late ${port.stats.late})`);
+    assert.ok(port.stats.late >= 15, `late replies scripted: ${port.stats.late}`);
+    assert.deepEqual(Object.keys(r.errors), ['NINES_ERR_REPLY_TIMEOUT']);
+    assert.ok(r.ok >= 1000 - 2 * port.stats.late, JSON.stringify(r));
   });
 
   it('FC6 writes: a write reply that echoes another request is dropped, even with no quiet period at all', async () => {

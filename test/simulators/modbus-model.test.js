@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { createModbusModel } = require('../../gateway/simulators/modbus/model');
+const { createModbusModel, signatureValue } = require('../../gateway/simulators/modbus/model');
 
 const hex = (s) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const exc = (fc, code) => Buffer.from([fc | 0x80, code]);
@@ -172,6 +172,23 @@ describe('Modbus simulator model', () => {
       assert.deepEqual(model.getRegisters('inputRegisters', 5, 2), [1005, 1006]);
       assert.deepEqual(model.getBits('coils', 0, 4), [false, true, false, true]);
       assert.deepEqual(model.getBits('discreteInputs', 0, 4), [true, false, false, true]);
+    });
+
+    it("answers each unit with its own values under the 'signature' preset, and a write takes an address over for every unit", () => {
+      const model = createModbusModel({ preset: 'signature', unitIds: [1, 7] });
+      assert.deepEqual(model.handle(1, hex('03 000A 0002')), hex('03 04 03F2 03F3')); // 1010, 1011
+      assert.deepEqual(model.handle(7, hex('03 000A 0002')), hex('03 04 1B62 1B63')); // 7010, 7011
+      assert.deepEqual(model.handle(7, hex('04 0000 0001')), hex('04 02 9B58')); // 7000 + 32768
+      // coils on where unit + address is odd; discrete inputs where it is a multiple of 3
+      assert.deepEqual(model.handle(1, hex('01 0000 0004')), hex('01 01 05'));
+      assert.deepEqual(model.handle(7, hex('01 0000 0004')), hex('01 01 05')); // a bit tells an odd unit from an even one only
+      assert.deepEqual(model.handle(1, hex('02 0000 0006')), hex('02 01 24'));
+      for (const [bank, unit, addr] of [['holdingRegisters', 3, 9999], ['inputRegisters', 65, 2], ['coils', 2, 5], ['discreteInputs', 4, 2]]) {
+        assert.ok(signatureValue(bank, unit, addr) >= 0 && signatureValue(bank, unit, addr) <= 0xFFFF);
+      }
+      assert.deepEqual(model.handle(7, hex('06 000A 0005')), hex('06 000A 0005'));
+      assert.deepEqual(model.handle(1, hex('03 000A 0002')), hex('03 04 0005 03F3'));
+      assert.deepEqual(model.handle(7, hex('03 000A 0002')), hex('03 04 0005 1B63'));
     });
 
     it('applies an object preset keyed by start address', () => {

@@ -28,6 +28,27 @@ const EXC_ILLEGAL_FUNCTION = 1;
 const EXC_ILLEGAL_DATA_ADDRESS = 2;
 const EXC_ILLEGAL_DATA_VALUE = 3;
 
+/**
+ * The 'signature' preset (issue 18): what each unit's tables hold when nothing wrote them, derived
+ * from the unit and the address alone, so a reply taken for another request's (another address,
+ * another unit) shows in the values a client publishes. Registers: unit × 1000 + address (holding),
+ * the same + 32768 (input), modulo 65536; coils: on where unit + address is odd; discrete inputs: on
+ * where unit + address is a multiple of 3.
+ * @param {BankName} bank
+ * @param {number} unitId 0-255
+ * @param {number} address 0-65535
+ * @returns {number} a register's value, or 1/0 for a bit
+ */
+function signatureValue (bank, unitId, address) {
+  switch (bank) {
+    case 'holdingRegisters': return (unitId * 1000 + address) & 0xFFFF;
+    case 'inputRegisters': return (unitId * 1000 + address + 0x8000) & 0xFFFF;
+    case 'coils': return (unitId + address) & 1;
+    case 'discreteInputs': return (unitId + address) % 3 === 0 ? 1 : 0;
+    default: throw new TypeError(`no bank ${bank}`);
+  }
+}
+
 /** Registers 0 and 1 of the register banks move when animated (a counter and a sine) */
 const ANIMATED_REGISTERS = 2;
 
@@ -99,6 +120,46 @@ class ModbusModel {
     this._holes = o.holes;
     /** Holding registers 0 and 1 move with the animation until a write takes them over (1 = animated) */
     this._animatedHolding = new Uint8Array(Math.min(ANIMATED_REGISTERS, o.holdingRegisters)).fill(o.animate ? 1 : 0);
+    /**
+     * The 'signature' preset (signatureValue): per bank, 1 where a write has taken the address over
+     * (it then holds the written value for every unit); null: the preset is off
+     * @type {Record<BankName, Uint8Array>|null}
+     */
+    this._signed = null;
+  }
+
+  /** Turns the 'signature' preset on (preset.js): every unit's tables hold signatureValue() until written. */
+  useSignature () {
+    const b = this.banks;
+    this._signed = {
+      coils: new Uint8Array(b.coils.length),
+      discreteInputs: new Uint8Array(b.discreteInputs.length),
+      holdingRegisters: new Uint8Array(b.holdingRegisters.length),
+      inputRegisters: new Uint8Array(b.inputRegisters.length)
+    };
+  }
+
+  /** @returns {BankName} the name of one of this.banks */
+  _nameOf (bank) {
+    const b = this.banks;
+    return bank === b.coils ? 'coils' : bank === b.discreteInputs ? 'discreteInputs' : bank === b.holdingRegisters ? 'holdingRegisters' : 'inputRegisters';
+  }
+
+  /**
+   * The value a read of bank[addr] answers unit unitId with.
+   * @param {Uint8Array|Uint16Array} bank @param {number} addr @param {number} unitId -1: unknown (the bank's value)
+   * @returns {number}
+   */
+  _valueAt (bank, addr, unitId) {
+    const signed = this._signed;
+    if (signed === null || unitId < 0) return bank[addr];
+    const name = this._nameOf(bank);
+    return signed[name][addr] === 1 ? bank[addr] : signatureValue(name, unitId, addr);
+  }
+
+  /** Under the 'signature' preset, a write takes [addr, addr + n) of a bank over for every unit. */
+  _written (name, addr, n) {
+    if (this._signed !== null) this._signed[name].fill(1, addr, addr + n);
   }
 
   /**
@@ -143,7 +204,7 @@ class ModbusModel {
    */
   handleAt (unitId, buf, start, end) {
     if (this._served[unitId] !== 1) return null;
-    return this.execute(buf, start, end);
+    return this.execute(buf, start, end, unitId);
   }
 
   /**
@@ -151,23 +212,24 @@ class ModbusModel {
    * @param {Buffer} buf
    * @param {number} [start=0]
    * @param {number} [end=buf.length]
+   * @param {number} [unitId=-1] the unit addressed, where the values depend on it (the 'signature' preset)
    * @returns {Buffer|null} null only for an empty PDU
    */
-  execute (buf, start = 0, end = buf.length) {
+  execute (buf, start = 0, end = buf.length, unitId = -1) {
     const len = end - start;
     if (len < 1) return null;
     const fc = buf[start];
     switch (fc) {
-      case FC.READ_COILS: return this._readBits(fc, this.banks.coils, buf, start, len);
+      case FC.READ_COILS: return this._readBits(fc, this.banks.coils, buf, start, len, unitId);
       case FC.READ_DISCRETE_INPUTS:
         if (this.animate) this._tick();
-        return this._readBits(fc, this.banks.discreteInputs, buf, start, len);
+        return this._readBits(fc, this.banks.discreteInputs, buf, start, len, unitId);
       case FC.READ_HOLDING_REGISTERS:
         if (this.animate) this._tick();
-        return this._readRegisters(fc, this.banks.holdingRegisters, buf, start, len);
+        return this._readRegisters(fc, this.banks.holdingRegisters, buf, start, len, unitId);
       case FC.READ_INPUT_REGISTERS:
         if (this.animate) this._tick();
-        return this._readRegisters(fc, this.banks.inputRegisters, buf, start, len);
+        return this._readRegisters(fc, this.banks.inputRegisters, buf, start, len, unitId);
       case FC.WRITE_SINGLE_COIL: return this._writeCoil(buf, start, len);
       case FC.WRITE_SINGLE_REGISTER: return this._writeRegister(buf, start, len);
       case FC.WRITE_MULTIPLE_COILS: return this._writeCoils(buf, start, len);
@@ -182,15 +244,14 @@ class ModbusModel {
    * @returns {boolean}
    */
   _inHole (bank, addr, qty) {
-    const b = this.banks;
-    const holes = this._holes[bank === b.coils ? 'coils' : bank === b.discreteInputs ? 'discreteInputs' : bank === b.holdingRegisters ? 'holdingRegisters' : 'inputRegisters'];
+    const holes = this._holes[this._nameOf(bank)];
     if (holes === null) return false;
     for (let i = addr; i < addr + qty; i++) if (holes[i] === 1) return true;
     return false;
   }
 
   /** FC1, FC2: quantity 1-2000, bits packed LSB first (§6.1, §6.2) */
-  _readBits (fc, bank, buf, s, len) {
+  _readBits (fc, bank, buf, s, len, unitId) {
     if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const addr = u16(buf, s + 1);
     const qty = u16(buf, s + 3);
@@ -202,14 +263,14 @@ class ModbusModel {
     out[1] = byteCount;
     for (let byte = 0, i = 0; byte < byteCount; byte++) {
       let v = 0;
-      for (let bit = 0; bit < 8 && i < qty; bit++, i++) v |= bank[addr + i] << bit;
+      for (let bit = 0; bit < 8 && i < qty; bit++, i++) v |= (this._signed === null ? bank[addr + i] : this._valueAt(bank, addr + i, unitId)) << bit;
       out[2 + byte] = v;
     }
     return out;
   }
 
   /** FC3, FC4: quantity 1-125 (§6.3, §6.4) */
-  _readRegisters (fc, bank, buf, s, len) {
+  _readRegisters (fc, bank, buf, s, len, unitId) {
     if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
     const addr = u16(buf, s + 1);
     const qty = u16(buf, s + 3);
@@ -219,7 +280,7 @@ class ModbusModel {
     out[0] = fc;
     out[1] = 2 * qty;
     for (let i = 0, o = 2; i < qty; i++, o += 2) {
-      const v = bank[addr + i];
+      const v = this._signed === null ? bank[addr + i] : this._valueAt(bank, addr + i, unitId);
       out[o] = v >>> 8;
       out[o + 1] = v & 0xFF;
     }
@@ -235,6 +296,7 @@ class ModbusModel {
     const addr = u16(buf, s + 1);
     if (addr >= this.banks.coils.length || this._inHole(this.banks.coils, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     this.banks.coils[addr] = value === COIL_ON ? 1 : 0;
+    this._written('coils', addr, 1);
     return echoHeader(buf, s);
   }
 
@@ -246,6 +308,7 @@ class ModbusModel {
     if (addr >= this.banks.holdingRegisters.length || this._inHole(this.banks.holdingRegisters, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     this.banks.holdingRegisters[addr] = u16(buf, s + 3);
     this._takeOver(addr, 1);
+    this._written('holdingRegisters', addr, 1);
     return echoHeader(buf, s);
   }
 
@@ -261,6 +324,7 @@ class ModbusModel {
     const bank = this.banks.coils;
     if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     for (let i = 0; i < qty; i++) bank[addr + i] = (buf[s + MULTI_WRITE_HEADER + (i >> 3)] >> (i & 7)) & 1;
+    this._written('coils', addr, qty);
     return echoHeader(buf, s);
   }
 
@@ -277,6 +341,7 @@ class ModbusModel {
     if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
     for (let i = 0; i < qty; i++) bank[addr + i] = u16(buf, s + MULTI_WRITE_HEADER + 2 * i);
     this._takeOver(addr, qty);
+    this._written('holdingRegisters', addr, qty);
     return echoHeader(buf, s);
   }
 
@@ -333,6 +398,7 @@ class ModbusModel {
     }
     for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] & 0xFFFF;
     if (bank === 'holdingRegisters') this._takeOver(addr, values.length);
+    this._written(bank, addr, values.length);
   }
 
   /**
@@ -374,6 +440,7 @@ class ModbusModel {
       if (v !== true && v !== false && v !== 0 && v !== 1) invalid(`values[${i}]`, v, 'a boolean, 0 or 1');
     }
     for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] ? 1 : 0;
+    this._written(bank, addr, values.length);
   }
 
   /** @param {'coils'|'discreteInputs'} bank @param {number} addr @param {boolean|0|1} value */
@@ -411,8 +478,8 @@ class ModbusModel {
  * @param {boolean} [options.animate=false] input and holding register 0 count every 100 ms, input and holding
  *   register 1 are a slow sine (0-2000, 10 s period), discrete input 0 toggles every second; a holding register
  *   a client (or setRegisters) writes stops moving and keeps its value
- * @param {'pattern'|Record<string, Record<string, Array<number|boolean>>>} [options.preset] initial values (zeros
- *   by default): 'pattern', or e.g. `{holdingRegisters: {0: [1, 2, 3]}, coils: {10: [true]}}`
+ * @param {'pattern'|'signature'|Record<string, Record<string, Array<number|boolean>>>} [options.preset] initial
+ *   values (zeros by default): 'pattern', 'signature' (per unit, see signatureValue), or e.g. `{holdingRegisters: {0: [1, 2, 3]}, coils: {10: [true]}}`
  * @param {() => number} [options.now] clock in milliseconds for the animation (default performance.now)
  * @param {Partial<Record<BankName, Array<[number, number]>>>} [options.holes] address ranges (first, last,
  *   inclusive) the device does not have, e.g. `{holdingRegisters: [[50, 59]]}`: a read or write that touches
@@ -480,4 +547,4 @@ function resolveModel (model, modelOptions) {
   return createModbusModel(/** @type {any} */ (modelOptions));
 }
 
-module.exports = { createModbusModel, resolveModel, ModbusModel, BANKS };
+module.exports = { createModbusModel, resolveModel, ModbusModel, BANKS, signatureValue };

@@ -13,12 +13,18 @@ const BANKS = Object.freeze([...BIT_BANKS, 'holdingRegisters', 'inputRegisters']
 /**
  * Fills the banks from a preset: 'pattern' (holding register i = i, input register i = 1000 + i, coil i = i odd,
  * discrete input i = i multiple of 3: every value tells its own address, so an off-by-one shows at once) or
+ * 'signature' (each unit's values derived from its id and the address: model.js signatureValue), or
  * `{bank: {startAddress: values[]}}`.
  * @param {import('./model').ModbusModel} model
  * @param {unknown} preset
  */
 function applyPreset (model, preset) {
   if (preset === undefined) return;
+  if (preset === 'signature') {
+    // every unit answers values derived from its id and the address (model.js signatureValue)
+    model.useSignature();
+    return;
+  }
   if (preset === 'pattern') {
     const { coils, discreteInputs, holdingRegisters, inputRegisters } = model.banks;
     for (let i = 0; i < holdingRegisters.length; i++) holdingRegisters[i] = i & 0xFFFF;
@@ -28,7 +34,7 @@ function applyPreset (model, preset) {
     return;
   }
   if (preset === null || typeof preset !== 'object' || Array.isArray(preset)) {
-    invalid('preset', preset, "'pattern' or an object like {holdingRegisters: {0: [1, 2, 3]}}");
+    invalid('preset', preset, "'pattern', 'signature' or an object like {holdingRegisters: {0: [1, 2, 3]}}");
   }
   const p = /** @type {Record<string, any>} */ (preset);
   noUnknownKeys(p, 'preset', BANKS);

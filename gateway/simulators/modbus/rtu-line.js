@@ -161,7 +161,7 @@ class RtuLine {
       stats.dropped++;
       return;
     }
-    const pdu = this.model.execute(buf, start, end);
+    const pdu = this.model.execute(buf, start, end, unitId);
     stats.replies++;
     if (pdu[0] & 0x80) stats.exceptions++;
     io.write(rtuFrame(unitId, pdu));

@@ -183,7 +183,7 @@ class Connection {
 
   /** Executes a request and writes its reply now. */
   _reply (transactionId, unitId, buf, start, end) {
-    const pdu = this.sim.model.execute(buf, start, end);
+    const pdu = this.sim.model.execute(buf, start, end, unitId);
     const stats = this.sim.stats;
     stats.replies++;
     if (pdu[0] & 0x80) stats.exceptions++;
