@@ -51,15 +51,21 @@ const TOOLS = {
   unshare: { pkg: 'util-linux', why: 'a private tmpfs that fills up, for the disk-full spool fault test' }
 };
 
-/** A program name passed as a literal to a child_process call: spawn('socat', …), promisify(execFile)('npm', …) */
-const PROGRAM_RE = /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\)?\(\s*'([A-Za-z0-9_.+-]+)'/g;
-/** Uses that name no program literally */
+/**
+ * A program name passed as a literal to a child_process call: spawn('socat', …),
+ * promisify(execFile)('npm', …). Matched in code whose string literals are numbered placeholders
+ * (codeOf), so `'S12'` stands for the 13th literal
+ */
+const PROGRAM_RE = /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\)?\(\s*'S(\d+)'/g;
+/** Uses that name no program literally (in code, not in strings or comments) */
 const IMPLIED = [
   { re: /\bstartMosquitto\(/, tool: 'mosquitto' },
-  { re: /\bexecutablePath\s*:\s*CHROMIUM\b|'\/usr\/bin\/chromium'/, tool: 'chromium' },
+  { re: /\bexecutablePath\s*:\s*CHROMIUM\b/, tool: 'chromium' },
   { re: /\b(?:runPymodbus|startPymodbus)\w*\(/, tool: 'pymodbus' },
   { re: /\bstartSparkplugHost\(/, tool: 'sparkplug' }
 ];
+/** After these (the last character of code before a `/`), a `/` starts a regular expression, not a division */
+const BEFORE_REGEX = new Set(['', '(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '\n']);
 /** Local requires, to follow into test helpers */
 const REQUIRE_RE = /\brequire\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
 
@@ -104,10 +110,74 @@ function locate (name, { env = process.env, exists = executable } = {}) {
  * @returns {Set<string>}
  */
 function programsIn (source) {
+  const { code, literals } = codeOf(source);
   const out = new Set();
-  for (const m of source.matchAll(PROGRAM_RE)) out.add(m[1]);
-  for (const { re, tool } of IMPLIED) if (re.test(source)) out.add(tool);
+  for (const m of code.matchAll(PROGRAM_RE)) {
+    const name = literals[Number(m[1])];
+    if (/^[A-Za-z0-9_.+-]+$/.test(name)) out.add(name);
+  }
+  for (const { re, tool } of IMPLIED) if (re.test(code)) out.add(tool);
   return out;
+}
+
+/**
+ * A source's code with its comments dropped and each string, template and regular-expression
+ * literal replaced by a numbered placeholder ('S0', 'S1', …), so that code quoted in a string (a
+ * test's fixture such as "spawn('socat', …)") or in a comment is not taken for a use (issue 21:
+ * `npm run test:unit` demanded socat, mbpoll and ss because of such fixtures). A small lexer of
+ * its own: this file may use node: built-ins only (.ci/run runs it before npm ci).
+ * @param {string} source
+ * @returns {{code: string, literals: string[]}} literals[i] is the text of placeholder i (a
+ *   template's or a regular expression's raw text; a string's without its escapes resolved)
+ */
+function codeOf (source) {
+  const literals = [];
+  let code = '';
+  let last = '';
+  let i = 0;
+  const n = source.length;
+  // the end of a literal opened at i by quote q (escapes skipped; a regex's classes may hold a `/`)
+  const endOf = (q) => {
+    let j = i + 1;
+    let inClass = false;
+    while (j < n) {
+      const c = source[j];
+      if (c === '\\') { j += 2; continue; }
+      if (q === '/' && c === '[') inClass = true;
+      else if (q === '/' && c === ']') inClass = false;
+      else if (c === q && !inClass) return j;
+      else if (c === '\n' && q !== '`') return j - 1; // an unterminated literal ends with its line
+      j++;
+    }
+    return n - 1;
+  };
+  while (i < n) {
+    const c = source[i];
+    const d = source[i + 1];
+    if (c === '/' && d === '/') {
+      const e = source.indexOf('\n', i);
+      i = e < 0 ? n : e;
+      continue;
+    }
+    if (c === '/' && d === '*') {
+      const e = source.indexOf('*/', i + 2);
+      i = e < 0 ? n : e + 2;
+      code += ' ';
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`' || (c === '/' && BEFORE_REGEX.has(last))) {
+      const e = endOf(c);
+      literals.push(source.slice(i + 1, e));
+      code += `'S${literals.length - 1}'`;
+      last = 'S';
+      i = e + 1;
+      continue;
+    }
+    code += c;
+    if (c !== ' ' && c !== '\t' && c !== '\r') last = c;
+    i++;
+  }
+  return { code, literals };
 }
 
 /**
@@ -119,6 +189,8 @@ function programsIn (source) {
 function programsNeededBy (file, cache = new Map()) {
   if (cache.has(file)) return cache.get(file);
   const out = new Set();
+  // this checker names every tool it knows and starts none
+  if (file === __filename) return out;
   cache.set(file, out); // cycles end here
   let source;
   try {
@@ -235,7 +307,7 @@ const mochaHooks = {
   }
 };
 
-module.exports = { mochaHooks, TOOLS, locate, programsIn, programsNeededBy, missingTools, installLine, missingMessage, assertTools };
+module.exports = { mochaHooks, TOOLS, locate, programsIn, codeOf, programsNeededBy, missingTools, installLine, missingMessage, assertTools };
 
 // `node test/helpers/system-tools.js [--packages]`: the apt packages every test needs that this
 // machine lacks (for .ci/run), one line; `--all`: every package the suite can need.
