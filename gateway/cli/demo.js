@@ -85,4 +85,29 @@ async function startDemo ({ say }) {
   }
 }
 
-module.exports = { startDemo, portFree };
+/**
+ * Where the demo publishes when no --mqtt is given (issue 21: `npm start` failed when port 1883 was
+ * taken, which installing Debian's mosquitto package does). The embedded broker on `port` when it
+ * is free; else, when an MQTT broker there lets anyone in, that broker (so `nines watch` and
+ * `mosquitto_sub` on their default port see the demo); else the embedded broker on a free port.
+ * Says which.
+ * @param {{say: (line: string) => void, port?: number, host?: string, connectTimeoutMs?: number}} o
+ * @returns {Promise<{url: string}|{embeddedPort: number}|null>} null: the embedded broker on `port`
+ */
+async function demoBroker ({ say, port = C.MQTT_DEFAULT_PORT, host = '127.0.0.1', connectTimeoutMs = 2000 }) {
+  if (await portFree(port, host)) return null;
+  const url = `mqtt://${host}:${port}`;
+  const mqtt = require('mqtt');
+  const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, connectTimeout: connectTimeoutMs }).catch(() => null);
+  if (client !== null) {
+    await client.endAsync(true).catch(() => {});
+    say(`port ${port} has an MQTT broker that lets anyone in: the demo publishes to it, not to an embedded broker ` +
+      `(watch with: npx nines watch ${url}; to use an embedded broker instead, stop that one or give --mqtt)`);
+    return { url };
+  }
+  say(`port ${port} is taken by something that is not an MQTT broker open to the demo: the demo's embedded broker ` +
+    'listens on a free port instead (its URL follows; watch with: npx nines watch <that URL>)');
+  return { embeddedPort: 0 };
+}
+
+module.exports = { startDemo, portFree, demoBroker };

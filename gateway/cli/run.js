@@ -61,9 +61,14 @@ async function main (argv) {
   } else {
     if (values.check) throw new NinesError('NINES_ERR_INVALID_ARG', 'nines run --check needs a config file');
     // --mqtt replaces the embedded broker: say what will really happen
+    const demo = require('./demo');
+    // 1883 taken (a system broker): publish to that broker if it is open, else move the embedded one
+    const broker = values.mqtt ? null : await demo.demoBroker({ say });
+    if (broker !== null && 'url' in broker) values.mqtt = broker.url;
     say(`nines demo: no config given, starting simulators and ${values.mqtt ? `publishing to ${values.mqtt}` : 'an embedded MQTT broker'}`);
-    ({ config: raw, sims } = await require('./demo').startDemo({ say }));
+    ({ config: raw, sims } = await demo.startDemo({ say }));
     config = validateConfig(raw);
+    if (broker !== null && 'embeddedPort' in broker) config.mqtt.embedded.port = broker.embeddedPort;
   }
   if (values.watch && !positionals[0]) throw new NinesError('NINES_ERR_INVALID_ARG', 'nines run --watch needs a config file');
   applyOverrides(config, values);
