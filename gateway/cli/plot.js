@@ -31,7 +31,14 @@ async function main (argv) {
     } catch (err) {
       throw new NinesError('NINES_ERR_INVALID_ARG', `cannot read ${file}: ${err.message}`, { file });
     }
-    return { label: path.basename(file).replace(/\.hgrm$/, ''), rows: parseHgrm(text).rows };
+    let rows;
+    try {
+      rows = parseHgrm(text).rows;
+    } catch (err) {
+      // name the file: with several, "text line 1 …" alone does not say which (issue 21)
+      throw new NinesError(err.code || 'NINES_ERR_INVALID_ARG', `${file} is not a percentile distribution (.hgrm): ${err.message}`, { ...(err.details || {}), file });
+    }
+    return { label: path.basename(file).replace(/\.hgrm$/, ''), rows };
   });
   const svg = percentilePlotSvg(series, { title: values.title || 'Latency by percentile', unit: 'ms' });
   fs.writeFileSync(values.output, svg);

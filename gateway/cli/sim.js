@@ -1,6 +1,6 @@
 'use strict';
 
-const { parse, posInt } = require('./args');
+const { parse, posInt, suggest } = require('./args');
 const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
@@ -112,8 +112,12 @@ async function main (argv) {
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   const kind = positionals[0] || 'all';
-  if (!['ascii', 'modbus', 'rtu', 'rtutcp', 'all'].includes(kind) || positionals.length > 1) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim takes one of ascii, modbus, rtu, rtutcp, all; got "${positionals.join(' ')}"\n\n${USAGE}`);
+  const KINDS = ['ascii', 'modbus', 'rtu', 'rtutcp', 'all'];
+  if (!KINDS.includes(kind) || positionals.length > 1) {
+    const guess = positionals.length === 1 ? suggest(kind, KINDS) : undefined;
+    throw new NinesError('NINES_ERR_INVALID_ARG', guess
+      ? `nines sim takes one of ${KINDS.join(', ')}; got "${kind}": did you mean "${guess}"?`
+      : `nines sim takes one of ${KINDS.join(', ')}; got "${positionals.join(' ')}"\n\n${USAGE}`);
   }
   const port = values.port === undefined ? undefined : (values.port === '0' ? 0 : posInt(values.port, 'port', 65535));
   const unitIds = unitIdsOption(values['unit-id']);

@@ -5,7 +5,7 @@
  */
 
 const assert = require('node:assert/strict');
-const { execFile } = require('node:child_process');
+const { execFile, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -191,6 +191,56 @@ describe('nines CLI', function () {
         const r = await nines(['watch', url, '--duration', '1s']);
         assert.equal(r.code, 1, url);
         assert.match(r.stderr, /NINES_ERR_INVALID_ARG: broker URL: .* unsupported scheme/);
+      }
+    });
+  });
+
+  describe('the small things a user meets first (issue 21)', () => {
+    it('nines watch ends quietly, exit 0, when the reader closes the pipe (nines watch | head -1)', async () => {
+      const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
+      const broker = await startEmbeddedBroker({ port: 0 });
+      try {
+        const child = spawn(process.execPath, [BIN, 'watch', broker.url, '--duration', '20s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d) => { stderr += d; });
+        // head -1: read the first line, then close the pipe
+        await new Promise((resolve) => child.stdout.once('data', resolve));
+        child.stdout.destroy();
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        // something new to print: a summary it rejects makes it write its counters line
+        const pub = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+        const t0 = Date.now();
+        let code;
+        for (let i = 0; i < 40 && code === undefined; i++) {
+          await pub.publishAsync('nines/g/j/latency', 'not a summary');
+          code = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 250))]);
+        }
+        await pub.endAsync();
+        assert.equal(code, 0, stderr);
+        // ended by the closed pipe, long before its 20 s --duration
+        assert.ok(Date.now() - t0 < 10000, `${Date.now() - t0} ms`);
+        assert.doesNotMatch(stderr, /EPIPE|at /);
+      } finally {
+        await broker.close();
+      }
+    });
+
+    it('nines sim suggests the simulator a typo meant', async () => {
+      const r = await nines(['sim', 'modbuss']);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /got "modbuss": did you mean "modbus"\?/);
+    });
+
+    it('nines plot names the file it cannot read as a distribution', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-plot-'));
+      try {
+        const bad = path.join(dir, 'not-a-histogram.hgrm');
+        fs.writeFileSync(bad, 'garbage\n');
+        const r = await nines(['plot', bad, '-o', path.join(dir, 'out.svg')]);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, new RegExp(`${bad.replace(/[.]/g, '\\.')} is not a percentile distribution`));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
       }
     });
   });
