@@ -130,4 +130,23 @@ const OP_OPTIONS = Object.freeze({
   write: { type: 'string' }
 });
 
-module.exports = { parse, suggest, intList, posInt, OP_OPTIONS };
+/**
+ * Checks that exactly one operation flag was given (--command, --generator, --read, --write), in
+ * the CLI's words: the job spec's own message names its YAML fields (a `tags` option the CLI has
+ * not), and "got []" told a user of the README's sweep example nothing (issue 21).
+ * @param {Record<string, any>} values parsed flags
+ * @param {string} cmd the command, for the message
+ * @param {string[]} [flags] the operation flags the command takes
+ * @throws {NinesError} NINES_ERR_INVALID_ARG
+ */
+function oneOp (values, cmd, flags = Object.keys(OP_OPTIONS)) {
+  const given = flags.filter((f) => values[f] !== undefined);
+  if (given.length === 1) return;
+  const list = flags.map((f) => `--${f}`).join(', ');
+  throw new NinesError('NINES_ERR_INVALID_ARG', given.length === 0
+    ? `nines ${cmd} needs what to send: one of ${list} (e.g. --read 3:0:10 for a Modbus device, --command @01 for an ED-series one)`
+    : `nines ${cmd} takes one operation; got ${given.map((f) => `--${f}`).join(' and ')}`,
+  { field: 'operation', value: given });
+}
+
+module.exports = { parse, suggest, intList, posInt, oneOp, OP_OPTIONS };

@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { parse, intList, posInt, OP_OPTIONS } = require('./args');
+const { parse, intList, posInt, OP_OPTIONS, oneOp } = require('./args');
 const { parseDuration, parseRate } = require('../base/units');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
@@ -73,6 +73,7 @@ async function main (argv) {
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines probe takes one target URL; got ${positionals.length}\n\n${USAGE}`);
+  oneOp(values, 'probe');
   if (values.worker && values['main-thread']) throw new NinesError('NINES_ERR_INVALID_ARG', 'give --worker or --main-thread, not both');
   const opts = {
     target: positionals[0],

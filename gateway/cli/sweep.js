@@ -1,6 +1,6 @@
 'use strict';
 
-const { parse, intList, posInt, OP_OPTIONS } = require('./args');
+const { parse, intList, posInt, oneOp, OP_OPTIONS } = require('./args');
 const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
@@ -34,6 +34,7 @@ async function main (argv) {
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sweep takes one target URL\n\n${USAGE}`);
+  oneOp(values, 'sweep');
   const rates = values.rates.split(',').map((s) => Number(s.trim()));
   if (rates.some((r) => !(r > 0 && r <= 1e6))) throw new NinesError('NINES_ERR_INVALID_ARG', `--rates must list rates 1-1000000 per second; got "${values.rates}"`);
   intList(values.workers, 'workers');

@@ -225,6 +225,15 @@ describe('nines CLI', function () {
       }
     });
 
+    it('nines probe and sweep without an operation say which flags give one, in the CLI\'s words', async () => {
+      for (const cmd of ['probe', 'sweep']) {
+        const r = await nines([cmd, 'modbus+tcp://127.0.0.1:1']);
+        assert.equal(r.code, 1);
+        assert.match(r.stderr, new RegExp(`NINES_ERR_INVALID_ARG: nines ${cmd} needs what to send: one of --command, --generator, --read, --write`));
+        assert.doesNotMatch(r.stderr, /tags/);
+      }
+    });
+
     it('nines sim suggests the simulator a typo meant', async () => {
       const r = await nines(['sim', 'modbuss']);
       assert.equal(r.code, 1);
