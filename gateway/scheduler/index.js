@@ -326,10 +326,14 @@ class Lane {
     const wasSent = typeof sent === 'bigint';
     const sentNs = wasSent ? fromHrtime(sent) : 0;
     if (wasSent) { s.sent++; this.lastSendNs = sentNs; }
-    const responseNs = doneNs - (s.closedLoop && wasSent ? sentNs : this.intended);
+    const code = err !== null && err !== undefined ? err.code : undefined;
+    // Closed loop measures an answer from its write; a timeout counts from when the request was
+    // asked, as its deadline does: a request that waited first (an ASCII client reconnecting after
+    // an unanswered command, a serial line held quiet) was given up at its timeout, not 50 ms
+    // sooner, and is recorded so (issue 21: a 1 s timeout recorded as 948 ms)
+    const responseNs = doneNs - (s.closedLoop && wasSent && code !== TIMEOUT ? sentNs : this.intended);
     const serviceNs = wasSent ? doneNs - sentNs : undefined;
     const lagNs = wasSent ? Math.max(0, sentNs - this.allowed) : undefined;
-    const code = err !== null && err !== undefined ? err.code : undefined;
     if (code === TIMEOUT) s.rec.recordTimeout(responseNs, serviceNs, lagNs);
     else if (code === UNIT_DOWN && !wasSent) s.rec.recordSkipped(responseNs);
     else s.rec.recordError(responseNs, serviceNs, lagNs);

@@ -130,6 +130,15 @@ describe('nines probe: fixed rates held or marked, failures with their reasons',
     }
   });
 
+  it('records a timeout in closed loop as no shorter than the timeout, though the next request waits for a fresh connection first (issue 21)', async () => {
+    // @02 to an ED-588 at address 01: silence, so every request times out, and after each the ASCII
+    // client reconnects before writing the next (a 50 ms drain first)
+    const r = await nines(['probe', ed588.url, '--command', '@02', '--count', '4', '--timeout', '200ms', '--json']);
+    const run = JSON.parse(r.stdout).runs[0];
+    assert.equal(run.timeouts, 4, r.stdout);
+    assert.ok(run.summary.min >= 200, `min ${run.summary.min} ms at a 200 ms timeout`);
+  });
+
   it('gives every sweep step its failures per error code', async () => {
     const r = await nines(['sweep', ed560.url, '--command', '#010', '--rates', '20', '--step', '300ms', '--workers', '1', '--json']);
     assert.equal(r.code, 0, r.stderr);
