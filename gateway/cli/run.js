@@ -90,7 +90,7 @@ async function main (argv) {
   gw.on('listening', (l) => say(`${l.what} ${l.url}${l.login ? ` (login ${l.login})` : ''}`));
   gw.on('broker-refused', (r) => say(`${new Date().toISOString()} embedded broker ${r.message}${r.repeated ? ` (and ${r.repeated} more like it in the last 10 s)` : ''}`));
   gw.on('job-error', (job, err) => {
-    const line = `${new Date().toISOString()} ${job || 'gateway'}: ${err.code || 'error'}: ${err.message}${err.details && err.details.repeated ? ` (×${err.details.repeated + 1})` : ''}`;
+    const line = `${new Date().toISOString()} ${job || 'gateway'}: ${err.code || 'error'}: ${err.message}${err.details && err.details.repeated ? ` (×${err.details.repeated} more)` : ''}`;
     errors.push(line);
     if (errors.length > 5) errors.shift();
     if (!tty) say(line);

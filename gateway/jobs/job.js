@@ -223,6 +223,11 @@ class Job extends EventEmitter {
     }
   }
 
+  /**
+   * At the end of an interval: for each code that failed again after its first report, one more
+   * report, its newest error with details.repeated = how many errors it stands for (the first was
+   * reported on its own).
+   */
   flushErrors () {
     for (const [code, s] of this.errorCounts) {
       if (s.count > 0) {

@@ -61,7 +61,10 @@ function errorDigest (err, atMs = Date.now()) {
   const code = e && typeof e.code === 'string' ? e.code : null;
   const latest = { code, message: e && typeof e.message === 'string' ? e.message : String(err) };
   if (e && e.details !== undefined) latest.details = e.details;
-  return { latest, count: 1, codes: { [code || 'unknown']: 1 }, firstAt: atMs, lastAt: atMs };
+  // a job's report at the end of its interval stands for `repeated` errors of one code (jobs/job.js
+  // flushErrors): count them all (issue 21: `count` said 1 where 152 requests had failed)
+  const n = e && e.details && Number.isInteger(e.details.repeated) && e.details.repeated > 0 ? e.details.repeated : 1;
+  return { latest, count: n, codes: { [code || 'unknown']: n }, firstAt: atMs, lastAt: atMs };
 }
 
 /**

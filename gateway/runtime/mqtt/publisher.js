@@ -333,7 +333,8 @@ class Publisher extends EventEmitter {
   _reportIo (err) {
     const held = this._ioReports.pass(`${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`);
     if (held === null) return;
-    if (held) err.details = { ...err.details, repeated: held };
+    // details.repeated: how many failures this report stands for (payloads.js errorDigest), itself included
+    if (held) err.details = { ...err.details, repeated: held + 1 };
     this._lastError = err.message;
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
