@@ -48,6 +48,21 @@ module.exports = function (RED) {
     });
     for (const text of poolWarnings) node.hub.report('warn', text);
 
+    // The module's model, asked once (`$AAM`, as the vendor's tools do) when a node first needs
+    // it: outputs given as data are checked against the lines it has (nines-ascii). A failed ask
+    // is not kept, so the next need asks again; a name it does not recognise is null.
+    let model = null;
+    /**
+     * @param {string} user the asking node's id
+     * @returns {Promise<string|null>} the module's `$AAM` name, or null when it does not give one
+     */
+    node.model = (user) => {
+      if (model === null) {
+        model = node.hub.request(`$${node.address}M`, user).then((reply) => reply.name || null, (err) => { model = null; throw err; });
+      }
+      return model;
+    };
+
     node.on('close', (removed, done) => {
       node.hub.close().then(() => done(), () => done());
     });

@@ -10,7 +10,7 @@ const { validateCommand } = require('../gateway/drivers/ascii');
 const { nodeError, invalidArg } = require('./lib/errors');
 const { showStatus } = require('./lib/status');
 const { asciiPayload, latencyMs } = require('./lib/reply');
-const { isOutputsPayload, outputsCommand } = require('./lib/ascii-outputs');
+const { isOutputsPayload, outputsCommand, checkOutputsOf } = require('./lib/ascii-outputs');
 
 module.exports = function (RED) {
   function NinesAsciiNode (config) {
@@ -50,7 +50,11 @@ module.exports = function (RED) {
         done(nodeError(err, 'NINES_ERR_INVALID_COMMAND'));
         return;
       }
-      device.hub.request(command, node.id).then((reply) => {
+      // outputs as data: checked against the lines the module has (its model), before they are set
+      const checked = configured || msg.command !== undefined || !isOutputsPayload(msg.payload)
+        ? Promise.resolve()
+        : device.model(node.id).then((model) => checkOutputsOf(msg.payload, model));
+      checked.then(() => device.hub.request(command, node.id)).then((reply) => {
         msg.payload = asciiPayload(reply);
         msg.raw = reply.raw;
         msg.latency = latencyMs(reply);

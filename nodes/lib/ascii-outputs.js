@@ -9,6 +9,7 @@
  */
 
 const { setAllOutputs, setOutput } = require('../../gateway/drivers/ascii/command');
+const { MODELS, DIGITAL_OUTPUTS } = require('../../gateway/drivers/ascii/models');
 const { invalidArg } = require('./errors');
 // an output takes the values a coil does
 const { onOff } = require('./modbus-msg');
@@ -60,9 +61,32 @@ function outputsCommand (payload, address) {
   return setOutput(address, line, onOff(payload.value, 'msg.payload.value'));
 }
 
+/**
+ * Checks a payload that outputsCommand() accepted against the outputs the module has, once its
+ * model is known (its `$AAM` name): `{line: 9}` to an ED-588 is refused here, not by the device
+ * after it was sent (issue 21). A model not in the table, or not checked there, passes.
+ * @param {object} payload
+ * @param {string|null} model the module's `$AAM` name, or null when unknown
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming msg.payload.line or msg.payload.outputs
+ */
+function checkOutputsOf (payload, model) {
+  if (model === null || !Object.hasOwn(DIGITAL_OUTPUTS, model) || DIGITAL_OUTPUTS[model] === null) return;
+  const n = DIGITAL_OUTPUTS[model];
+  if (n === 0) {
+    throw invalidArg(payload.outputs !== undefined ? 'msg.payload.outputs' : 'msg.payload.line', `this module is an ${model} (${MODELS[model]}): it has no digital outputs to set`);
+  }
+  if (payload.line !== undefined && payload.line >= n) {
+    throw invalidArg('msg.payload.line', `msg.payload.line ${payload.line} is past the outputs of this ${model}: it has lines 0-${n - 1}`);
+  }
+  if (payload.outputs !== undefined && n < OUTPUT_COUNT) {
+    const beyond = payload.outputs.findIndex((v, i) => i >= n && onOff(v, `msg.payload.outputs[${i}]`));
+    if (beyond >= 0) throw invalidArg(`msg.payload.outputs[${beyond}]`, `msg.payload.outputs[${beyond}] is on, but this ${model} has outputs 0-${n - 1} only`);
+  }
+}
+
 function describe (v) {
   if (Array.isArray(v)) return `an array of ${v.length}`;
   return v === undefined ? 'nothing' : JSON.stringify(v);
 }
 
-module.exports = { isOutputsPayload, outputsCommand, OUTPUT_COUNT };
+module.exports = { isOutputsPayload, outputsCommand, checkOutputsOf, OUTPUT_COUNT };

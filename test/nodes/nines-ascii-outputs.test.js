@@ -71,6 +71,22 @@ describe('nines-ascii outputs as data', function () {
     ['both outputs and a line', { outputs: new Array(8).fill(false), line: 1, value: true }, 'NINES_ERR_INVALID_ARG', 'msg.payload'],
     ['an @AA reply passed on', { outputs: new Array(8).fill(false), inputs: new Array(8).fill(true), value: 255 }, 'NINES_ERR_INVALID_ARG', 'msg.payload.inputs']
   ];
+  it('refuses a line past the module\'s outputs ({line: 9} to an ED-588), asking its model first and setting nothing (issue 21)', async () => {
+    await helper.load([deviceNode, asciiNode], flow(sim.port));
+    const before = sim.device.outputs;
+    const err = await expectError(helper.getNode('a'), { payload: { line: 9, value: true } });
+    assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
+    assert.equal(err.details.field, 'msg.payload.line');
+    assert.match(err.message, /line 9 is past the outputs of this ED-588: it has lines 0-7/);
+    // one request: the model ($0AM), never the write
+    assert.equal(sim.stats.requests, 1);
+    assert.equal(sim.device.outputs, before);
+    // a line it has still goes
+    const ok = await roundTrip(helper.getNode('a'), helper.getNode('out'), { payload: { line: 7, value: true } });
+    assert.equal(ok.command, '#0AA701');
+    assert.equal((sim.device.outputs >> 7) & 1, 1);
+  });
+
   for (const [what, payload, code, field] of bad) {
     it(`refuses ${what} (${code}, ${field}) and sends nothing`, async () => {
       await helper.load([deviceNode, asciiNode], flow(sim.port));
@@ -80,4 +96,24 @@ describe('nines-ascii outputs as data', function () {
       assert.equal(sim.stats.requests, 0);
     });
   }
+});
+
+describe('outputs as data against the module\'s model (checkOutputsOf)', () => {
+  const { checkOutputsOf } = require('../../nodes/lib/ascii-outputs');
+  const refused = (payload, model) => { try { checkOutputsOf(payload, model); return null; } catch (err) { return err.details.field; } };
+
+  it('lets through what the model has, and what an unknown or unchecked model asks', () => {
+    assert.equal(refused({ line: 15, value: true }, 'ED-527'), null);
+    assert.equal(refused({ line: 7, value: true }, 'ED-588'), null);
+    assert.equal(refused({ line: 12, value: true }, null), null);
+    assert.equal(refused({ line: 12, value: true }, 'MY-MODULE'), null);
+    assert.equal(refused({ line: 3, value: true }, 'ED-538'), null);
+  });
+
+  it('refuses lines a model lacks, and any output of a module that has none', () => {
+    assert.equal(refused({ line: 8, value: false }, 'ED-588'), 'msg.payload.line');
+    assert.equal(refused({ line: 16, value: true }, 'ED-527'), 'msg.payload.line');
+    assert.equal(refused({ line: 0, value: true }, 'ED-560'), 'msg.payload.line');
+    assert.equal(refused({ outputs: new Array(8).fill(false) }, 'ED-549'), 'msg.payload.outputs');
+  });
 });

@@ -39,20 +39,7 @@ function nextInt (random, lo, hi) {
   return lo + Math.floor(random() * (hi - lo));
 }
 
-/**
- * The ED models whose `$AAM` name we recognise, with what they have (ascii-protocol-notes §2.1).
- * A device answering another name (renamed with `~AAO`, or another maker's) is not checked.
- */
-const MODELS = Object.freeze({
-  'ED-588': '8 digital inputs, 8 digital outputs',
-  'ED-516': '16 digital inputs',
-  'ED-527': '16 digital outputs',
-  'ED-538': '8 digital inputs, 4 relays',
-  'ED-549': '8 analog inputs',
-  'ED-560': '4 analog outputs',
-  'ED-582': '4 RTD inputs',
-  'ED-593': '8 thermocouple inputs'
-});
+const { MODELS } = require('./models');
 
 /** Counter channels `#AAN` draws from: every model with inputs has at least 8 (ED-588, ED-538, ED-549, ED-516) */
 const COUNTER_CHANNELS = 8;
