@@ -145,7 +145,7 @@ function debugTap (url) {
 }
 
 /**
- * An example flow as Import › Examples gives it, placed on a new tab for deployment.
+ * An example flow as Import › Examples gives it: its own tab, ready to deploy.
  * @param {Function} api
  * @param {string} name example file name without .json
  * @param {(node: object) => void} [rewrite] adjusts nodes (host, port…)
@@ -154,15 +154,14 @@ function debugTap (url) {
 async function exampleFlow (api, name, rewrite = () => {}) {
   const res = await api('GET', `/library/examples/flows/${PKG.name}/${name}`);
   if (res.status !== 200 || !Array.isArray(res.body)) throw new Error(`example ${name}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
-  const tab = { id: `tab-${name}`.slice(0, 40), type: 'tab', label: name, disabled: false };
+  // each example brings its own labelled tab, its flow nodes on it; config nodes stay global
   const nodes = res.body.map((n) => {
     const copy = { ...n };
-    // config nodes (no wires, no x/y) stay global; flow nodes go on the tab
-    if (copy.x !== undefined) copy.z = tab.id;
     rewrite(copy);
     return copy;
   });
-  return [tab, ...nodes];
+  if (nodes.filter((n) => n.type === 'tab').length !== 1) throw new Error(`example ${name}: no tab of its own`);
+  return nodes;
 }
 
 module.exports = { startNodeRed, debugTap, exampleFlow, PKG };

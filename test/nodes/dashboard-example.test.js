@@ -22,7 +22,7 @@ const one = (type) => { const list = nodes.filter((n) => n.type === type); asser
 
 /** Node types of FlowFuse Dashboard 2 (@flowfuse/node-red-dashboard 1.x) that the flow uses */
 const DASHBOARD = new Set(['ui-base', 'ui-theme', 'ui-page', 'ui-group', 'ui-chart', 'ui-table']);
-const CORE = new Set(['comment', 'mqtt-broker', 'mqtt in', 'change', 'function', 'catch', 'debug']);
+const CORE = new Set(['tab', 'comment', 'mqtt-broker', 'mqtt in', 'change', 'switch', 'function', 'catch', 'debug']);
 
 describe('example: fleet percentiles and device health in FlowFuse Dashboard 2', () => {
   it('uses only core, nines and Dashboard 2 nodes, and every dashboard reference resolves', () => {
@@ -46,12 +46,21 @@ describe('example: fleet percentiles and device health in FlowFuse Dashboard 2',
     const mqttIn = nodes.find((n) => n.type === 'mqtt in' && n.wires[0].includes(merge.id));
     assert.equal(mqttIn.topic, 'nines/+/+/latency');
     assert.equal(mqttIn.datatype, 'json');
-    // output 2 (chart points) goes through the change node to the chart
+    // output 2 (chart points) goes through the change node and a switch to two charts: p50 on its
+    // own axis, the tail on another (issue 21: on one linear axis p50 was a flat line on zero)
     const change = byId.get(merge.wires[1][0]);
     assert.equal(change.type, 'change');
-    const chart = byId.get(change.wires[0][0]);
-    assert.equal(chart.type, 'ui-chart');
-    assert.deepEqual([chart.chartType, chart.category, chart.categoryType, chart.yAxisProperty, chart.xAxisPropertyType], ['line', 'topic', 'msg', 'payload', 'timestamp']);
+    const sw = byId.get(change.wires[0][0]);
+    assert.equal(sw.type, 'switch');
+    assert.equal(sw.property, 'topic');
+    assert.deepEqual(sw.rules, [{ t: 'eq', v: 'p50', vt: 'str' }, { t: 'else' }]);
+    const typical = byId.get(sw.wires[0][0]);
+    const chart = byId.get(sw.wires[1][0]);
+    for (const c of [typical, chart]) {
+      assert.equal(c.type, 'ui-chart');
+      assert.deepEqual([c.chartType, c.category, c.categoryType, c.yAxisProperty, c.xAxisPropertyType], ['line', 'topic', 'msg', 'payload', 'timestamp']);
+    }
+    assert.notEqual(typical.id, chart.id);
 
     // the merge node's own chart messages, through the flow's own change rules
     const summary = { key: 'all', p50: 1.2, p99: 8.5, p99_9: 31, window: { end: 1700000000000 } };
@@ -65,8 +74,8 @@ describe('example: fleet percentiles and device health in FlowFuse Dashboard 2',
     });
     assert.deepEqual(topics, ['p50', 'p99', 'p99.9']);
     // ui-chart colours series in the order they first appear: fixed order, fixed colours
-    assert.deepEqual(chart.colors.slice(0, 3), ['#1f77b4', '#ff7f0e', '#d62728']);
-    assert.equal(new Set(chart.colors.slice(0, 3)).size, 3);
+    assert.equal(typical.colors[0], '#1f77b4');
+    assert.deepEqual(chart.colors.slice(0, 2), ['#ff7f0e', '#d62728']);
   });
 
   it('shows one health row per gateway and device from the retained statuses', () => {
@@ -90,5 +99,12 @@ describe('example: fleet percentiles and device health in FlowFuse Dashboard 2',
     assert.equal(gone.payload.find((r) => r.gateway === 'edge-2').state, 'gateway offline');
     assert.equal(run({ not: 'a status' }), null);
     assert.deepEqual(table.columns.map((c) => c.key), ['gateway', 'device', 'state', 'since', 'last error']);
+    // since: local time and how long ago, not raw UTC text (issue 21)
+    const t = Date.now() - 125000;
+    const since = run({ state: 'online', gateway: 'edge-3', devices: { io: { state: 'up', since: new Date(t).toISOString(), lastError: null } } })
+      .payload.find((r) => r.gateway === 'edge-3').since;
+    const d = new Date(t);
+    const p = (n) => String(n).padStart(2, '0');
+    assert.equal(since, `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} (2 min ago)`);
   });
 });

@@ -46,6 +46,24 @@ describe('example flows', () => {
     }
   });
 
+  it('imports onto a tab of its own, labelled for what it shows, not "Flow 3" (issue 21)', () => {
+    const labels = new Set();
+    for (const { file, nodes } of examples()) {
+      const tabs = nodes.filter((n) => n.type === 'tab');
+      assert.equal(tabs.length, 1, `${file}: one tab`);
+      const tab = tabs[0];
+      assert.match(tab.label, /^nines: \S/, `${file}: tab label ${tab.label}`);
+      assert.ok(!labels.has(tab.label), `${file}: label ${tab.label} used twice`);
+      labels.add(tab.label);
+      assert.ok(tab.info.length > 0, `${file}: the tab says what it shows`);
+      for (const n of nodes) {
+        // flow nodes (placed: x/y) on the tab; config nodes global, shared by the tab's nodes
+        if (n.x !== undefined) assert.equal(n.z, tab.id, `${file}: ${n.id} (${n.type}) is not on the example's tab`);
+        else if (n.type !== 'tab') assert.equal(n.z, undefined, `${file}: config node ${n.id} (${n.type}) is on a tab`);
+      }
+    }
+  });
+
   it('wires and refers only to nodes of the same file', () => {
     for (const { file, nodes } of examples()) {
       const ids = new Set(nodes.map((n) => n.id));
@@ -60,8 +78,8 @@ describe('example flows', () => {
   it('gives every example a title comment and config nodes named for their example, distinct across files', () => {
     const names = new Map();
     for (const { file, nodes } of examples()) {
-      assert.equal(nodes[0].type, 'comment', `${file} starts with its title`);
-      assert.match(nodes[0].name, /\(run `npx nines (sim all|run)` first\)$/, file);
+      assert.equal(nodes[1].type, 'comment', `${file} starts with its tab, then its title`);
+      assert.match(nodes[1].name, /\(run `npx nines (sim all|run)` first\)$/, file);
       for (const n of nodes.filter((x) => CONFIG_TYPES.has(x.type))) {
         assert.match(n.name, /\(example: .+\)$/, `${file}: ${n.type} "${n.name}"`);
         assert.ok(!names.has(n.name), `"${n.name}" in ${names.get(n.name)} and ${file}`);
