@@ -27,6 +27,14 @@ const { registerTagAdmin } = require('./lib/tag-admin');
 const STOP_WAIT_MS = 10000;
 const STOPPED = Object.freeze({ fill: 'grey', shape: 'ring', text: 'nines-poll.status.stopped' });
 
+/** @param {string} iso @returns {string} the local time of day, HH:MM:SS */
+function clock (iso) {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return String(iso);
+  const p = (n) => String(n).padStart(2, '0');
+  return `${p(t.getHours())}:${p(t.getMinutes())}:${p(t.getSeconds())}`;
+}
+
 module.exports = function (RED) {
   registerTagAdmin(RED);
 
@@ -99,9 +107,19 @@ module.exports = function (RED) {
       });
       j.on('error', (err) => {
         const e = nodeError(err, 'NINES_ERR_WORKER');
-        // a lost connection shows through the device's health, a unit left alone through its own
-        // (its polls are skipped, not failed); the job's own failures here
-        if (!isConnectionError(e) && e.code !== 'NINES_ERR_UNIT_DOWN') { ownError = e; showStatus(); }
+        const d = e.details || {};
+        if (d.repeated) {
+          // the interval's count of failures reported once already: it comes at the interval's end,
+          // maybe long after the device came back, so it says when they happened (issue 21: a
+          // NINES_ERR_NOT_CONNECTED logged 7-10 s after the device was up again read as a new one)
+          e.message = `${d.repeated} more between ${clock(d.firstAt)} and ${clock(d.lastAt)}, the last: ${e.message}`;
+          e.stack = `${e.code}: ${e.message}`;
+        } else if (!isConnectionError(e) && e.code !== 'NINES_ERR_UNIT_DOWN') {
+          // a lost connection shows through the device's health, a unit left alone through its own
+          // (its polls are skipped, not failed); the job's own failures here
+          ownError = e;
+          showStatus();
+        }
         // with a msg, so Catch nodes see it; the job already coalesces repeats per interval
         node.error(e, { topic, payload: e.toJSON(), error: e.toJSON() });
       });

@@ -112,6 +112,8 @@ class Device extends EventEmitter {
     super();
     this.spec = buildDeviceSpec(spec);
     this.name = this.spec.name;
+    /** what messages call the device (spec.label: its name, or the one a user gave it) */
+    this.label = this.spec.label;
     this._createClient = createClient;
     this._now = wallClock;
     /** @type {DeviceConnection[]|null} null until open() */
@@ -137,7 +139,7 @@ class Device extends EventEmitter {
     /** @type {Units|null} the units of a line and their health; null for a device of one unit */
     this._units = this.spec.units === null
       ? null
-      : new Units(this.spec.units, { name: this.name, unitId: this.spec.target.unitId, now: wallClock, onChange: () => this._emitHealth() });
+      : new Units(this.spec.units, { name: this.name, label: this.label, unitId: this.spec.target.unitId, now: wallClock, onChange: () => this._emitHealth() });
     this._inFlight = 0;
     // Requests per connection: the spec's maxInflight until the device shows it takes one at a time
     this._inflightLimit = this.spec.maxInflight;

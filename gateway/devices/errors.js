@@ -18,7 +18,7 @@ const { NinesError } = require('../base/errors');
  */
 function downError (d, since, cause, queued) {
   const why = cause === null ? 'no connection' : `${cause.code}: ${cause.message}`;
-  return new NinesError('NINES_ERR_NOT_CONNECTED', `request not sent: device "${d.name}" is down since ${new Date(since).toISOString()} (${why})`,
+  return new NinesError('NINES_ERR_NOT_CONNECTED', `request not sent: device "${d.label}" is down since ${new Date(since).toISOString()} (${why})`,
     { device: d.name, state: 'down', since, cause: cause === null ? undefined : cause.code, target: d.spec.target.url, queued });
 }
 
@@ -31,7 +31,7 @@ function downError (d, since, cause, queued) {
  */
 function closedError (d, what, user, queued) {
   const who = user ? `user "${user.name}" of ` : '';
-  return new NinesError('NINES_ERR_CLOSED', `${what}: ${who}device "${d.name}" is closed`,
+  return new NinesError('NINES_ERR_CLOSED', `${what}: ${who}device "${d.label}" is closed`,
     { device: d.name, user: user ? user.name : undefined, queued });
 }
 
@@ -41,14 +41,14 @@ function closedError (d, what, user, queued) {
  */
 function queuedTimeout (d, user, timeoutMs) {
   return new NinesError('NINES_ERR_REPLY_TIMEOUT',
-    `request of user "${user.name}" waited ${timeoutMs} ms for a free connection to device "${d.name}" and was not sent`,
+    `request of user "${user.name}" waited ${timeoutMs} ms for a free connection to device "${d.label}" and was not sent`,
     { device: d.name, user: user.name, timeoutMs, queued: true, target: d.spec.target.url });
 }
 
 /** @returns {NinesError} NINES_ERR_QUEUE_FULL */
 function queueFull (d, user) {
   return new NinesError('NINES_ERR_QUEUE_FULL',
-    `request not queued: ${user.queueMax} requests of user "${user.name}" already wait for device "${d.name}"`,
+    `request not queued: ${user.queueMax} requests of user "${user.name}" already wait for device "${d.label}"`,
     { device: d.name, user: user.name, queueMax: user.queueMax });
 }
 

@@ -21,7 +21,7 @@ const MAX_INFLIGHT = 64;
 /** Registers or bits a coalesced read may skip between two tags (gateway/tags/plan.js) */
 const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
 const MAX_GAP = C.MODBUS_MAX_READ_BITS;
-const KEYS = Object.freeze(['name', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
+const KEYS = Object.freeze(['name', 'label', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
   'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes',
   'interFrameDelayMs', 'delayAfterConnectMs', 'units']);
 /** What a unit of a line may set for itself; the rest it takes from its device */
@@ -41,7 +41,8 @@ const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
 
 /**
  * @typedef {object} DeviceSpec
- * @property {string} name
+ * @property {string} name the device's key (in a pool, in YAML)
+ * @property {string} label what messages call it: its name, or the name a user gave it
  * @property {import('../drivers/target').Target} target parsed, never parsed again
  * @property {number} maxConnections connections (sockets) the device accepts from us, 1-64
  * @property {number} maxInflight requests one connection may carry at once: 1, or up to 64 on a
@@ -100,6 +101,12 @@ function buildDeviceSpec (input) {
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH) {
     throw invalid('name', name, `must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
   }
+  // what messages call the device: its name unless another is given (Node-RED names a device by
+  // its config node's id, which a user never sees; issue 21)
+  const label = input.label === undefined ? name : input.label;
+  if (typeof label !== 'string' || label.trim() === '' || label.length > MAX_NAME_LENGTH) {
+    throw invalid('label', label, `must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
+  }
   if (input.target === undefined) throw invalid('target', input.target, 'is required (ascii://host:port, modbus+tcp://host:port?unitId=1, modbus+rtu:///dev/tty..., modbus+rtutcp://host:port)');
   const target = parseTarget(input.target);
   const maxConnections = intIn(input.maxConnections, 'maxConnections', 1, MAX_CONNECTIONS, 1);
@@ -137,7 +144,7 @@ function buildDeviceSpec (input) {
   if (interFrameDelayMs >= timeoutMs) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be shorter than the request timeout (${timeoutMs} ms): a request waits the pause out inside its own timeout`);
   if (interFrameDelayMs !== 0 && maxInflight !== 1) throw invalid('interFrameDelayMs', input.interFrameDelayMs, `must be 0 with maxInflight ${maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`);
   const out = {
-    name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
+    name, label, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
     maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, units: null
   };
   out.units = buildUnits(input.units, out);

@@ -79,8 +79,8 @@ class UnitState {
 class Units {
   /**
    * @param {import('./spec').UnitSpec[]} specs
-   * @param {{name: string, unitId: number|undefined, now: () => number, onChange: () => void}} device the
-   *   device's name, its target's unit id (ops that name none), its wall clock, and what to call when a
+   * @param {{name: string, label: string, unitId: number|undefined, now: () => number, onChange: () => void}} device the
+   *   device's name and what messages call it, its target's unit id (ops that name none), its wall clock, and what to call when a
    *   unit's health changes
    */
   constructor (specs, device) {
@@ -160,7 +160,7 @@ class Units {
   downError (u, retryInMs) {
     const why = u.lastError === null ? 'no answer' : u.lastError.message;
     return new NinesError('NINES_ERR_UNIT_DOWN',
-      `request not sent: unit "${u.spec.name}" (unit id ${u.spec.unitId}) of device "${this.device.name}" is down since ${new Date(u.since).toISOString()}; next probe in ${retryInMs} ms (${why})`,
+      `request not sent: unit "${u.spec.name}" (unit id ${u.spec.unitId}) of device "${this.device.label}" is down since ${new Date(u.since).toISOString()}; next probe in ${retryInMs} ms (${why})`,
       { device: this.device.name, unit: u.spec.name, unitId: u.spec.unitId, since: u.since, retryInMs, cause: u.lastError ? u.lastError.code : undefined });
   }
 

@@ -215,24 +215,28 @@ class Job extends EventEmitter {
     const e = toNinesError(err);
     const seen = this.errorCounts.get(e.code);
     if (seen === undefined) {
-      this.errorCounts.set(e.code, { count: 0, last: e });
+      this.errorCounts.set(e.code, { count: 0, last: e, firstAt: 0, lastAt: 0 });
       this.emit('job-error', e);
     } else {
+      const at = Date.now();
+      if (seen.count === 0) seen.firstAt = at;
       seen.count++;
       seen.last = e;
+      seen.lastAt = at;
     }
   }
 
   /**
    * At the end of an interval: for each code that failed again after its first report, one more
    * report, its newest error with details.repeated = how many errors it stands for (the first was
-   * reported on its own).
+   * reported on its own), and details.firstAt / lastAt (ISO times) = when they happened: it comes
+   * at the end of the interval, maybe long after the device came back, so it says it is past.
    */
   flushErrors () {
     for (const [code, s] of this.errorCounts) {
       if (s.count > 0) {
         const e = s.last;
-        e.details = { ...(e.details || {}), repeated: s.count };
+        e.details = { ...(e.details || {}), repeated: s.count, firstAt: new Date(s.firstAt).toISOString(), lastAt: new Date(s.lastAt).toISOString() };
         this.emit('job-error', e);
         s.count = 0;
       } else {

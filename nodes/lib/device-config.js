@@ -62,6 +62,18 @@ function host (config) {
  * @param {{interFrameDelayMs: number, delayAfterConnectMs: number}} [quirks] Modbus only: the line quirks
  * @returns {import('../../gateway/devices/spec').DeviceSpec}
  */
+/**
+ * What messages call a device: the config node's name, else where it is (host:port, or the serial
+ * port), never the node id the pool knows it by (issue 21: `device "17e3c9d4de822a6b"`).
+ * @param {object} config @param {import('../../gateway/drivers/target').Target} target parsed
+ * @returns {string}
+ */
+function deviceLabel (config, target) {
+  const named = typeof config.name === 'string' ? config.name.trim() : '';
+  if (named !== '') return named.slice(0, 200);
+  return target.host ? `${target.host}:${target.port}` : target.path;
+}
+
 function deviceSpec (config, name, target, maxConnections, maxInflight, quirks) {
   const timeoutMs = num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const connectTimeoutMs = num(config, 'connectTimeout', C.DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_CONNECT_TIMEOUT_MS);
@@ -71,7 +83,7 @@ function deviceSpec (config, name, target, maxConnections, maxInflight, quirks) 
     throw new NinesError('NINES_ERR_INVALID_ARG', `backoffMax must be at least backoffMin (${initialMs} ms); got ${JSON.stringify(config.backoffMax)}`, { field: 'backoffMax', value: config.backoffMax });
   }
   try {
-    return buildDeviceSpec({ name, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs }, ...quirks });
+    return buildDeviceSpec({ name, label: deviceLabel(config, target), target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs }, ...quirks });
   } catch (err) {
     const at = err.details && typeof err.details.field === 'string' ? err.details.field : '';
     // units[3].unitId and the like are all the dialog's one "Units on this line" field

@@ -22,10 +22,22 @@ function assertRejected (fn, field, code = 'NINES_ERR_INVALID_ARG') {
 }
 
 describe('buildDeviceSpec', function () {
+  it('calls the device by its label in messages, its name by default (issue 21: Node-RED names a device by a node id)', async function () {
+    const { Device } = require('../../gateway/devices/device');
+    assert.equal(buildDeviceSpec({ name: 'n1', target: TARGET }).label, 'n1');
+    assert.throws(() => buildDeviceSpec({ name: 'n1', label: '', target: TARGET }), { code: 'NINES_ERR_INVALID_ARG' });
+    const d = new Device({ name: '17e3c9d4de822a6b', label: 'Line 3 PLC', target: 'modbus+tcp://127.0.0.1:1?unitId=1', timeoutMs: 50, connectTimeoutMs: 50 });
+    await d.close();
+    const err = await d.user('poll').request({ fc: 3, address: 0, quantity: 1 }).catch((e) => e);
+    assert.match(err.message, /device "Line 3 PLC"/);
+    assert.doesNotMatch(err.message, /17e3c9d4de822a6b/);
+  });
+
   it('fills every default from the constants', function () {
     const spec = buildDeviceSpec({ name: 'plc1', target: TARGET });
     assert.deepEqual(spec, {
       name: 'plc1',
+      label: 'plc1',
       target: parseTarget(TARGET),
       maxConnections: 1,
       maxInflight: 1,

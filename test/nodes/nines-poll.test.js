@@ -137,6 +137,22 @@ describe('nines-poll', function () {
     });
   });
 
+  describe('its repeated failures', () => {
+    it('says when the failures an interval\'s report counts happened, and that they are past (issue 21)', async () => {
+      // nothing listens on port 1: every poll fails, and the end of each interval reports the repeats
+      await helper.load(NODES, flow({}, {}));
+      const p = helper.getNode('p');
+      const call = await new Promise((resolve) => {
+        const on = (c) => { if (c.thisValue === p && c.args[0].details && c.args[0].details.repeated) { p.removeListener('call:error', on); resolve(c); } };
+        p.on('call:error', on);
+      });
+      const e = call.args[0];
+      assert.match(e.message, new RegExp(`^${e.details.repeated} more between \\d\\d:\\d\\d:\\d\\d and \\d\\d:\\d\\d:\\d\\d, the last: `));
+      assert.ok(Date.parse(e.details.firstAt) <= Date.parse(e.details.lastAt));
+      assert.equal(call.args[1].error.code, e.code);
+    });
+  });
+
   describe('on a Modbus device', () => {
     beforeEach(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
 
