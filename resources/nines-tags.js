@@ -3,7 +3,8 @@
  * by the three (Node-RED serves this file at resources/node-red-contrib-nines/nines-tags.js; each
  * node's .html loads it and hands its definition to NinesTags.attach; it defines window.NinesTags once).
  *
- * It holds no tag rules. What the rows offer (tables per protocol, their types, the orders) comes
+ * It holds no tag rules. A row's fields ↔ its tag is resources/nines-tag-rows.js (no DOM, tested in
+ * Node against the runtime); which fields a row takes is the runtime's reading of it. What the rows offer (tables per protocol, their types, the orders) comes
  * from the runtime's GET nines-tags/schema, and every list is checked by the runtime's core
  * (POST nines-tags/check, gateway/tags/spec.js): the answer names each problem by its path
  * ([3, 'address']), and the row's field turns red with the rule as its tooltip. A CSV tag sheet is
@@ -22,9 +23,6 @@
     if (window.NinesTags) { return; }
 
     var NS = 'node-red-contrib-nines/nines-poll:nines-poll.tags.';
-    var FIELDS = ['name', 'table', 'address', 'type', 'order', 'bit', 'length', 'scale', 'offset', 'deadband', 'unit'];
-    var NUMBER_FIELDS = ['address', 'bit', 'length', 'scale', 'offset', 'deadband'];
-    var NUMBER_TEXT = /^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?\s*$/i;
     var CHECK_DELAY_MS = 250;
 
     function t(key, opts) { return RED._(NS + key, opts); }
@@ -83,58 +81,9 @@
         waiting.forEach(function (fn) { fn(result); });
     }
 
-    // ---- rows ↔ tags ----
+    // ---- rows ↔ tags: resources/nines-tag-rows.js (no DOM; tested against the runtime) ----
 
-    /** A row as stored: numbers typed as text become numbers, empty fields are left out. */
-    function cleanValue(field, text) {
-        if (text === undefined || text === null) { return undefined; }
-        var s = String(text).trim();
-        if (s === '') { return undefined; }
-        if (NUMBER_FIELDS.indexOf(field) >= 0 && NUMBER_TEXT.test(s)) { return Number(s); }
-        return s;
-    }
-
-    /**
-     * A row's address as saved. A string address is a Modicon reference to the runtime ("40101",
-     * holding register 101) and a number the 0-based address: one that came in as text (a flow
-     * edited as JSON) stays text while its field is unedited, else Done would move it to register
-     * 40101; an address typed here is the number.
-     */
-    function addressOf(row) {
-        var text = row.find('.nines-tag-address').val();
-        var given = (row.data('tag') || {}).address;
-        if (typeof given === 'string' && given.trim() !== '' && String(text).trim() === given.trim()) { return given; }
-        return cleanValue('address', text);
-    }
-
-    /** The order letters of wordOrder/byteOrder (a sheet may name them apart) */
-    function orderOf(tag) {
-        if (tag.order !== undefined || (tag.wordOrder === undefined && tag.byteOrder === undefined) || !schema) { return tag.order; }
-        var w = tag.wordOrder || 'big';
-        var b = tag.byteOrder || 'big';
-        var found;
-        Object.keys(schema.orders).forEach(function (letters) {
-            var o = schema.orders[letters];
-            if (o.wordOrder === w && o.byteOrder === b) { found = letters; }
-        });
-        return found;
-    }
-
-    /** What a table and type show: the kind of table, and whether the type is a number */
-    function shape(protocol, table, type) {
-        var tables = schema ? schema.protocols[protocol].tables : {};
-        var info = tables[table];
-        var kind = info ? info.kind : null;
-        var numeric = (schema && schema.numericTypes.indexOf(type) >= 0) || kind === 'counter' || kind === 'analog';
-        return {
-            order: kind === 'registers' && type !== 'bit',
-            bit: type === 'bit',
-            length: type === 'string',
-            scale: numeric,
-            offset: numeric,
-            deadband: numeric
-        };
-    }
+    var Rows = window.NinesTagRows;
 
     // ---- the editor ----
 
@@ -146,6 +95,8 @@
         this.opts = opts;
         this.timer = null;
         this.seq = 0;
+        // where the device counts addresses from (the runtime's answer says; 0 until it does)
+        this.addressBase = 0;
         this.build();
     }
 
@@ -186,112 +137,142 @@
         // the list grows with its rows up to a screenful, then scrolls (a sheet may hold hundreds)
         this.list.parent().css({ 'max-height': '360px', 'overflow-y': 'auto' });
         withSchema(function () {
-            (self.node.tags || []).forEach(function (tag) { self.list.editableList('addItem', $.extend({}, tag)); });
+            (self.node.tags || []).forEach(function (tag) { self.list.editableList('addItem', { given: $.extend({}, tag) }); });
             self.changed();
         });
     };
 
-    /** A new row's tag: the next name, the last row's table and type, the address after the last row. */
+    /**
+     * A new row's tag: the next name, the last row's table and type, the address after the last
+     * row's (as the runtime read that row), else the device's first address.
+     */
     Editor.prototype.nextTag = function (adding) {
         var protocol = this.protocol();
         var tables = schema.protocols[protocol].tables;
+        var items = this.rows().filter(function () { return this !== adding; });
         var rows = this.tags(adding);
         var last = rows[rows.length - 1];
-        var table = last && tables[last.table] ? last.table : (protocol === 'ascii' ? 'input' : 'holding');
-        var type = last && last.table === table && last.type ? last.type : tables[table].types[0];
-        var address = 0;
-        if (last && last.table === table && typeof last.address === 'number') {
-            var span = typeof last.length === 'number' ? last.length : (schema.words[last.type] || 1);
-            address = Math.min(last.address + (tables[table].kind === 'registers' ? span : 1), tables[table].max);
+        // the last row as the runtime read it (aliases resolved), else as it is spelled
+        var read = (last && items.last().data('reading')) || last || {};
+        var table = tables[read.table] ? read.table : (protocol === 'ascii' ? 'input' : 'holding');
+        var type = read.table === table && read.type ? read.type : tables[table].types[0];
+        var kind = tables[table].kind;
+        var base = kind === 'registers' || kind === 'bits' ? this.addressBase : 0;
+        var address = base;
+        if (read.table === table && typeof last.address === 'number') {
+            var span = typeof last.length === 'number' ? last.length : (schema.words[type] || 1);
+            address = Math.min(last.address + (kind === 'registers' ? span : 1), tables[table].max + base);
         }
         return { name: 'tag' + (rows.length + 1), table: table, address: address, type: type };
     };
 
+    /**
+     * A row: {given: tag} for a tag of the node or a sheet, taken whatever it holds (a row with no
+     * name is the runtime's to refuse); the add button's {} for a new one.
+     */
     Editor.prototype.addRow = function (row, index, data) {
         var self = this;
-        var tag = data && data.name !== undefined ? data : this.nextTag(row[0]);
-        var order = orderOf(tag);
+        var fresh = !data || data.given === undefined;
+        var tag = fresh ? this.nextTag(row[0]) : data.given;
+        var shown = Rows.texts(tag, schema, this.protocol());
         row.data('tag', tag);
+        row.data('reading', null);
         row.css({ display: 'flex', 'flex-wrap': 'wrap', gap: '4px', 'align-items': 'center' });
         var input = function (field, width) {
             return $('<input type="text">').addClass('nines-tag-' + field).css('width', width)
-                .attr('placeholder', t('field.' + field)).attr('title', t('field.' + field))
-                .val(tag[field] === undefined || tag[field] === null ? '' : String(field === 'order' ? order : tag[field]));
+                .attr('placeholder', t('field.' + field)).attr('title', t('field.' + field)).val(shown[field]);
         };
         input('name', '120px').appendTo(row);
         var table = $('<select class="nines-tag-table" style="width: 95px;"></select>').attr('title', t('field.table')).appendTo(row);
         input('address', '60px').appendTo(row);
         var type = $('<select class="nines-tag-type" style="width: 85px;"></select>').attr('title', t('field.type')).appendTo(row);
         var orderSel = $('<select class="nines-tag-order" style="width: 85px;"></select>').attr('title', t('field.order')).appendTo(row);
-        var extra = {
-            bit: input('bit', '40px').appendTo(row),
-            length: input('length', '50px').appendTo(row),
-            scale: input('scale', '55px').appendTo(row),
-            offset: input('offset', '55px').appendTo(row),
-            deadband: input('deadband', '60px').appendTo(row)
-        };
+        var fields = { order: orderSel };
+        ['bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) {
+            fields[f] = input(f, f === 'bit' ? '40px' : f === 'length' ? '50px' : f === 'deadband' ? '60px' : '55px').appendTo(row);
+        });
         input('unit', '50px').appendTo(row);
 
-        function options(select, values, current) {
+        /** A select's options: the runtime's values, then one it does not offer (a sheet's typo or alias, for the core to judge) */
+        function options(select, values, current, blank) {
             select.empty();
-            var list = values.slice();
-            // a value the runtime does not offer (a typo in a sheet) stays, for the core to judge
-            if (current !== undefined && current !== '' && list.indexOf(current) < 0) { list.push(current); }
+            var list = (blank ? [''] : []).concat(values);
+            if (list.indexOf(current) < 0) { list.push(current); }
             list.forEach(function (v) { $('<option></option>').val(v).text(v).appendTo(select); });
-            if (current !== undefined && current !== '') { select.val(current); }
+            select.val(current);
         }
-        function refresh(tableChanged) {
-            var protocol = self.protocol();
-            var tables = schema.protocols[protocol].tables;
-            var tb = table.val() || tag.table;
-            options(table, Object.keys(tables), tb);
-            var info = tables[table.val()];
-            var types = info ? info.types : [];
-            var ty = type.val() || tag.type;
-            if (tableChanged && info && types.indexOf(ty) < 0) { ty = types[0]; }
-            options(type, types, ty === undefined && info ? types[0] : ty);
-            var show = shape(protocol, table.val(), type.val());
-            orderSel.toggle(show.order);
-            Object.keys(extra).forEach(function (f) { extra[f].toggle(show[f]); });
+        /** The schema's entry for the row's table: as spelled, else as the runtime read it */
+        function tableInfo() {
+            var tables = schema.protocols[self.protocol()].tables;
+            var read = row.data('reading');
+            return tables[table.val()] || (read ? tables[read.table] : null);
         }
-        table.val(tag.table);
-        options(orderSel, [''].concat(Object.keys(schema.orders)), order === undefined ? '' : order);
+        function typeOptions(current) {
+            var info = tableInfo();
+            options(type, info ? info.types : [], current, current === '');
+        }
+        /** Shows the fields that hold a value and those the tag takes (the runtime's reading, else the schema's) */
+        function refresh() {
+            var read = row.data('reading');
+            var takes = read ? read.fields : Rows.takes(schema, self.protocol(), table.val(), type.val());
+            var show = Rows.visible(self.texts(row), takes);
+            Object.keys(fields).forEach(function (f) { fields[f].toggle(show[f]); });
+        }
+        /** The user picked a table or a type: the fields the new one does not take are emptied (in sight) */
+        function picked(tableChanged) {
+            row.data('reading', null);
+            var info = tableInfo();
+            if (tableChanged) { typeOptions(info && info.types.indexOf(type.val()) < 0 ? info.types[0] : type.val()); }
+            Rows.emptied(schema, self.protocol(), table.val(), type.val()).forEach(function (f) { fields[f].val(''); });
+            refresh();
+            self.changed();
+        }
+        options(table, Object.keys(schema.protocols[this.protocol()].tables), shown.table, shown.table === '');
+        typeOptions(shown.type);
+        var orders = Object.keys(schema.orders).concat(shown.order === Rows.PAIR ? [Rows.PAIR] : []);
+        options(orderSel, orders, shown.order, true);
         orderSel.find('option[value=""]').text(t('defaultOrder'));
-        refresh(false);
-        table.on('change', function () { refresh(true); self.changed(); });
-        type.on('change', function () { refresh(false); self.changed(); });
-        row.find('input').on('change keyup', function () { self.changed(); });
+        // a tag that names wordOrder/byteOrder keeps them, shown as they are
+        orderSel.find('option[value="' + Rows.PAIR + '"]').text(['wordOrder', 'byteOrder'].filter(function (k) { return tag[k] !== undefined; })
+            .map(function (k) { return k + ' ' + tag[k]; }).join(', '));
+        table.find('option[value=""]').text('');
+        refresh();
+        table.on('change', function () { picked(true); });
+        type.on('change', function () { picked(false); });
+        row.find('input').on('change keyup', function () { refresh(); self.changed(); });
         orderSel.on('change', function () { self.changed(); });
-        row.data('refresh', function () { refresh(false); });
-        if (!data || data.name === undefined) { self.changed(); }
+        row.data('refresh', function () {
+            row.data('reading', null);
+            options(table, Object.keys(schema.protocols[self.protocol()].tables), table.val() || '', !table.val());
+            typeOptions(type.val() || '');
+            refresh();
+        });
+        row.data('read', function (reading) { row.data('reading', reading); refresh(); });
+        if (fresh) { self.changed(); }
+    };
+
+    /** @returns {Object<string, string>} a row's fields as they are */
+    Editor.prototype.texts = function (row) {
+        var out = {};
+        Rows.EDITED.forEach(function (f) {
+            var v = row.find('.nines-tag-' + f).val();
+            out[f] = v === undefined || v === null ? '' : String(v);
+        });
+        return out;
     };
 
     /**
-     * The rows as tags, as they will be saved: fields that do not apply to a row are left out.
+     * The rows as tags, as they will be saved (Rows.tagOf: unedited fields as they came).
      * @param {Element} [skip] a row being added (its fields are not there yet)
      */
     Editor.prototype.tags = function (skip) {
         var out = [];
         var self = this;
+        var protocol = this.protocol();
         this.rows().each(function () {
             if (this === skip) { return; }
             var row = $(this);
-            var kept = $.extend({}, row.data('tag'));
-            // the dialog edits these; a sheet's description or readOnly are kept as they came
-            FIELDS.concat(['wordOrder', 'byteOrder']).forEach(function (f) { delete kept[f]; });
-            var protocol = self.protocol();
-            var tag = {};
-            tag.name = cleanValue('name', row.find('.nines-tag-name').val());
-            tag.table = cleanValue('table', row.find('.nines-tag-table').val());
-            tag.address = addressOf(row);
-            tag.type = cleanValue('type', row.find('.nines-tag-type').val());
-            var show = schema ? shape(protocol, tag.table, tag.type) : {};
-            ['order', 'bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) {
-                if (show[f]) { tag[f] = cleanValue(f, row.find('.nines-tag-' + f).val()); }
-            });
-            tag.unit = cleanValue('unit', row.find('.nines-tag-unit').val());
-            Object.keys(tag).forEach(function (k) { if (tag[k] === undefined) { delete tag[k]; } });
-            out.push($.extend(tag, kept));
+            out.push(Rows.tagOf(self.texts(row), row.data('tag') || {}, schema, protocol));
         });
         return out;
     };
@@ -328,10 +309,17 @@
         this.status.attr('data-state', 'ready');
         if (r.failed) { this.status.text(t('checkFailed')); return; }
         var self = this;
+        this.addressBase = r.addressBase || 0;
+        // each row shows the fields its tag takes, as the runtime read the row
+        (r.rows || []).forEach(function (reading, i) {
+            var fn = items.eq(i).data('read');
+            if (fn) { fn(reading); }
+        });
         r.problems.forEach(function (p) {
             var row = typeof p.path[0] === 'number' ? items.eq(p.path[0]) : null;
             if (row && row.length) {
-                var field = row.find('.nines-tag-' + p.path[1] + ':visible');
+                var name = p.path[1] === 'wordOrder' || p.path[1] === 'byteOrder' ? 'order' : p.path[1];
+                var field = row.find('.nines-tag-' + name + ':visible');
                 // a field the row does not show (a sheet's wordOrder): the row is marked, by its name
                 if (!field.length) { field = row.find('.nines-tag-name'); }
                 field.addClass('input-error').attr('title', p.rule);
@@ -366,7 +354,7 @@
                 r.problems.forEach(function (p) { $('<li></li>').text(p.text).appendTo(ul); });
             }
             self.list.editableList('empty');
-            r.tags.forEach(function (tag) { self.list.editableList('addItem', tag); });
+            r.tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
             self.changed();
         }).fail(function (xhr) {
             var e = xhr.responseJSON && xhr.responseJSON.error;

@@ -6,6 +6,7 @@
  */
 
 const { decodeOne, decodeRegisters } = require('../values/registers');
+const { engineeringValue } = require('../values/rounding');
 
 /**
  * Decodes the tags of one block from its reply into `values` (by tag index).
@@ -56,7 +57,7 @@ function decodeAscii (block, tags, reply, values) {
       values[i] = lines[t.address] === true;
     } else {
       const raw = t.table === 'counter' ? reply.count : reply.value;
-      values[i] = t.scale === 1 && t.offset === 0 ? raw : raw * t.scale + t.offset;
+      values[i] = engineeringValue(raw, t.type, t.scale, t.offset);
     }
   }
 }

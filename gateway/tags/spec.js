@@ -274,13 +274,14 @@ function checkTag (raw, i, modbus, limits, add) {
     tag.address = address - base;
   }
 
-  if (tag.type === 'bit') {
+  const takes = tagFields(t.kind, tag.type);
+  if (takes.includes('bit')) {
     if (!Number.isInteger(raw.bit) || raw.bit < 0 || raw.bit > 15) add([i, 'bit'], raw.bit, 'must be an integer from 0 to 15 for type bit (bit 0 is the least significant)');
     else tag.bit = raw.bit;
   } else if (raw.bit !== undefined) {
     add([i, 'bit'], raw.bit, 'is only used with type bit');
   }
-  if (tag.type === 'string') {
+  if (takes.includes('length')) {
     if (!Number.isInteger(raw.length) || raw.length < 1 || raw.length > C.MODBUS_MAX_READ_REGISTERS) {
       add([i, 'length'], raw.length, `must be an integer from 1 to ${C.MODBUS_MAX_READ_REGISTERS} for type string (registers, two characters each)`);
     } else {
@@ -299,8 +300,8 @@ function checkTag (raw, i, modbus, limits, add) {
     add([i, 'address'], raw.address, `leaves no room for ${tag.span} ${t.kind}: address + ${tag.span} must stay within 65536`);
   }
 
-  checkOrder(raw, tag, t, add, i);
-  const numeric = NUMERIC_TYPES.includes(tag.type) || t.kind === 'counter' || t.kind === 'analog';
+  checkOrder(raw, tag, takes.includes('order'), add, i);
+  const numeric = takes.includes('scale');
   for (const key of ['scale', 'offset']) {
     if (raw[key] === undefined) continue;
     if (!numeric) add([i, key], raw[key], `applies to numeric tags only, not ${tag.type}`);
@@ -330,6 +331,48 @@ function checkTag (raw, i, modbus, limits, add) {
   // two would be overwritten, so bit tags are read-only
   if (tag.type === 'bit') tag.readOnly = true;
   return tag;
+}
+
+/** The optional fields of a tag of each kind: what tagFields answers, by its one rule */
+const ORDER_FIELDS = Object.freeze(['order', 'wordOrder', 'byteOrder']);
+const NUMBER_FIELDS = Object.freeze(['scale', 'offset', 'deadband']);
+
+/**
+ * The optional fields a tag takes, by its table's kind and its (canonical) type: an order for a
+ * register value, `bit` for type bit, `length` for a string, scale, offset and deadband for a number.
+ * checkTag refuses the others, and the editor shows these (tag-admin.js serves them), so the two
+ * cannot disagree about which fields a tag keeps.
+ * @param {string} kind bits|registers|line|counter|analog
+ * @param {string} type a canonical type (bool, bit, int16, …, string)
+ * @returns {string[]}
+ */
+function tagFields (kind, type) {
+  const out = [];
+  if (kind === 'registers' && type !== 'bit') out.push(...ORDER_FIELDS);
+  if (kind === 'registers' && type === 'bit') out.push('bit');
+  if (kind === 'registers' && type === 'string') out.push('length');
+  if (NUMERIC_TYPES.includes(type) || kind === 'counter' || kind === 'analog') out.push(...NUMBER_FIELDS);
+  return out;
+}
+
+/**
+ * How the core reads one raw tag's table and type, aliases, case and Modicon references resolved,
+ * whatever else is wrong with it: for the editor, which shows each row the fields its tag takes.
+ * @param {unknown} raw a tag as written
+ * @param {TagContext} ctx
+ * @returns {{table: string, type: string, fields: string[]}|null} null when the table or type is
+ *   not one the core knows
+ */
+function readTag (raw, ctx) {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  const modbus = ctx.protocol !== 'ascii';
+  const tables = modbus ? MODBUS_TABLES : ASCII_TABLES;
+  const modicon = modbus ? parseModicon(raw.address) : null;
+  const table = modicon !== null ? modicon.table : resolveTable(raw.table, tables);
+  if (table === null) return null;
+  const type = resolveType(raw.type, tables[table], () => {}, 0);
+  if (type === null) return null;
+  return { table, type, fields: tagFields(tables[table].kind, type) };
 }
 
 /** Modicon reference: first digit → table; the rest counts from 1 (5 digits to 9999, 6 digits to 65536) */
@@ -381,10 +424,10 @@ function resolveType (value, t, add, i) {
   return type;
 }
 
-function checkOrder (raw, tag, t, add, i) {
+function checkOrder (raw, tag, takesOrder, add, i) {
   const given = ['order', 'wordOrder', 'byteOrder'].filter((k) => raw[k] !== undefined);
   if (given.length === 0) return;
-  if (t.kind !== 'registers' || tag.type === 'bit') {
+  if (!takesOrder) {
     add([i, given[0]], raw[given[0]], 'applies to register values only');
     return;
   }
@@ -480,4 +523,4 @@ function tableInfo (protocol, table) {
   return (protocol === 'ascii' ? ASCII_TABLES : MODBUS_TABLES)[table];
 }
 
-module.exports = { checkTags, tagConflicts, buildTags, tagContext, tableInfo, DEFAULT_MAX_GAP, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, MAX_TAGS, KEYS };
+module.exports = { checkTags, tagConflicts, buildTags, tagContext, tableInfo, tagFields, readTag, DEFAULT_MAX_GAP, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, MAX_TAGS, KEYS };

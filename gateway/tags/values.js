@@ -4,8 +4,11 @@
  * What "changed" means for a poll of tags: a tag's quality changed, or its value moved by more than
  * its deadband (in engineering units; the job's deadband for tags without their own). The value
  * gate (values/gate.js) compares each poll with what it last emitted, so slow drift is published
- * once it adds up to the deadband, never lost in per-poll steps.
+ * once it adds up to the deadband, never lost in per-poll steps. "More than" is decided as
+ * rounding.js exceedsDeadband says: a step of exactly the deadband (70.1 → 70.2 at 0.1) is not more.
  */
+
+const { exceedsDeadband } = require('../values/rounding');
 
 /**
  * @param {import('./spec').Tag[]} tags
@@ -21,7 +24,7 @@ function tagComparer (tags, jobDeadband = 0) {
     if (ref.quality[name] !== next.quality[name]) return true;
     const a = ref.values[name];
     const b = next.values[name];
-    if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) > bands[i] || Number.isNaN(a) !== Number.isNaN(b);
+    if (typeof a === 'number' && typeof b === 'number') return exceedsDeadband(a, b, bands[i]) || Number.isNaN(a) !== Number.isNaN(b);
     return a !== b;
   };
   return {

@@ -9,6 +9,8 @@
  * window ends, so a change is never lost, only coalesced.
  */
 
+const { exceedsDeadband } = require('./rounding');
+
 /**
  * Extracts the values of a reply: Modbus `data`; ASCII digital `{outputs, inputs}`; otherwise the
  * typed scalar (`value`, `count`, `name`) or the raw text.
@@ -26,14 +28,15 @@ function replyValues (reply) {
 }
 
 /**
- * Deep comparison with a numeric deadband.
+ * Deep comparison with a numeric deadband (a step of exactly the deadband is not more than it,
+ * whatever float noise its difference carries: rounding.js exceedsDeadband).
  * @param {unknown} a
  * @param {unknown} b
  * @param {number} deadband
  * @returns {boolean} true when b differs from a
  */
 function changed (a, b, deadband) {
-  if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) > deadband || (Number.isNaN(a) !== Number.isNaN(b));
+  if (typeof a === 'number' && typeof b === 'number') return exceedsDeadband(a, b, deadband) || (Number.isNaN(a) !== Number.isNaN(b));
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length !== b.length) return true;
     for (let i = 0; i < a.length; i++) if (changed(a[i], b[i], deadband)) return true;

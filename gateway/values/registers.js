@@ -15,13 +15,15 @@
  * Applied as: swap the bytes inside each register (byteOrder little), reverse the registers of one
  * value (wordOrder little), then read the bytes as big-endian.
  *
- * Values are `raw * scale + offset` on decode and `(value - offset) / scale` on encode. On encode an
+ * Values are `raw * scale + offset` on decode, without float noise (rounding.js: a float32 is its
+ * shortest decimal, 71.3; 701 at scale 0.1 is 70.1), and `(value - offset) / scale` on encode. On encode an
  * integer type takes only a whole raw value within its range: 3.7 for an int16 is refused
  * (NINES_ERR_INVALID_VALUE), never rounded to 4 and never wrapped. A raw value within 1e-9 (relative)
  * of a whole number counts as whole, so 71.3 at scale 0.1 is 713, not a float artefact 712.9999….
  */
 
 const { NinesError } = require('../base/errors');
+const { engineeringValue } = require('./rounding');
 
 /** Type → registers per value; `bool` packs 16 values per register, `string` 2 characters */
 const TYPES = Object.freeze({
@@ -193,18 +195,6 @@ function readRaw (b, type) {
   throw new Error(`unreachable type ${type}`);
 }
 
-function applyScale (raw, scale, offset) {
-  if (typeof raw === 'bigint') {
-    if (scale === 1 && offset === 0) {
-      // keep every digit: a number when it is exact, a BigInt beyond 2^53
-      const n = Number(raw);
-      return Number.isSafeInteger(n) ? n : raw;
-    }
-    return Number(raw) * scale + offset;
-  }
-  return scale === 1 && offset === 0 ? raw : raw * scale + offset;
-}
-
 /**
  * Decodes one value of a numeric type (not bool or string) that starts at bytes[byteOffset].
  * @param {Buffer} bytes register bytes, big-endian as on the wire
@@ -214,7 +204,7 @@ function applyScale (raw, scale, offset) {
  * @returns {number|bigint}
  */
 function decodeOne (bytes, byteOffset, o) {
-  return applyScale(readRaw(ordered(bytes, byteOffset, TYPES[o.type].words, o), o.type), o.scale, o.offset);
+  return engineeringValue(readRaw(ordered(bytes, byteOffset, TYPES[o.type].words, o), o.type), o.type, o.scale, o.offset);
 }
 
 /**
@@ -232,7 +222,8 @@ function decodeOne (bytes, byteOffset, o) {
  * @param {'big'|'little'} [opts.byteOrder='big'] order of the bytes inside a register
  * @param {string} [opts.order] ABCD|CDAB|BADC|DCBA, instead of wordOrder and byteOrder
  * @param {number} [opts.scale=1] multiplier applied to each raw value
- * @param {number} [opts.offset=0] added after scaling
+ * @param {number} [opts.offset=0] added after scaling; the value is rounded to the decimals the raw
+ *   value, scale and offset carry, and a float32 to its shortest decimal (rounding.js)
  * @param {number} [opts.count] values (bits for bool, characters for string); default: all that fit
  * @returns {Array<number|bigint|boolean>|string}
  */
@@ -288,7 +279,10 @@ function toRaw (v, i, o) {
   if (t.integer) {
     if (typeof raw === 'number') {
       const whole = Math.round(raw);
-      if (Math.abs(raw - whole) > WHOLE_TOLERANCE * Math.max(1, Math.abs(raw))) {
+      // the tolerance covers (value - offset) / scale's own error too: a small scale beside a large
+      // offset (8192.9996 at 0.0001 + 8193) magnifies the subtraction's last bit
+      const slack = Math.max(WHOLE_TOLERANCE * Math.max(1, Math.abs(raw)), 4 * Number.EPSILON * (Math.abs(v) + Math.abs(o.offset)) / Math.abs(o.scale));
+      if (Math.abs(raw - whole) > slack) {
         const how = o.scale === 1 && o.offset === 0 ? '' : ` (raw = (value - ${o.offset}) / ${o.scale})`;
         failValue(`value ${i} (${v}) is not representable as ${o.type}: raw ${raw}${how} is not a whole number, and it is not rounded`,
           { field: `values[${i}]`, value: v, type: o.type, raw });

@@ -13,10 +13,10 @@
  * A deployed device config node lends its request limits; a new one the protocol's.
  */
 
-const { checkTags, parseTagSheet, planReads, tagContext, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, KEYS } = require('../../gateway/tags');
+const { checkTags, parseTagSheet, planReads, tagContext, tagFields, readTag, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, MAX_TAGS, KEYS } = require('../../gateway/tags');
 const { TYPES, ORDERS } = require('../../gateway/values/registers');
 const { toNinesError } = require('../../gateway/base/errors');
-const { rawTags } = require('./tag-list');
+const { rawTags, NUMBER_FIELDS, NUMBER_TEXT } = require('./tag-list');
 
 const PERMISSION = 'nines-tags.read';
 /** Admin apps the endpoints were added to (each node file registers them; the first one does it) */
@@ -62,7 +62,9 @@ function schema () {
       // the type the core gives a tag of this table with no type
       const def = checkTags([{ name: 'probe', table: name, address: 0 }], ctx).tags[0].type;
       const types = t.kind === 'registers' ? [...NUMERIC_TYPES, 'bit', 'string'] : [def];
-      out[name] = { kind: t.kind, writable: t.writable, max: t.max === undefined ? 65535 : t.max, types: [def, ...types.filter((x) => x !== def)] };
+      const offered = [def, ...types.filter((x) => x !== def)];
+      const fields = Object.fromEntries(offered.map((type) => [type, tagFields(t.kind, type)]));
+      out[name] = { kind: t.kind, writable: t.writable, max: t.max === undefined ? 65535 : t.max, types: offered, fields };
     }
     return out;
   };
@@ -73,7 +75,10 @@ function schema () {
     orders: ORDERS,
     numericTypes: NUMERIC_TYPES,
     words,
-    fields: KEYS
+    fields: KEYS,
+    // what the runtime takes as a number typed as text (tag-list.js rawTag), and in which fields
+    numberText: NUMBER_TEXT.source,
+    numberFields: NUMBER_FIELDS
   };
   return cachedSchema;
 }
@@ -94,12 +99,21 @@ function editorContext (protocol) {
 }
 
 /**
- * @returns {{count: number, problems: Array<{path: Array<string|number>, value: unknown, rule: string, text: string}>, reads?: number}}
+ * @returns {{count: number, problems: Array<{path: Array<string|number>, value: unknown, rule: string, text: string}>,
+ *   rows: Array<{table: string, type: string, fields: string[]}|null>, addressBase: 0|1, reads?: number}}
  */
 function checkList (RED, body) {
   const ctx = contextFor(RED, body);
-  const { tags, problems } = checkTags(rawTags(body.tags), ctx);
-  const out = { count: Array.isArray(body.tags) ? body.tags.length : 0, problems: problems.map((p) => ({ ...p, text: `tags${formatPath(p.path)}: ${show(p.value)} ${p.rule}` })) };
+  const raw = rawTags(body.tags);
+  const { tags, problems } = checkTags(raw, ctx);
+  const out = {
+    count: Array.isArray(body.tags) ? body.tags.length : 0,
+    problems: problems.map((p) => ({ ...p, text: `tags${formatPath(p.path)}: ${show(p.value)} ${p.rule}` })),
+    // each row as the core reads it (canonical table and type, the fields it takes), so the dialog
+    // shows a row spelled "HR" / "INT" the fields the core applies to holding / int16
+    rows: Array.isArray(raw) && raw.length <= MAX_TAGS ? raw.map((r) => readTag(r, ctx)) : [],
+    addressBase: ctx.addressBase
+  };
   if (problems.length === 0) out.reads = planReads(tags, ctx).length;
   return out;
 }

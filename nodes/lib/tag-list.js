@@ -103,4 +103,4 @@ function badTags (quality) {
   return { names, code: names.length === 0 ? null : quality[names[0]] };
 }
 
-module.exports = { rawTag, rawTags, usesTags, nodeTags, tagRead, unitsOf, badTags, NUMBER_FIELDS };
+module.exports = { rawTag, rawTags, usesTags, nodeTags, tagRead, unitsOf, badTags, NUMBER_FIELDS, NUMBER_TEXT };

@@ -41,7 +41,31 @@ describe('tag endpoints of the editor', function () {
     assert.match(p.text, /^tags\[5\]\.address: 70000 must be/);
 
     const good = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ name: 'a', table: 'holding', address: 0, type: 'float32' }, { name: 'b', table: 'coil', address: 1 }] }).expect(200);
-    assert.deepEqual(good.body, { count: 2, problems: [], reads: 2 });
+    assert.deepEqual(good.body, {
+      count: 2,
+      problems: [],
+      reads: 2,
+      rows: [{ table: 'holding', type: 'float32', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband'] }, { table: 'coil', type: 'bool', fields: [] }],
+      addressBase: 0
+    });
+  });
+
+  it('gives each row as the core reads it, aliases and IEC names resolved, whatever else is wrong with it', async () => {
+    const res = await post('/nines-tags/check', {
+      protocol: 'modbus',
+      tags: [
+        { name: 'level', table: 'HR', address: 1, type: 'INT', scale: 0.1 },
+        { address: '30001', type: 'bit', bit: 99 },
+        { name: 'x', table: 'holding', address: 2, type: 'float16' },
+        { name: 'y', table: 'nowhere', address: 3 }
+      ]
+    }).expect(200);
+    assert.deepEqual(res.body.rows, [
+      { table: 'holding', type: 'int16', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband'] },
+      { table: 'input', type: 'bit', fields: ['bit'] },
+      null,
+      null
+    ]);
   });
 
   it('checks against the protocol of the device: ASCII tables on an ED device', async () => {
@@ -105,5 +129,9 @@ describe('tag endpoints of the editor', function () {
     assert.deepEqual(ascii.tables.counter.types, ['uint32']);
     assert.equal(ascii.tables.output.max, 7);
     assert.deepEqual(Object.keys(res.body.orders), ['ABCD', 'CDAB', 'BADC', 'DCBA']);
+    // the fields each table and type take (tags/spec.js tagFields), so the dialog needs no rule of its own
+    assert.deepEqual(modbus.tables.holding.fields.string, ['order', 'wordOrder', 'byteOrder', 'length']);
+    assert.deepEqual(ascii.tables.counter.fields.uint32, ['scale', 'offset', 'deadband']);
+    assert.deepEqual(ascii.tables.input.fields.bool, []);
   });
 });

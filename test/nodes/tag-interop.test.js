@@ -16,7 +16,7 @@ const readNode = require('../../nodes/nines-modbus-read');
 
 const ORDERS = ['ABCD', 'CDAB', 'BADC', 'DCBA'];
 const VALUES = {
-  float32: { value: -123.456, bytes: 4, write: (b, v) => b.writeFloatBE(v), expect: Math.fround(-123.456) },
+  float32: { value: -123.456, bytes: 4, write: (b, v) => b.writeFloatBE(v), expect: -123.456 }, // the float32 nearest -123.456, given as its shortest decimal
   int32: { value: -123456789, bytes: 4, write: (b, v) => b.writeInt32BE(v), expect: -123456789 },
   float64: { value: 1234567.891011, bytes: 8, write: (b, v) => b.writeDoubleBE(v), expect: 1234567.891011 }
 };

@@ -64,7 +64,9 @@ describe('tags through the gateway: named values over MQTT, decoded in the worke
     const { body, topic } = run.values[0];
     assert.equal(topic, 'nines/interop/orders/value');
     for (const t of tags) {
-      const want = t.type === 'float32' ? Math.fround(WRITTEN.float32) : WRITTEN[t.type];
+      // a float32 is given as its shortest decimal (values/rounding.js): the float32 pymodbus wrote for
+      // -1234.5678 is -1234.5677490234375, whose nearest 8-digit decimal is -1234.5677
+      const want = t.type === 'float32' ? -1234.5677 : WRITTEN[t.type];
       assert.equal(body.values[t.name], want, `${t.name}`);
       assert.equal(body.quality[t.name], 'ok');
     }
