@@ -39,6 +39,7 @@ const ROOT = path.join(__dirname, '..', '..');
 const TOOLS = {
   socat: { pkg: 'socat', why: 'linked pseudo-terminals for the Modbus RTU tests' },
   mosquitto: { pkg: 'mosquitto', why: 'a real MQTT broker beside the embedded one', sbin: ['/usr/sbin', '/usr/local/sbin', '/opt/homebrew/sbin'], envVar: 'MOSQUITTO_BIN' },
+  mosquitto_sub: { pkg: 'mosquitto-clients', why: 'the docs walkthrough subscribes as a reader would (test/docs/snippets.test.js)' },
   mbpoll: { pkg: 'mbpoll', why: 'a libmodbus master against the simulators' },
   openssl: { pkg: 'openssl', why: 'a throwaway certificate for the MQTT TLS tests' },
   ss: { pkg: 'iproute2', why: 'counting a device\'s TCP connections in the Node-RED scale test' },
@@ -47,6 +48,7 @@ const TOOLS = {
   // Debian's pymodbus 3.0 imports serial_asyncio without depending on it
   pymodbus: { pkg: 'python3-pymodbus python3-serial-asyncio', why: 'an independent Modbus client and payload encoder for the interop tests', files: ['/usr/lib/python3/dist-packages/pymodbus/__init__.py', '/usr/lib/python3/dist-packages/serial_asyncio/__init__.py'] },
   prometheus: { pkg: 'prometheus', why: 'a real Prometheus server scraping two gateways\' metrics endpoints' },
+  promtool: { pkg: 'prometheus', why: 'checks the PromQL of the docs' },
   sparkplug: { pkg: 'python3-protobuf python3-paho-mqtt', why: 'an independent Sparkplug B host: paho-mqtt and protobuf with Tahu\'s sparkplug_b.proto', files: ['/usr/lib/python3/dist-packages/google/protobuf/__init__.py', '/usr/lib/python3/dist-packages/paho/mqtt/client.py'] },
   unshare: { pkg: 'util-linux', why: 'a private tmpfs that fills up, for the disk-full spool fault test' }
 };
