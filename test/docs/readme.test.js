@@ -66,6 +66,32 @@ describe('docs/', () => {
     for (const code of table.match(/NINES_ERR_[A-Z_]+/g) || []) assert.ok(CODES[code], `docs/error-codes.md names ${code}, which gateway/base/errors.js does not define`);
   });
 
+  it('gateway.md\'s config reference names every key of the config schema, in its section', () => {
+    const { schema } = require('../../gateway/runtime/config/schema');
+    const text = read('docs/gateway.md').replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+    const ref = text.slice(text.indexOf('## Config reference'));
+    const sections = new Map([...ref.matchAll(/^### (\S+)\n([\s\S]*?)(?=^##)/gm)].map((m) => [m[1], m[2]]));
+    const paths = [];
+    // every property path of the schema: objects' properties, maps of names (<name>) and lists ([])
+    const walk = (node, at) => {
+      if (!node || typeof node !== 'object') return;
+      for (const k of ['then', 'else']) walk(node[k], at);
+      for (const k of ['oneOf', 'anyOf', 'allOf']) for (const n of node[k] || []) walk(n, at);
+      for (const [k, v] of Object.entries(node.properties || {})) { paths.push(at ? `${at}.${k}` : k); walk(v, at ? `${at}.${k}` : k); }
+      if (node.additionalProperties && typeof node.additionalProperties === 'object') walk(node.additionalProperties, `${at}.<name>`);
+      for (const v of Object.values(node.patternProperties || {})) walk(v, `${at}.<name>`);
+      walk(node.items, `${at}[]`);
+    };
+    walk(schema, '');
+    assert.ok(paths.length > 100, `${paths.length} keys found in the schema`);
+    for (const p of paths) {
+      const section = [...sections.keys()].filter((s) => p.startsWith(s.endsWith('[]') ? s : `${s}.`)).sort((a, b) => b.length - a.length)[0];
+      if (section === undefined) { assert.ok(sections.has(p) || ['devices', 'jobs'].includes(p), `${p}: no section of the config reference holds it`); continue; }
+      const rel = p.slice(section.length).replace(/^\./, '');
+      assert.ok(sections.get(section).includes(`\`${rel}\``), `the config reference's ${section} section does not name \`${rel}\` (${p})`);
+    }
+  });
+
   it('every relative link of README.md and docs/*.md reaches its file, and its heading', () => {
     const pages = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
     for (const page of pages) {
