@@ -2,7 +2,7 @@
 
 /**
  * Every failure nines reports carries a stable `code` (NINES_ERR_*). Callers match on `code`,
- * never on the message text. The table below is the single source: README's error table and the
+ * never on the message text. The table below is the single source: docs/error-codes.md's table and the
  * Node-RED message catalogs are written from it.
  *
  * Errors cross worker threads and MQTT as plain `{code, message, details}` (see `toJSON` and

@@ -133,7 +133,7 @@ const OP_OPTIONS = Object.freeze({
 /**
  * Checks that exactly one operation flag was given (--command, --generator, --read, --write), in
  * the CLI's words: the job spec's own message names its YAML fields (a `tags` option the CLI has
- * not), and "got []" told a user of the README's sweep example nothing (issue 21).
+ * not), and "got []" told a user of the docs' sweep example nothing (issue 21).
  * @param {Record<string, any>} values parsed flags
  * @param {string} cmd the command, for the message
  * @param {string[]} [flags] the operation flags the command takes

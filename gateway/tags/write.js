@@ -9,7 +9,7 @@
  * Modbus: a coil is FC5; a one-register value FC6; a wider value or a string FC16. A device that
  * lacks one of them (devices/spec.js unsupportedFunctionCodes) gets the one that stands in: FC15 of
  * one coil for FC5, FC16 of one register for FC6, and for FC16 one FC6 per register, in order. That
- * last one is not atomic: between two of its writes the device holds half a new value (the README
+ * last one is not atomic: between two of its writes the device holds half a new value (docs/lines.md
  * says so; such devices leave no other way). ASCII ED series: an output line is `#AAAcDD`, an analog
  * channel `#AAn+DD.DDD` (volts after scale and offset).
  * Read-only tags (inputs, discrete inputs, bits of a register, tags marked readOnly) are refused.

@@ -323,7 +323,7 @@ function accounting (rig, { slack } = {}) {
 }
 
 /**
- * Prints a scenario's figures (they go into the README's reliability section) when
+ * Prints a scenario's figures (they go into docs/reliability.md) when
  * NINES_FAULT_REPORT names a file: one JSON line per scenario.
  */
 function report (name, figures) {

@@ -16,7 +16,7 @@ const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createAccumulator, mergeInto, decodeHistogram } = require('../../gateway/latency');
 const { startPrometheus } = require('../helpers/prometheus');
 
-/** The README's figure: schema 5's bucket width (2^(1/32) − 1 = 2.19 %) and the HDR bucket (0.1 %) */
+/** The figure in docs/integrations.md: schema 5's bucket width (2^(1/32) − 1 = 2.19 %) and the HDR bucket (0.1 %) */
 const DOCUMENTED_ERROR = 0.023;
 const PREFIX = 'nines-prom';
 

@@ -128,7 +128,7 @@ class NativeHistogram {
 
   /**
    * The q-quantile as Prometheus 2.x's histogram_quantile computes it for a native histogram:
-   * the bucket holding rank q·count, linear interpolation inside it. For tests and the README's
+   * the bucket holding rank q·count, linear interpolation inside it. For tests and the docs'
    * error figure; Prometheus does this itself.
    * @param {number} q 0…1
    * @returns {number} seconds; NaN when empty
