@@ -151,7 +151,8 @@ function tagsWrong (json, want) {
 /**
  * Runs the drill for durationMs of polling.
  * @param {{durationMs: number, seed?: number, log?: (line: string) => void}} o
- * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number}>, requests: number, gatewayLog: string}>}
+ * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number, targets: Set<string>}>, requests: number, gatewayLog: string}>}
+ *   targets: the target URLs the job's summaries named
  */
 async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-correlation-'));
@@ -195,7 +196,7 @@ async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
     const gwExited = new Promise((resolve) => gw.once('exit', resolve));
     cleanups.push(async () => { if (gw.exitCode === null) { gw.kill('SIGTERM'); await Promise.race([gwExited, new Promise((resolve) => setTimeout(resolve, 5000))]); gw.kill('SIGKILL'); } });
 
-    const jobs = new Map([...expect.keys()].map((job) => [job, { values: 0, wrong: [], ok: 0, timeouts: 0, errors: 0, skipped: 0 }]));
+    const jobs = new Map([...expect.keys()].map((job) => [job, { values: 0, wrong: [], ok: 0, timeouts: 0, errors: 0, skipped: 0, targets: new Set() }]));
     let sub = null;
     const deadline = Date.now() + 15000;
     while (sub === null) {
@@ -217,6 +218,7 @@ async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
         if (wrong !== null) { j.wrong.push(wrong); log(`${job}: ${wrong}`); }
       } else if (kind === 'latency') {
         j.ok += json.ok; j.timeouts += json.timeouts; j.errors += json.errors; j.skipped += json.skipped;
+        j.targets.add(json.target);
       }
     });
     await sub.subscribeAsync([`nines/${id}/+/value`, `nines/${id}/+/latency`], { qos: 1 });
