@@ -122,6 +122,23 @@ describe('gateway/runtime/mqtt/spool: damage and a full disk', () => {
     s.close();
   });
 
+  it('a log cut short (a power loss took records not yet durable): what the checkpoint knew of is counted once, and the job numbers on after it', () => {
+    let s = open();
+    for (let i = 0; i < 10; i++) s.append(rec('a', i));
+    s.checkpoint();
+    s.close();
+    const file = path.join(dir, segFiles(dir)[0]);
+    fs.truncateSync(file, 7 * encodeRecord(rec('a', 0)).length);
+    s = open();
+    assert.deepEqual(takeAll(s).map((e) => e.rec.seq), [0, 1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(drops, [['latency', 'a', 3]]);
+    assert.deepEqual(s.jobs.get('a'), { seq: 9, end: 1009 });
+    s.close();
+    drops.length = 0;
+    open().close();
+    assert.deepEqual(drops, [], 'counted once');
+  });
+
   it('values are numbered per job, so their damage is counted per job too', () => {
     let s = open();
     for (let i = 0; i < 12; i++) s.append(value(i % 3 ? 'v' : 'w', 5000 + i));

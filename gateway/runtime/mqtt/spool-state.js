@@ -51,6 +51,8 @@ class StateFile {
    * @throws {Error} a read error other than a missing file
    */
   read () {
+    // a new file that a crash kept from being renamed: it would only take space
+    try { this.fs.unlinkSync(this.file + '.tmp'); } catch { /* none */ }
     let buf;
     try {
       buf = this.fs.readFileSync(this.file);

@@ -137,7 +137,9 @@ class Spool {
         this._segs.push(seg);
         this._bytes += seg.size;
       });
-      // damage after a job's last good record: what the checkpoint knew of and the log lost
+      // damage after a job's last good record, or a log cut short: what the checkpoint knew of and the log lost
+      const end = this._segs.length ? posOf(this._segs[this._segs.length - 1].index, this._segs[this._segs.length - 1].size) : 0;
+      tally.cutShort = Boolean(state.end) && end < posOf(state.end.seg, state.end.off);
       for (const [job, s] of Object.entries(state.jobs || {})) tally.checkpointed('latency', job, s.seq);
       for (const [job, n] of Object.entries(state.values || {})) tally.checkpointed('value', job, n);
       for (const { kind, job, n } of tally.losses()) this._drop(kind, job, n);
@@ -304,6 +306,8 @@ class Spool {
       jobs: Object.fromEntries(this.jobs),
       values: Object.fromEntries(this._valueNos),
       lossesTo: { seg: segOf(this._lossesTo), off: offOf(this._lossesTo) },
+      // where the log ended: a power loss that takes records not yet durable is then seen
+      end: { seg: segOf(this._writePos), off: offOf(this._writePos) },
       extra: this._extra()
     };
     try {
