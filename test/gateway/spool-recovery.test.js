@@ -139,6 +139,18 @@ describe('gateway/runtime/mqtt/spool: damage and a full disk', () => {
     assert.deepEqual(drops, [], 'counted once');
   });
 
+  it('rot found while running is skipped too, and counted for its job', async () => {
+    const s = open();
+    for (let i = 0; i < 6; i++) s.append(rec(i % 2 ? 'b' : 'a', i >> 1));
+    await durable(s);
+    const size = encodeRecord(rec('a', 0)).length;
+    damage(dir, 3 * size + 50, 8); // b1, after open
+    assert.deepEqual(takeAll(s).map((e) => `${e.rec.job}${e.rec.seq}`), ['a0', 'b0', 'a1', 'a2', 'b2']);
+    assert.deepEqual(drops, [['latency', 'b', 1]]);
+    assert.equal(s.length, 0, 'nothing left waiting that will never come');
+    s.close();
+  });
+
   it('values are numbered per job, so their damage is counted per job too', () => {
     let s = open();
     for (let i = 0; i < 12; i++) s.append(value(i % 3 ? 'v' : 'w', 5000 + i));

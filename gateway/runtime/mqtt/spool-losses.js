@@ -39,6 +39,11 @@ class LossTally {
     if (end > this.countFrom) this._holes++;
   }
 
+  /** A point no gap may be counted across (damage counted before). */
+  boundary () {
+    this._breaks++;
+  }
+
   /** @param {import('./spool-record').SpoolRecord} rec the next good record */
   record (rec) {
     if (rec.flags & FLAG_BREAK) this._breaks++;

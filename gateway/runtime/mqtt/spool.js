@@ -371,25 +371,28 @@ class Spool {
   }
 
   /**
-   * The end of the damage at `off` in a segment: known from open, or found now (rot since), then
-   * counted in corruptBytes. Rot found while running is not counted per job: its records' jobs
-   * are only told by a reopen (it is counted then if it lies past the checkpoint's lossesTo).
+   * The end of the damage at `off` in a segment: known from open (and counted then), or rot found
+   * now, counted here: its bytes, and per job the gaps it leaves among the segment's own records.
+   * A job whose neighbouring records lie in other segments, or beyond damage counted at open, is
+   * not counted per job: only corruptBytes tells of it.
    * @returns {number} the offset of the next good record, or the segment's size
    */
   _holeEnd (seg, off) {
     const known = seg.holes.find((h) => h.start === off);
     if (known) return known.end;
-    const buf = Buffer.alloc(seg.size - off);
-    let fd;
+    let buf = Buffer.alloc(0);
     try {
-      fd = this.fs.openSync(seg.file, 'r');
-      for (let len = 0, n = 1; len < buf.length && n > 0; len += n) n = this.fs.readSync(fd, buf, len, buf.length - len, off + len);
+      buf = this.fs.readFileSync(seg.file).subarray(0, seg.size);
     } catch (err) {
       this._onError(this._ioError('read', seg.file, err));
-    } finally {
-      if (fd !== undefined) { try { this.fs.closeSync(fd); } catch { /* ignore */ } }
     }
-    const end = off + nextRecordAt(buf, 1);
+    const end = buf.length > off ? nextRecordAt(buf, off + 1) : seg.size;
+    const tally = new LossTally(0);
+    walkRecords(buf, 0, (rec) => tally.record(rec), (start, e) => { if (start === off) tally.hole(start, e); else tally.boundary(); });
+    for (const { kind, job, n } of tally.losses()) {
+      this._count -= n;
+      this._drop(kind, job, n);
+    }
     this.counts.corruptBytes += end - off;
     seg.holes.push({ start: off, end });
     return end;
