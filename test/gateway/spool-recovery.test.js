@@ -107,36 +107,33 @@ describe('gateway/runtime/mqtt/spool: damage and a full disk', () => {
     s.close();
   });
 
-  it('damage at the log\'s tail: the checkpoint\'s numbers count what was lost, and the job numbers on after it', () => {
-    let s = open();
+  /**
+   * Ten summaries of job a, checkpointed; `harm(size)` takes the last three; then the spool is
+   * opened again and must count them, hand out the seven left, and number on after all ten.
+   */
+  function loseTheLastThree (harm) {
+    const s = open();
     for (let i = 0; i < 10; i++) s.append(rec('a', i));
     s.checkpoint();
     s.close();
-    const size = encodeRecord(rec('a', 0)).length;
-    damage(dir, 7 * size + 10, 3 * size - 10);
-    s = open();
-    assert.deepEqual(takeAll(s).map((e) => e.rec.seq), [0, 1, 2, 3, 4, 5, 6]);
+    harm(encodeRecord(rec('a', 0)).length);
+    const again = open();
+    assert.deepEqual(takeAll(again).map((e) => e.rec.seq), [0, 1, 2, 3, 4, 5, 6]);
     assert.deepEqual(drops, [['latency', 'a', 3]]);
-    // where the stream stands is not moved back by the damage: no seq used twice, no time called skipped
-    assert.deepEqual(s.jobs.get('a'), { seq: 9, end: 1009 });
-    s.close();
-  });
-
-  it('a log cut short (a power loss took records not yet durable): what the checkpoint knew of is counted once, and the job numbers on after it', () => {
-    let s = open();
-    for (let i = 0; i < 10; i++) s.append(rec('a', i));
-    s.checkpoint();
-    s.close();
-    const file = path.join(dir, segFiles(dir)[0]);
-    fs.truncateSync(file, 7 * encodeRecord(rec('a', 0)).length);
-    s = open();
-    assert.deepEqual(takeAll(s).map((e) => e.rec.seq), [0, 1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(drops, [['latency', 'a', 3]]);
-    assert.deepEqual(s.jobs.get('a'), { seq: 9, end: 1009 });
-    s.close();
+    // where the stream stands is not moved back: no seq used twice, no time called skipped
+    assert.deepEqual(again.jobs.get('a'), { seq: 9, end: 1009 });
+    again.close();
     drops.length = 0;
     open().close();
     assert.deepEqual(drops, [], 'counted once');
+  }
+
+  it('damage at the log\'s tail: the checkpoint\'s numbers count what was lost, once, and the job numbers on after it', () => {
+    loseTheLastThree((size) => damage(dir, 7 * size + 10, 3 * size - 10));
+  });
+
+  it('a log cut short (a power loss took records not yet durable): what the checkpoint knew of is counted once, and the job numbers on after it', () => {
+    loseTheLastThree((size) => fs.truncateSync(path.join(dir, segFiles(dir)[0]), 7 * size));
   });
 
   it('rot found while running is skipped too, and counted for its job', async () => {
