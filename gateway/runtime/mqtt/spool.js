@@ -3,14 +3,14 @@
 const nodeFs = require('node:fs');
 const path = require('node:path');
 const { NinesError } = require('../../base/errors');
-const { encodeRecord, decodeRecord, walkRecords, nextRecordAt, HEAD_BYTES, MAX_RECORD_BYTES, FLAG_BREAK } = require('./spool-record');
+const { encodeRecord, walkRecords, nextRecordAt, MAX_RECORD_BYTES, FLAG_BREAK } = require('./spool-record');
+const { SegmentReader } = require('./spool-reader');
 const { StateFile } = require('./spool-state');
 const { LossTally } = require('./spool-losses');
 
 /** A position is segment index × SEG_SPAN + offset: one number, ordered like the log */
 const SEG_SPAN = 2 ** 27;
 const SEG_RE = /^(\d{12})\.seg$/;
-const READ_AHEAD = 256 * 1024;
 /** Segments: a sixteenth of the cap, between these bounds, so dropping the oldest frees little at a time */
 const SEG_MIN = 64 * 1024;
 const SEG_MAX = 16 * 1024 * 1024;
@@ -87,7 +87,7 @@ class Spool {
     this._durablePos = 0;
     /** @type {Array<{pos: number, next: number, rec: object, acked: boolean, orphan: boolean}>} handed out, in log order */
     this._out = [];
-    this._rb = null;
+    this._reader = new SegmentReader(fs);
     this._syncing = false;
     this._syncTimer = null;
     this._lastSyncAt = 0;
@@ -250,7 +250,7 @@ class Spool {
       const pos = this._readPos;
       const seg = this._segs.find((s) => s.index === segOf(pos));
       if (!seg) { this._readPos = this._normalize(pos); continue; }
-      const got = this._readAt(seg, offOf(pos));
+      const got = this._reader.readAt(seg, offOf(pos));
       if (!got) {
         // damage found at open, or rot since: on to the next good record
         const end = this._holeEnd(seg, offOf(pos));
@@ -338,7 +338,7 @@ class Spool {
     for (const fd of this._retired.splice(0).concat(this._fd === null ? [] : [this._fd])) { try { this.fs.closeSync(fd); } catch { /* already gone */ } }
     this._fd = null;
     if (this._state) this._state.close();
-    if (this._rb) { try { this.fs.closeSync(this._rb.fd); } catch { /* already gone */ } this._rb = null; }
+    this._reader.close();
   }
 
   // ---- internals ----
@@ -499,50 +499,13 @@ class Spool {
   _unlinkOldest () {
     const seg = this._segs.shift();
     this._bytes -= seg.size;
-    if (this._rb && this._rb.index === seg.index) { try { this.fs.closeSync(this._rb.fd); } catch { /* ignore */ } this._rb = null; }
+    this._reader.close(seg.index);
     try { this.fs.unlinkSync(seg.file); } catch (err) { this._onError(this._ioError('delete', seg.file, err)); }
   }
 
   _drop (kind, job, n) {
     this.counts.dropped += n;
     this._onDrop(kind, job, n);
-  }
-
-  /** Reads the record at an offset through a read-ahead buffer. @returns {{rec: object, next: number}|null} */
-  _readAt (seg, off) {
-    let need = READ_AHEAD;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const rb = this._rb;
-      if (rb && rb.index === seg.index && off >= rb.start && off < rb.start + rb.len) {
-        const at = off - rb.start;
-        const d = decodeRecord(rb.buf.subarray(0, rb.len), at);
-        if (!d.bad) return { rec: d.rec, next: rb.start + d.next };
-        if (d.bad !== 'short') return null;
-        // a record longer than the read-ahead: read it whole
-        if (rb.len - at >= HEAD_BYTES) need = Math.max(need, HEAD_BYTES + rb.buf.readUInt32LE(at));
-      }
-      const want = Math.min(seg.size - off, need);
-      if (want <= 0) return null;
-      this._fill(seg, off, want);
-    }
-    return null;
-  }
-
-  _fill (seg, off, want) {
-    let rb = this._rb;
-    if (!rb || rb.index !== seg.index) {
-      if (rb) { try { this.fs.closeSync(rb.fd); } catch { /* ignore */ } }
-      rb = this._rb = { index: seg.index, fd: this.fs.openSync(seg.file, 'r'), buf: Buffer.alloc(0), start: 0, len: 0 };
-    }
-    if (rb.buf.length < want) rb.buf = Buffer.allocUnsafe(want);
-    let len = 0;
-    while (len < want) {
-      const n = this.fs.readSync(rb.fd, rb.buf, len, want - len, off + len);
-      if (n === 0) break;
-      len += n;
-    }
-    rb.start = off;
-    rb.len = len;
   }
 
   _scheduleSync () {
