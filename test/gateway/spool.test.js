@@ -190,7 +190,7 @@ describe('gateway/runtime/mqtt/spool', () => {
     s.close();
   });
 
-  it('keeps what its owner asks in state.json (the drop counts)', () => {
+  it('keeps what its owner asks in its checkpoint (the drop counts)', () => {
     let s = open({ extra: () => ({ dropped: { a: 3 } }) });
     s.close();
     s = open();
