@@ -18,6 +18,7 @@
 const { NinesError, toNinesError } = require('../base/errors');
 const { encodeOne, encodeValues, toBit, show } = require('../values/registers');
 const ascii = require('../drivers/ascii/command');
+const { notWritten, unknownError } = require('./write-outcome');
 
 const MAX_WRITE_TAGS = 1000;
 
@@ -136,12 +137,15 @@ function describe (v) {
  * Sends encoded writes one after another, in the order asked, and stops at the first that fails:
  * the writes after it are not sent. Order carries meaning in a write such as `{ setpoint: 50,
  * enable: true }`, and enabling a drive whose new setpoint did not arrive would run it on the old one.
+ * A failed tag says what the device holds (write-outcome.js): `written: false` when the write
+ * provably never reached it (or it answered that it did not take it); `written: "unknown"`, code
+ * NINES_ERR_WRITE_UNKNOWN and the cause, when it went out and its outcome is unknown (a timeout,
+ * a dropped connection, a device removed meanwhile); a write of several requests that failed part
+ * way, how many went through (`written: "1 of 2"`) or that the one after them is unknown.
  * @param {TagWrite[]} writes
  * @param {(op: any) => Promise<object>} request a device user's request
- * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written?: string}|{ok: false, skipped: true, message: string}>}>}
- *   never rejects: each tag says whether it was written, failed or not sent (skipped); a write of
- *   several requests that failed part way says how many went through (`written: "1 of 2"`), as the
- *   device now holds part of it
+ * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written: false|string, cause?: object}|{ok: false, skipped: true, message: string}>}>}
+ *   never rejects: each tag says whether it was written, failed or not sent (skipped)
  */
 async function runTagWrites (writes, request) {
   const results = {};
@@ -156,13 +160,22 @@ async function runTagWrites (writes, request) {
       for (const op of w.ops) { await request(op); done++; }
       results[w.name] = { ok: true };
     } catch (err) {
-      const e = toNinesError(err);
       failed = w.name;
-      results[w.name] = { ok: false, code: e.code, message: e.message };
-      if (w.ops.length > 1) results[w.name].written = `${done} of ${w.ops.length}`;
+      results[w.name] = failure(toNinesError(err), done, w.ops.length);
     }
   }
   return { ok: failed === null, results };
+}
+
+/** A tag's failed write: what the device holds now, as far as anyone can tell */
+function failure (e, done, total) {
+  const several = total > 1;
+  if (notWritten(e)) return { ok: false, code: e.code, message: e.message, written: several && done > 0 ? `${done} of ${total}` : false };
+  const u = unknownError(e);
+  const out = { ok: false, code: u.code, message: u.message, written: 'unknown', cause: u.details.cause };
+  // the requests before the one in doubt went through
+  if (several) out.message = `${done} of ${total} requests went through, the next one ${u.message}`;
+  return out;
 }
 
 module.exports = { encodeTagWrites, runTagWrites };
