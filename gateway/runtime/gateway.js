@@ -54,6 +54,8 @@ class Gateway extends EventEmitter {
     this.integrations = null;
     /** @type {{edge: object, session: object, stop: () => Promise<void>}|null} the Sparkplug B edge node (mqtt.sparkplug) */
     this.sparkplug = null;
+    /** @type {{stats: object, stop: () => void}|null} writes by tag over MQTT (mqtt.writes) */
+    this.writeCommands = null;
   }
 
   /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
@@ -183,7 +185,7 @@ class Gateway extends EventEmitter {
     const resume = this.publisher.resumePoints();
     for (const j of jobs) this.pool.startJob(j, resume.get(j.name));
     // writes by tag over MQTT, when asked for (off by default): runtime/mqtt/write-commands.js
-    if (m.writes) this.writeCommands = require('./mqtt/write-commands').startWriteCommands(this, { prefix: m.prefix, gateway: this.config.gateway.id });
+    if (m.writes) this.writeCommands = require('./mqtt/write-commands').startWriteCommands(this, { prefix: m.prefix, gateway: this.config.gateway.id, ...m.writes });
   }
 
   /** A summary from the pool: numbered there, computed and encoded where the histogram lives. */
@@ -238,11 +240,30 @@ class Gateway extends EventEmitter {
    * @param {string} device
    * @param {Record<string, unknown>} values
    * @param {string} [unit] the unit, on a line of units (required there)
+   * @param {{notAfter?: number, rawText?: (tag: string) => string|undefined}} [opts] notAfter: the
+   *   latest start of each request (epoch ms as performance.timeOrigin + performance.now() count),
+   *   past which it fails unsent (NINES_ERR_WRITE_EXPIRED); rawText: how a value was sent, for a refusal
    * @returns {Promise<{ok: boolean, results: Record<string, object>}>} each tag's outcome
    * @throws {NinesError} NINES_ERR_INVALID_ARG (unknown device, unit or tag, writes not allowed, a
    *   read-only tag), NINES_ERR_INVALID_VALUE (a value its tag cannot hold); nothing is written then
    */
-  async writeTags (device, values, unit) {
+  async writeTags (device, values, unit, opts = {}) {
+    const writes = this.checkTagWrites(device, values, unit, opts);
+    const { runTagWrites } = require('../tags/write');
+    const reqOpts = { user: 'tag-writes', ...(opts.notAfter !== undefined ? { notAfter: opts.notAfter } : {}) };
+    return runTagWrites(writes, (op) => this.pool.request(device, op, reqOpts));
+  }
+
+  /**
+   * The checks and encoding of writeTags, sending nothing.
+   * @param {string} device
+   * @param {Record<string, unknown>} values
+   * @param {string} [unit]
+   * @param {{rawText?: (tag: string) => string|undefined}} [opts]
+   * @returns {import('../tags/write').TagWrite[]}
+   * @throws {NinesError} as writeTags
+   */
+  checkTagWrites (device, values, unit, opts = {}) {
     const d = Object.prototype.hasOwnProperty.call(this.config.devices, device) ? this.config.devices[device] : undefined;
     if (d === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in this gateway`, { field: 'device', value: device });
     // as for write jobs and in Node-RED: nothing moves a real actuator unless its device says it may
@@ -261,9 +282,8 @@ class Gateway extends EventEmitter {
     } else if (unit !== undefined) {
       throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" is not a line of units; got unit ${JSON.stringify(unit)}`, { field: 'unit', value: unit });
     }
-    const { encodeTagWrites, runTagWrites } = require('../tags/write');
-    const writes = encodeTagWrites(tags, values, { protocol: d.target.protocol, address: d.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes });
-    return runTagWrites(writes, (op) => this.pool.request(device, op, { user: 'tag-writes' }));
+    const { encodeTagWrites } = require('../tags/write');
+    return encodeTagWrites(tags, values, { protocol: d.target.protocol, address: d.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes, rawText: opts.rawText });
   }
 
   /**
@@ -332,6 +352,8 @@ class Gateway extends EventEmitter {
    * the embedded broker.
    */
   async stop () {
+    // write commands still waiting are answered (not written) while the broker is still there
+    if (this.writeCommands) this.writeCommands.stop();
     if (this.pool) await this.pool.stop();
     if (this.integrations) await this.integrations.close();
     // its NDEATH before the broker goes (an embedded one stops below)

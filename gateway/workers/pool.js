@@ -183,7 +183,9 @@ class WorkerPool extends EventEmitter {
    * One request on a device's connections, served in turn with its jobs' requests.
    * @param {string} device
    * @param {string|object} op an ASCII command or a Modbus op
-   * @param {{timeoutMs?: number, user?: string}} [opts] user: who asks (each user gets its own fair queue)
+   * @param {{timeoutMs?: number, user?: string, notAfter?: number}} [opts] user: who asks (each user gets its
+   *   own fair queue); notAfter: the latest start, epoch ms as performance.timeOrigin + performance.now()
+   *   count (devices/device.js), past which it fails unsent with NINES_ERR_WRITE_EXPIRED
    * @returns {Promise<object>} the reply (plain data; Buffers restored); rejects with a NinesError
    */
   request (device, op, opts = {}) {
@@ -192,7 +194,7 @@ class WorkerPool extends EventEmitter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, slot });
-      this.post(slot, { type: 'req', id, device, op, timeoutMs: opts.timeoutMs, user: opts.user });
+      this.post(slot, { type: 'req', id, device, op, timeoutMs: opts.timeoutMs, notAfter: opts.notAfter, user: opts.user });
     });
   }
 
@@ -305,7 +307,8 @@ class WorkerPool extends EventEmitter {
     if (slot.host) slot.host.handle(msg);
     else if (slot.worker) slot.worker.postMessage(msg);
     // else: a worker is being restarted; it gets its devices and jobs from the slot when it starts
-    else if (msg.type === 'req' || msg.type === 'tags') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'the worker serving this device is restarting', details: { worker: slot.index } } });
+    // never handed to a device: not sent (queued), which a write's outcome depends on (tags/write.js)
+    else if (msg.type === 'req' || msg.type === 'tags') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'request not sent: the worker serving this device is restarting', details: { worker: slot.index, queued: true } } });
     else if (msg.type === 'stop-job') this.onMessage(slot, { type: 'job-stopped', name: msg.name });
   }
 

@@ -58,6 +58,21 @@ module.exports = Object.freeze({
   /** Environment variable that may hold mqtt.embedded.password (the login the embedded broker asks of clients) */
   MQTT_EMBEDDED_PASSWORD_ENV: 'NINES_MQTT_EMBEDDED_PASSWORD',
 
+  /**
+   * Writes by tag over MQTT (mqtt.writes): commands that may wait per device, and the most time from
+   * a command's arrival to the moment its write starts. Past either it is refused, never written
+   * late: a setpoint half a minute old is a hazard. 2 s covers an operator's click and a device's
+   * usual queue; at 50 writes/s a device drains 100 waiting commands in those same 2 s, so the
+   * queue bound only bites on a flood.
+   */
+  MQTT_WRITES_QUEUE_MAX: 100,
+  MQTT_WRITES_QUEUE_LIMIT: 10000,
+  MQTT_WRITES_MAX_AGE_MS: 2000,
+  MQTT_WRITES_MIN_AGE_MS: 10,
+  MQTT_WRITES_MAX_AGE_LIMIT_MS: 60000,
+  /** The write counters in the retained status are republished at most this often while they change */
+  MQTT_WRITES_STATUS_MIN_INTERVAL_MS: 1000,
+
   /** The metrics endpoint (gateway.metrics) and the status page (gateway.http): off unless configured, loopback unless set otherwise */
   METRICS_LISTEN_HOST: '127.0.0.1',
   METRICS_LISTEN_PORT: 9464,
