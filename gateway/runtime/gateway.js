@@ -268,7 +268,9 @@ class Gateway extends EventEmitter {
 
   /**
    * Applies a new config without a restart (runtime/reload.js): unchanged jobs keep running with no
-   * gap; changed and new jobs start, removed ones flush their last summary and stop. A config that
+   * gap; changed jobs go on with their new settings in the same stream (`seq` goes on, the next
+   * summary starts where the last one ended); new jobs start new streams (`seq` 0, `first: true`);
+   * removed ones flush their last summary and stop. A config that
    * changes what applies only at a restart (mqtt, gateway.id, workers, mode, hlog) is refused whole.
    * Reloads run one at a time.
    * @param {import('./config/validate').Config} next a validated config
@@ -299,13 +301,21 @@ class Gateway extends EventEmitter {
     this.running = { devices, jobs };
     // stopped first (each publishes its last interval), then devices swapped, then the new jobs
     await Promise.all(plan.jobsStopped.map((name) => this.pool.stopJob(name)));
+    // a changed job goes on as the same stream: its next summary starts where the old instance's
+    // last one ended (the slots between counted as skipped) and `seq` goes on; a removed job's
+    // stream ends, so one added later under its name is a new stream (seq 0, `first: true`), as
+    // does that of a bounded job that had finished (no slot of it was due since)
+    const resume = new Map(plan.jobsStopped.map((name) => {
+      const point = this.pool.endStream(name);
+      return [name, this.ended.has(name) ? undefined : point];
+    }));
     for (const name of plan.jobs.removed) { this.latest.delete(name); this.ended.delete(name); this.closeHlog(name); }
     for (const name of plan.devicesRemoved) {
       this.pool.removeDevice(name);
       if (!plan.devicesAdded.some((d) => d.name === name)) { this.health.delete(name); this.publisher.setDeviceHealth(name, null); }
     }
     for (const d of plan.devicesAdded) this.pool.addDevice(d);
-    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j); }
+    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j, resume.get(j.name)); }
     const { publisherJobs } = require('./mqtt/publisher-options');
     this.publisher.setJobs(publisherJobs(next));
     if (this.integrations) this.integrations.setJobs(next);
