@@ -8,7 +8,7 @@ const C = require('../../base/constants');
  */
 module.exports = Object.freeze({
   /** Job names, device names and gateway.id become MQTT topic levels: no `/ + #`, no spaces */
-  NAME_PATTERN: '^[A-Za-z0-9_.-]{1,64}$',
+  NAME_PATTERN: `^${C.NOT_RESERVED}[A-Za-z0-9_.-]{1,64}$`,
   /** The prefix may have several levels (`site-a/nines`) but no wildcards or empty levels */
   PREFIX_PATTERN: '^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,7}$',
 
