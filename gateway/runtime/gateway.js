@@ -46,6 +46,7 @@ class Gateway extends EventEmitter {
     this.startedAt = null;
     this.ended = new Set();
     this.hlogs = new Map(); // job → {stream, writer, file}
+    this.hlogsEnded = new Set(); // jobs whose log a reload ended: a new log names its stream's start
     this.health = new Map(); // device → health
     /** @type {{devices: object[], jobs: object[]}|null} the specs running now (reload compares with them) */
     this.running = null;
@@ -197,7 +198,8 @@ class Gateway extends EventEmitter {
   /**
    * Appends a job's interval to its HdrHistogram interval log (`<dir>/<job>-<start>.hlog`, format 1.3,
    * tags response, service and lag, values in ns), readable by HistogramLogProcessor and
-   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped.
+   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped. A job added by a
+   * reload under the name of one removed earlier is a new stream, in a log of its own from its start.
    */
   writeHlog (job, intervals, meta) {
     let h = this.hlogs.get(job);
@@ -206,7 +208,8 @@ class Gateway extends EventEmitter {
       const path = require('node:path');
       const { HlogWriter } = require('../latency');
       const dir = this.config.gateway.hlog;
-      const file = path.join(dir, `${job}-${this.startedAt.replace(/[:.]/g, '-')}.hlog`);
+      const sinceMs = this.hlogsEnded.has(job) ? meta.start : Date.parse(this.startedAt);
+      const file = path.join(dir, `${job}-${new Date(sinceMs).toISOString().replace(/[:.]/g, '-')}.hlog`);
       try {
         fs.mkdirSync(dir, { recursive: true });
         const stream = fs.createWriteStream(file, { flags: 'wx' });
@@ -217,7 +220,7 @@ class Gateway extends EventEmitter {
         });
         h.writer = new HlogWriter({
           comment: `${this.version} gateway=${this.config.gateway.id} job=${job} target=${meta.target}`,
-          startTimeMs: Date.parse(this.startedAt),
+          startTimeMs: sinceMs,
           write: (text) => stream.write(text)
         });
       } catch (err) {
@@ -328,6 +331,7 @@ class Gateway extends EventEmitter {
     const h = this.hlogs.get(job);
     if (h === undefined) return;
     this.hlogs.delete(job);
+    this.hlogsEnded.add(job);
     if (h.stream) h.stream.end();
   }
 

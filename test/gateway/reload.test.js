@@ -1,6 +1,9 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const mqtt = require('mqtt');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
@@ -148,6 +151,31 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     assert.ok(fresh[0].start >= readdedAt && fresh[0].start > lastEnd, `starts at the re-add (${fresh[0].start} ≥ ${readdedAt})`);
     assert.equal(fresh[1].seq, 1);
     assert.equal(fresh[1].start, fresh[0].end);
+  });
+
+  it('a job removed and added again writes its new stream to an interval log of its own', async () => {
+    sim = await createModbusTcpSimulator({ port: 0 });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-reload-hlog-'));
+    try {
+      const only = (names) => (c) => { c.gateway.hlog = dir; c.jobs = c.jobs.filter((j) => names.includes(j.name)); };
+      gw = new Gateway(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
+      const errors = [];
+      gw.on('job-error', (job, err) => errors.push(err));
+      let j1 = 0;
+      gw.on('summary', (job) => { if (job === 'j1') j1++; });
+      await gw.start();
+      await until(() => j1 >= 1);
+      await gw.reload(validateConfig(rawConfig(sim.url, only(['j0'])), { env: {} }));
+      await gw.reload(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
+      const before = j1;
+      await until(() => j1 >= before + 1);
+      assert.deepEqual(errors.filter((e) => e.code === 'NINES_ERR_IO'), []);
+      assert.equal(fs.readdirSync(dir).filter((f) => f.startsWith('j1-')).length, 2);
+    } finally {
+      await gw.stop();
+      gw = null;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a device whose settings change is replaced, with every job on it', async () => {
