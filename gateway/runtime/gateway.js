@@ -46,6 +46,7 @@ class Gateway extends EventEmitter {
     this.startedAt = null;
     this.ended = new Set();
     this.hlogs = new Map(); // job → {stream, writer, file}
+    this.hlogsEnded = new Set(); // jobs whose log a reload ended: a new log names its stream's start
     this.health = new Map(); // device → health
     /** @type {{devices: object[], jobs: object[]}|null} the specs running now (reload compares with them) */
     this.running = null;
@@ -199,7 +200,8 @@ class Gateway extends EventEmitter {
   /**
    * Appends a job's interval to its HdrHistogram interval log (`<dir>/<job>-<start>.hlog`, format 1.3,
    * tags response, service and lag, values in ns), readable by HistogramLogProcessor and
-   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped.
+   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped. A job added by a
+   * reload under the name of one removed earlier is a new stream, in a log of its own from its start.
    */
   writeHlog (job, intervals, meta) {
     let h = this.hlogs.get(job);
@@ -208,7 +210,8 @@ class Gateway extends EventEmitter {
       const path = require('node:path');
       const { HlogWriter } = require('../latency');
       const dir = this.config.gateway.hlog;
-      const file = path.join(dir, `${job}-${this.startedAt.replace(/[:.]/g, '-')}.hlog`);
+      const sinceMs = this.hlogsEnded.has(job) ? meta.start : Date.parse(this.startedAt);
+      const file = path.join(dir, `${job}-${new Date(sinceMs).toISOString().replace(/[:.]/g, '-')}.hlog`);
       try {
         fs.mkdirSync(dir, { recursive: true });
         const stream = fs.createWriteStream(file, { flags: 'wx' });
@@ -219,7 +222,7 @@ class Gateway extends EventEmitter {
         });
         h.writer = new HlogWriter({
           comment: `${this.version} gateway=${this.config.gateway.id} job=${job} target=${meta.target}`,
-          startTimeMs: Date.parse(this.startedAt),
+          startTimeMs: sinceMs,
           write: (text) => stream.write(text)
         });
       } catch (err) {
@@ -288,7 +291,9 @@ class Gateway extends EventEmitter {
 
   /**
    * Applies a new config without a restart (runtime/reload.js): unchanged jobs keep running with no
-   * gap; changed and new jobs start, removed ones flush their last summary and stop. A config that
+   * gap; changed jobs go on with their new settings in the same stream (`seq` goes on, the next
+   * summary starts where the last one ended); new jobs start new streams (`seq` 0, `first: true`);
+   * removed ones flush their last summary and stop. A config that
    * changes what applies only at a restart (mqtt, gateway.id, workers, mode, hlog) is refused whole.
    * Reloads run one at a time.
    * @param {import('./config/validate').Config} next a validated config
@@ -319,13 +324,21 @@ class Gateway extends EventEmitter {
     this.running = { devices, jobs };
     // stopped first (each publishes its last interval), then devices swapped, then the new jobs
     await Promise.all(plan.jobsStopped.map((name) => this.pool.stopJob(name)));
+    // a changed job goes on as the same stream: its next summary starts where the old instance's
+    // last one ended (the slots between counted as skipped) and `seq` goes on; a removed job's
+    // stream ends, so one added later under its name is a new stream (seq 0, `first: true`), as
+    // does that of a bounded job that had finished (no slot of it was due since)
+    const resume = new Map(plan.jobsStopped.map((name) => {
+      const point = this.pool.endStream(name);
+      return [name, this.ended.has(name) ? undefined : point];
+    }));
     for (const name of plan.jobs.removed) { this.latest.delete(name); this.ended.delete(name); this.closeHlog(name); }
     for (const name of plan.devicesRemoved) {
       this.pool.removeDevice(name);
       if (!plan.devicesAdded.some((d) => d.name === name)) { this.health.delete(name); this.publisher.setDeviceHealth(name, null); }
     }
     for (const d of plan.devicesAdded) this.pool.addDevice(d);
-    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j); }
+    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j, resume.get(j.name)); }
     const { publisherJobs } = require('./mqtt/publisher-options');
     this.publisher.setJobs(publisherJobs(next));
     if (this.integrations) this.integrations.setJobs(next);
@@ -338,6 +351,7 @@ class Gateway extends EventEmitter {
     const h = this.hlogs.get(job);
     if (h === undefined) return;
     this.hlogs.delete(job);
+    this.hlogsEnded.add(job);
     if (h.stream) h.stream.end();
   }
 

@@ -174,6 +174,22 @@ class WorkerPool extends EventEmitter {
     return done;
   }
 
+  /**
+   * Ends a stopped job's stream: forgets its numbering and covered time, so a job started later
+   * under the same name begins a new stream at `seq` 0 (its first summary says `first: true`).
+   * @param {string} name
+   * @returns {{seq: number, end: number}|undefined} where the stream stood (its last summary's seq
+   *   and end), for startJob() when the same job goes on with new settings (a config reload);
+   *   undefined when it never published a summary
+   */
+  endStream (name) {
+    const next = this.seq.get(name);
+    const end = this.coveredUntil.get(name);
+    this.seq.delete(name);
+    this.coveredUntil.delete(name);
+    return next === undefined ? undefined : { seq: next - 1, end };
+  }
+
   /** Starts a new interval for one job (or all), discarding what it recorded so far. @param {string} [job] */
   reset (job) {
     for (const slot of this.slots) if (slot.jobs.size > 0 && (!job || slot.jobs.has(job))) this.post(slot, { type: 'reset', job });
@@ -318,6 +334,8 @@ class WorkerPool extends EventEmitter {
         const seq = this.seq.get(m.job) || 0;
         this.seq.set(m.job, seq + 1);
         m.payload.seq = seq;
+        // a new stream (the job started, or was added by a reload): nothing before its start belongs to it
+        if (seq === 0) m.payload.first = true;
         this.coveredUntil.set(m.job, m.payload.end);
         this.emit('summary', m.job, m.payload, m.hlog, m.meta, m.hists || null);
         break;

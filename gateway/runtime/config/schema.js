@@ -1,6 +1,7 @@
 'use strict';
 
 const D = require('./defaults');
+const C = require('../../base/constants');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -13,7 +14,7 @@ const D = require('./defaults');
  *   hint: appended when the field is required but missing ("is required; use …")
  */
 
-const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces)`;
+const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces; not ${C.RESERVED_NAME})`;
 const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
 const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
