@@ -27,7 +27,7 @@ const { options, Row, interleave, run } = require('./lib/question');
 const { startServer, runJson } = require('./lib/procs');
 const { cPath, cSkipReason, runCClient } = require('./lib/c-peers');
 const { decode } = require('./lib/hist');
-const { peerVersion, INSTALL_HINT } = require('./lib/peers');
+const { peerSkip } = require('./lib/peers');
 const { placements: allPlacements, pinned, describe } = require('./lib/placement');
 
 const CHILD = path.join(__dirname, 'lib', 'closed-loop-child.js');
@@ -72,7 +72,7 @@ run(async () => {
   }
   for (const s of Object.values(servers)) cmdlines.add(s.cmdline);
   if (!cPath('modbus-server')) notes.push(`The C libmodbus server could not be built (${cSkipReason('modbus-server')}): the nines simulator serves every row.`);
-  const nodeRedSkip = ['node-red', 'node-red-contrib-modbus'].filter((n) => peerVersion(n) === null).map((n) => `${n} is not installed (${INSTALL_HINT})`).join('; ');
+  const nodeRedSkip = ['node-red', 'node-red-contrib-modbus'].map(peerSkip).filter((why) => why !== null).join('; ');
 
   /** One client run in its own pinned process. */
   const childRun = async (p, server, kind) => {

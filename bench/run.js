@@ -48,11 +48,24 @@ function parseArgs (argv) {
 
 /** Installs the peers when bench/node_modules is missing; failures only mean skipped rows. */
 function ensurePeers (install) {
-  if (fs.existsSync(path.join(BENCH, 'node_modules', 'node-red-contrib-modbus'))) return;
+  const { enginePeers, engineFits } = require('./lib/peers');
+  const has = (name) => fs.existsSync(path.join(BENCH, 'node_modules', name));
+  const engine = Object.entries(enginePeers());
+  if (has('jsmodbus') && engine.every(([name]) => has(name) || !engineFits(name))) return;
   if (!install) { console.error('peers not installed: run `npm install --prefix bench` (their rows are skipped)'); return; }
-  console.error('installing the peers: npm install --prefix bench …');
-  const r = spawnSync('npm', ['install', '--prefix', BENCH, '--no-audit', '--no-fund'], { stdio: 'inherit' });
-  if (r.status !== 0) console.error('npm install --prefix bench failed: the peers\' rows are skipped');
+  if (!has('jsmodbus')) {
+    console.error('installing the peers: npm install --prefix bench …');
+    const r = spawnSync('npm', ['install', '--prefix', BENCH, '--no-audit', '--no-fund'], { stdio: 'inherit' });
+    if (r.status !== 0) { console.error('npm install --prefix bench failed: the peers\' rows are skipped'); return; }
+  }
+  // a peer that declares a newer Node is installed only where it runs (bench/package.json enginePeers)
+  for (const [name, e] of engine) {
+    if (has(name)) continue;
+    if (!engineFits(name)) { console.error(`${name} ${e.version} is not installed: ${e.why}`); continue; }
+    console.error(`installing ${name}@${e.version} (Node ${e.node}+) …`);
+    const r = spawnSync('npm', ['install', '--prefix', BENCH, '--no-save', '--no-audit', '--no-fund', `${name}@${e.version}`], { stdio: 'inherit' });
+    if (r.status !== 0) console.error(`npm install ${name}@${e.version} failed: its rows are skipped`);
+  }
 }
 
 /** @returns {string[]} the question files, in order, filtered by --only */

@@ -1,5 +1,7 @@
 'use strict';
 
+const RESERVED_NAME = '__proto__';
+
 /** Magic numbers of nines, each with one home. Units are in the names. */
 module.exports = Object.freeze({
   ASCII_DEFAULT_PORT: 9500,
@@ -10,6 +12,15 @@ module.exports = Object.freeze({
   SIM_MODBUS_RTUTCP_PORT: 4001,
   MQTT_DEFAULT_PORT: 1883,
   MQTT_DEFAULT_PREFIX: 'nines',
+  /**
+   * The one name refused wherever a user's name becomes a key (devices, units, tag groups, tags,
+   * jobs): an object keyed by it changes its prototype instead of holding it, so the name would
+   * vanish from configs, statuses and `{ tag: value }` payloads. Other names Object.prototype has
+   * (`constructor`, `toString`) are plain names: every lookup by a name checks own properties.
+   */
+  RESERVED_NAME,
+  /** A lookahead that refuses RESERVED_NAME, for the name patterns */
+  NOT_RESERVED: `(?!${RESERVED_NAME}$)`,
 
   /** ASCII frame cap: longer input is discarded up to the next CR [OURS] */
   ASCII_MAX_LINE_BYTES: 255,

@@ -4,6 +4,7 @@ const { parse } = require('./args');
 const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
 const { renderTable, summaryLine } = require('./table');
+const { CONFIG_WATCH_SETTLE_MS } = require('../runtime/config/defaults');
 
 const USAGE = `Usage: nines run [config.yaml|config.json] [options]
 
@@ -24,7 +25,8 @@ Options:
   --hlog <dir>       write each job's intervals as an HdrHistogram log (.hlog) in this directory
   --quiet            no live table (errors are still reported)
   --check            validate the config and exit
-  --watch            reload the config when its file changes (as on SIGHUP)
+  --watch            reload the config when its file changes (as on SIGHUP), once it has not
+                     changed for ${CONFIG_WATCH_SETTLE_MS / 1000} s (a file written in pieces is never applied half-written)
 
 Reload: SIGHUP (or --watch) reloads the config file. Unchanged jobs go on without a gap; changed
 and new jobs start, removed ones publish their last summary and stop. A config that is invalid, or
@@ -148,7 +150,12 @@ async function main (argv) {
   };
   const onHup = () => { reload('SIGHUP'); };
   process.on('SIGHUP', onHup);
-  const watcher = values.watch && positionals[0] ? watchFile(positionals[0], () => reload('config file changed')) : null;
+  const watcher = values.watch && positionals[0]
+    ? require('./config-watcher').watchConfigFile(positionals[0], {
+      onSettled: () => { reload('config file changed'); },
+      onProblem: (err) => say(`config file: ${err.code}: ${err.message}; the running config goes on`)
+    })
+    : null;
   // Fault drills (test/faults): with NINES_FAULT_DRILLS=1, SIGUSR2 ends worker 0 abruptly, as a
   // crash would; it is reported and restarted with its jobs. Off unless asked for.
   const onDrill = () => { if (gw.pool) gw.pool.killWorker(0).catch(() => {}); };
@@ -184,30 +191,5 @@ function applyOverrides (config, values) {
     config.gateway.workers = n;
   }
 }
-
-/**
- * Calls onChange once a file has stopped changing for a moment. The directory is watched, not the
- * file: editors save by writing a new file and renaming it over the old one, which ends a watch on
- * the old file.
- * @param {string} file
- * @param {() => void} onChange
- * @returns {{close: () => void}}
- */
-function watchFile (file, onChange) {
-  const fs = require('node:fs');
-  const path = require('node:path');
-  const abs = path.resolve(file);
-  const name = path.basename(abs);
-  let timer = null;
-  const watcher = fs.watch(path.dirname(abs), (event, changed) => {
-    if (changed !== null && changed !== name) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => { timer = null; onChange(); }, WATCH_SETTLE_MS);
-  });
-  return { close: () => { if (timer) clearTimeout(timer); watcher.close(); } };
-}
-
-/** A save is often several writes: wait this long after the last before reloading */
-const WATCH_SETTLE_MS = 300;
 
 module.exports = { main, USAGE };

@@ -286,8 +286,14 @@ class Device extends EventEmitter {
     const refused = this._refusal(user, t);
     if (refused !== null) return Promise.reject(refused);
     const timeoutMs = t === undefined ? this.spec.timeoutMs : t;
-    if (this._units !== null) return this._unitRequest(user, op, timeoutMs);
-    return this._send(user, op, timeoutMs);
+    // notAfter (epoch ms, performance.timeOrigin-based so it means the same in every thread): the
+    // latest time it may start, e.g. a write command's maximum age; checked when it is handed to a
+    // connection, so nothing starts late
+    const notAfter = opts !== undefined && opts !== null ? opts.notAfter : undefined;
+    const startBy = typeof notAfter === 'number' ? notAfter - performance.timeOrigin : Infinity;
+    if (startBy <= now()) return this._reject(user, ERROR, E.expiredError(this, user, now() - startBy));
+    if (this._units !== null) return this._unitRequest(user, op, timeoutMs, startBy);
+    return this._send(user, op, timeoutMs, startBy);
   }
 
   /**
@@ -376,14 +382,14 @@ class Device extends EventEmitter {
    * A request on a line of units: refused at once while its unit is down (but for the unit's probe),
    * and its outcome kept as the unit's health.
    */
-  _unitRequest (user, op, timeoutMs) {
+  _unitRequest (user, op, timeoutMs, startBy) {
     const u = this._units.of(op);
-    if (u === undefined) return this._send(user, op, timeoutMs);
+    if (u === undefined) return this._send(user, op, timeoutMs, startBy);
     const refused = this._units.refuse(u);
     if (refused !== null) return this._reject(user, SKIPPED, refused);
     // a probe of a silent unit waits only as long as the unit's answers took (units.js)
     const t = u.probing ? u.probeTimeout(timeoutMs) : timeoutMs;
-    return this._send(user, op, t).then((reply) => {
+    return this._send(user, op, t, startBy).then((reply) => {
       this._units.settled(u, null, reply);
       return reply;
     }, (err) => {
@@ -393,8 +399,12 @@ class Device extends EventEmitter {
     });
   }
 
-  /** Sends or queues a request that may go. @returns {Promise<object>} */
-  _send (user, op, timeoutMs) {
+  /**
+   * Sends or queues a request that may go.
+   * @param {number} [startBy] performance.now() ms after which it may not start (queue.js enqueue)
+   * @returns {Promise<object>}
+   */
+  _send (user, op, timeoutMs, startBy = Infinity) {
     if (this._conns === null) this.open().catch(noop);
     const conn = this._place(user);
     if (conn === FULL) return Promise.reject(E.queueFull(this, user));
@@ -407,7 +417,7 @@ class Device extends EventEmitter {
     // gets that wait on top of its own timeout, so a neighbour's silence costs it time, not its answer
     // (units.js). Elsewhere the wait counts into its timeout.
     const allowance = this._units === null ? 1 : this._rtuLine ? 3 : 2;
-    return queue.enqueue(this, user, op, timeoutMs, now() + allowance * timeoutMs);
+    return queue.enqueue(this, user, op, timeoutMs, now() + allowance * timeoutMs, null, startBy);
   }
 
   /** Counts a request (outcome -1) or an outcome for the user and the device. */

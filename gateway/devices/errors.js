@@ -45,6 +45,18 @@ function queuedTimeout (d, user, timeoutMs) {
     { device: d.name, user: user.name, timeoutMs, queued: true, target: d.spec.target.url });
 }
 
+/**
+ * A request that had to start by a time (opts.notAfter: a write command's maximum age) and could not:
+ * it was never sent.
+ * @param {number} lateMs how far past its latest start it is now
+ * @returns {NinesError} NINES_ERR_WRITE_EXPIRED with details.queued = true
+ */
+function expiredError (d, user, lateMs) {
+  return new NinesError('NINES_ERR_WRITE_EXPIRED',
+    `request of user "${user.name}" not sent: device "${d.name}" could not start it by its latest start time (${Math.round(lateMs)} ms ago)`,
+    { device: d.name, user: user.name, lateMs: Math.round(lateMs), queued: true });
+}
+
 /** @returns {NinesError} NINES_ERR_QUEUE_FULL */
 function queueFull (d, user) {
   return new NinesError('NINES_ERR_QUEUE_FULL',
@@ -59,4 +71,4 @@ function invalidArg (field, value, rule) {
   return new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${shown}`, { field, value, rule });
 }
 
-module.exports = { downError, closedError, queuedTimeout, queueFull, invalidArg };
+module.exports = { downError, closedError, queuedTimeout, expiredError, queueFull, invalidArg };

@@ -18,7 +18,7 @@
  * only grow, so the expired requests are a prefix of its FIFO and each firing costs what expired.
  */
 
-const { queuedTimeout } = require('./errors');
+const { queuedTimeout, expiredError } = require('./errors');
 
 const now = () => performance.now();
 
@@ -27,11 +27,15 @@ const now = () => performance.now();
  * through its promise's functions (request()) or its handler (submit()).
  */
 class Pending {
-  constructor (user, op, timeoutMs, deadline, handler) {
+  constructor (user, op, timeoutMs, deadline, handler, startBy, timeoutAt) {
     this.user = user;
     this.op = op;
     this.timeoutMs = timeoutMs;
-    this.deadline = deadline; // performance.now() ms
+    this.deadline = deadline; // performance.now() ms: the earlier of its timeout and startBy
+    /** performance.now() ms its timeout ends at (its time on the wire is never cut by startBy) */
+    this.timeoutAt = timeoutAt;
+    /** performance.now() ms after which it may not start (a write's maximum age); Infinity: none */
+    this.startBy = startBy;
     this.resolve = null;
     this.reject = null;
     /** @type {{onReply: Function, onError: Function}|null} */
@@ -52,17 +56,20 @@ function init (d) {
 /**
  * Queues a request for its user's turn.
  * @param {object} [handler] submit()'s: the request settles through it, and nothing is returned
+ * @param {number} [startBy] performance.now() ms after which it may not start (then it fails unsent
+ *   with NINES_ERR_WRITE_EXPIRED); its deadline is the earlier of the two
  * @returns {Promise<object>|undefined}
  */
-function enqueue (d, user, op, timeoutMs, deadline, handler = null) {
-  const p = new Pending(user, op, timeoutMs, deadline, handler);
+function enqueue (d, user, op, timeoutMs, deadline, handler = null, startBy = Infinity) {
+  // deadline below is the earlier of the two: the queue's timer fails it unsent at either
+  const p = new Pending(user, op, timeoutMs, startBy < deadline ? startBy : deadline, handler, startBy, deadline);
   const promise = handler === null ? new Promise((resolve, reject) => { p.resolve = resolve; p.reject = reject; }) : undefined;
-  if (deadline < user._lastDeadline) user._sorted = false;
-  user._lastDeadline = deadline;
+  if (p.deadline < user._lastDeadline) user._sorted = false;
+  user._lastDeadline = p.deadline;
   user._q.push(p);
   d._queued++;
   if (user._ring === 0) { user._ring = 1; d._ring.push(user); }
-  if (d._timer === null || deadline < d._timerAt) arm(d, deadline);
+  if (d._timer === null || p.deadline < d._timerAt) arm(d, p.deadline);
   return promise;
 }
 
@@ -120,7 +127,7 @@ function pump (d) {
     // waited behind a silent unit's request with time to spare: Device#_send). On a serial line its
     // whole timeout: the device answers no sooner because the request waited, and a reply cut short
     // costs the line a quiet period and risks being taken for the next read's (issue 18)
-    const left = d._serialLine ? p.timeoutMs : Math.min(p.deadline - t, p.timeoutMs);
+    const left = d._serialLine ? p.timeoutMs : Math.min(p.timeoutAt - t, p.timeoutMs);
     const ms = left < 1.5 ? 1 : Math.round(left);
     if (p.handler !== null) {
       d._callSubmit(conn, p.user, p.op, ms, p.handler);
@@ -194,7 +201,10 @@ function rejectWhere (d, match, makeError, outcome) {
  * @param {number} [outcome] what it counts as; default: a timeout or an error by its code
  */
 function fail (d, p, err, outcome) {
-  if (err === null) err = queuedTimeout(d, p.user, p.timeoutMs);
+  if (err === null) {
+    const t = now();
+    err = p.startBy <= t ? expiredError(d, p.user, t - p.startBy) : queuedTimeout(d, p.user, p.timeoutMs);
+  }
   d._count(p.user, outcome !== undefined ? outcome : err.code === 'NINES_ERR_REPLY_TIMEOUT' ? 2 : 1);
   if (p.handler !== null) p.handler.onError(err);
   else p.reject(err);

@@ -29,6 +29,8 @@ const UNIT_KEYS = Object.freeze(['name', 'unitId', 'backoff', 'maxGap', 'maxRegi
 /** Quirks a unit inherits from its line unless it sets its own */
 const UNIT_INHERITS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
 const MAX_UNITS = 247;
+/** A unit's name, as config names are (runtime/config/defaults.js NAME_PATTERN) */
+const UNIT_NAME_RE = new RegExp(`^${C.NOT_RESERVED}[A-Za-z0-9_.-]{1,64}$`);
 /** Longest line quirk delay (ms): beyond it a device is not a device that needs a pause, it is down */
 const MAX_QUIRK_DELAY_MS = 60000;
 /** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
@@ -186,7 +188,7 @@ function buildUnits (raw, device) {
     for (const key of Object.keys(u)) {
       if (!UNIT_KEYS.includes(key) && u[key] !== undefined) throw invalid(`${at}.${key}`, u[key], `is not a unit option (known: ${UNIT_KEYS.join(', ')})`);
     }
-    if (typeof u.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(u.name)) throw invalid(`${at}.name`, u.name, 'must be 1-64 letters, digits, _ . or - (it names the unit in topics and statuses)');
+    if (typeof u.name !== 'string' || !UNIT_NAME_RE.test(u.name)) throw invalid(`${at}.name`, u.name, `must be 1-64 letters, digits, _ . or -, not ${C.RESERVED_NAME} (it names the unit in topics and statuses)`);
     if (names.has(u.name)) throw invalid(`${at}.name`, u.name, 'is the name of another unit of this device');
     names.add(u.name);
     // RTU: 0 is broadcast (no replies) and 248-255 are reserved; over TCP 255 (and 0) address the

@@ -33,10 +33,12 @@ class DeviceUser {
   /**
    * Sends one operation through the device's connections, when this user's turn comes.
    * @param {any} op an ASCII command or a Modbus op, as the device's driver takes it
-   * @param {{timeoutMs?: number}} [opts] overrides the device's timeoutMs; counts from this call
+   * @param {{timeoutMs?: number, notAfter?: number}} [opts] timeoutMs overrides the device's; counts from
+   *   this call. notAfter: the latest time it may be handed to a connection (epoch ms as
+   *   performance.timeOrigin + performance.now() count); past it, it fails unsent (NINES_ERR_WRITE_EXPIRED)
    * @returns {Promise<object>} the driver's reply (sentNs, doneNs), or its error unchanged; the device's
    *   own rejections: NINES_ERR_QUEUE_FULL, NINES_ERR_REPLY_TIMEOUT (details.queued), NINES_ERR_NOT_CONNECTED
-   *   (the device is down), NINES_ERR_CLOSED, NINES_ERR_INVALID_ARG
+   *   (the device is down), NINES_ERR_CLOSED, NINES_ERR_INVALID_ARG, NINES_ERR_WRITE_EXPIRED (details.queued)
    */
   request (op, opts) {
     return this._device._request(this, op, opts);

@@ -1,7 +1,7 @@
 'use strict';
 
 const { NinesError } = require('../base/errors');
-const { parseTarget } = require('../drivers/target');
+const { parseTarget, formatTarget } = require('../drivers/target');
 const { createOpSource } = require('./op-source');
 
 /**
@@ -68,7 +68,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   if (typeof name !== 'string' || !NAME_RE.test(name)) throw invalid('name', name, 'must be 1-64 letters, digits, _ . or -');
   const unit = resolveUnit(input.unit, device);
   // a unit of a line: the job's requests go to its unit id (the device's target names the line)
-  const target = device ? (unit === null ? device.target : { ...device.target, unitId: unit.unitId }) : parseTarget(input.target);
+  const target = device ? (unit === null ? device.target : unitTarget(device.target, unit.unitId)) : parseTarget(input.target);
   // Each lane is strictly sequential: a device offers maxConnections × maxInflight of them at once
   const maxLanes = device ? device.maxConnections * (device.maxInflight || 1) : MAX_LANES;
 
@@ -144,6 +144,18 @@ function isWrite (kind, operation, target) {
 }
 
 const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
+
+/**
+ * A line's target for one of its units: the unit's id, in the fields and in the URL, so a summary
+ * names the unit it polled (issue 19: the URL kept the line's ?unitId=1 for unit 5).
+ * @param {object} target the line's (parsed) @param {number} unitId
+ * @returns {object}
+ */
+function unitTarget (target, unitId) {
+  const t = { ...target, unitId };
+  t.url = formatTarget(t);
+  return t;
+}
 
 /**
  * The unit a job names on a line (devices/spec.js units): required there, refused elsewhere.

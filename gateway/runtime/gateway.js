@@ -46,6 +46,7 @@ class Gateway extends EventEmitter {
     this.startedAt = null;
     this.ended = new Set();
     this.hlogs = new Map(); // job → {stream, writer, file}
+    this.hlogsEnded = new Set(); // jobs whose log a reload ended: a new log names its stream's start
     this.health = new Map(); // device → health
     /** @type {{devices: object[], jobs: object[]}|null} the specs running now (reload compares with them) */
     this.running = null;
@@ -54,6 +55,8 @@ class Gateway extends EventEmitter {
     this.integrations = null;
     /** @type {{edge: object, session: object, stop: () => Promise<void>}|null} the Sparkplug B edge node (mqtt.sparkplug) */
     this.sparkplug = null;
+    /** @type {{stats: object, stop: () => void}|null} writes by tag over MQTT (mqtt.writes) */
+    this.writeCommands = null;
   }
 
   /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
@@ -183,7 +186,7 @@ class Gateway extends EventEmitter {
     const resume = this.publisher.resumePoints();
     for (const j of jobs) this.pool.startJob(j, resume.get(j.name));
     // writes by tag over MQTT, when asked for (off by default): runtime/mqtt/write-commands.js
-    if (m.writes) this.writeCommands = require('./mqtt/write-commands').startWriteCommands(this, { prefix: m.prefix, gateway: this.config.gateway.id });
+    if (m.writes) this.writeCommands = require('./mqtt/write-commands').startWriteCommands(this, { prefix: m.prefix, gateway: this.config.gateway.id, ...m.writes });
   }
 
   /** A summary from the pool: numbered there, computed and encoded where the histogram lives. */
@@ -197,7 +200,8 @@ class Gateway extends EventEmitter {
   /**
    * Appends a job's interval to its HdrHistogram interval log (`<dir>/<job>-<start>.hlog`, format 1.3,
    * tags response, service and lag, values in ns), readable by HistogramLogProcessor and
-   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped.
+   * HistogramLogAnalyzer. A log that cannot be written is reported once and dropped. A job added by a
+   * reload under the name of one removed earlier is a new stream, in a log of its own from its start.
    */
   writeHlog (job, intervals, meta) {
     let h = this.hlogs.get(job);
@@ -206,7 +210,8 @@ class Gateway extends EventEmitter {
       const path = require('node:path');
       const { HlogWriter } = require('../latency');
       const dir = this.config.gateway.hlog;
-      const file = path.join(dir, `${job}-${this.startedAt.replace(/[:.]/g, '-')}.hlog`);
+      const sinceMs = this.hlogsEnded.has(job) ? meta.start : Date.parse(this.startedAt);
+      const file = path.join(dir, `${job}-${new Date(sinceMs).toISOString().replace(/[:.]/g, '-')}.hlog`);
       try {
         fs.mkdirSync(dir, { recursive: true });
         const stream = fs.createWriteStream(file, { flags: 'wx' });
@@ -217,7 +222,7 @@ class Gateway extends EventEmitter {
         });
         h.writer = new HlogWriter({
           comment: `${this.version} gateway=${this.config.gateway.id} job=${job} target=${meta.target}`,
-          startTimeMs: Date.parse(this.startedAt),
+          startTimeMs: sinceMs,
           write: (text) => stream.write(text)
         });
       } catch (err) {
@@ -238,11 +243,30 @@ class Gateway extends EventEmitter {
    * @param {string} device
    * @param {Record<string, unknown>} values
    * @param {string} [unit] the unit, on a line of units (required there)
+   * @param {{notAfter?: number, rawText?: (tag: string) => string|undefined}} [opts] notAfter: the
+   *   latest start of each request (epoch ms as performance.timeOrigin + performance.now() count),
+   *   past which it fails unsent (NINES_ERR_WRITE_EXPIRED); rawText: how a value was sent, for a refusal
    * @returns {Promise<{ok: boolean, results: Record<string, object>}>} each tag's outcome
    * @throws {NinesError} NINES_ERR_INVALID_ARG (unknown device, unit or tag, writes not allowed, a
    *   read-only tag), NINES_ERR_INVALID_VALUE (a value its tag cannot hold); nothing is written then
    */
-  async writeTags (device, values, unit) {
+  async writeTags (device, values, unit, opts = {}) {
+    const writes = this.checkTagWrites(device, values, unit, opts);
+    const { runTagWrites } = require('../tags/write');
+    const reqOpts = { user: 'tag-writes', ...(opts.notAfter !== undefined ? { notAfter: opts.notAfter } : {}) };
+    return runTagWrites(writes, (op) => this.pool.request(device, op, reqOpts));
+  }
+
+  /**
+   * The checks and encoding of writeTags, sending nothing.
+   * @param {string} device
+   * @param {Record<string, unknown>} values
+   * @param {string} [unit]
+   * @param {{rawText?: (tag: string) => string|undefined}} [opts]
+   * @returns {import('../tags/write').TagWrite[]}
+   * @throws {NinesError} as writeTags
+   */
+  checkTagWrites (device, values, unit, opts = {}) {
     const d = Object.prototype.hasOwnProperty.call(this.config.devices, device) ? this.config.devices[device] : undefined;
     if (d === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in this gateway`, { field: 'device', value: device });
     // as for write jobs and in Node-RED: nothing moves a real actuator unless its device says it may
@@ -261,14 +285,15 @@ class Gateway extends EventEmitter {
     } else if (unit !== undefined) {
       throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" is not a line of units; got unit ${JSON.stringify(unit)}`, { field: 'unit', value: unit });
     }
-    const { encodeTagWrites, runTagWrites } = require('../tags/write');
-    const writes = encodeTagWrites(tags, values, { protocol: d.target.protocol, address: d.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes });
-    return runTagWrites(writes, (op) => this.pool.request(device, op, { user: 'tag-writes' }));
+    const { encodeTagWrites } = require('../tags/write');
+    return encodeTagWrites(tags, values, { protocol: d.target.protocol, address: d.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes, rawText: opts.rawText });
   }
 
   /**
    * Applies a new config without a restart (runtime/reload.js): unchanged jobs keep running with no
-   * gap; changed and new jobs start, removed ones flush their last summary and stop. A config that
+   * gap; changed jobs go on with their new settings in the same stream (`seq` goes on, the next
+   * summary starts where the last one ended); new jobs start new streams (`seq` 0, `first: true`);
+   * removed ones flush their last summary and stop. A config that
    * changes what applies only at a restart (mqtt, gateway.id, workers, mode, hlog) is refused whole.
    * Reloads run one at a time.
    * @param {import('./config/validate').Config} next a validated config
@@ -299,13 +324,21 @@ class Gateway extends EventEmitter {
     this.running = { devices, jobs };
     // stopped first (each publishes its last interval), then devices swapped, then the new jobs
     await Promise.all(plan.jobsStopped.map((name) => this.pool.stopJob(name)));
+    // a changed job goes on as the same stream: its next summary starts where the old instance's
+    // last one ended (the slots between counted as skipped) and `seq` goes on; a removed job's
+    // stream ends, so one added later under its name is a new stream (seq 0, `first: true`), as
+    // does that of a bounded job that had finished (no slot of it was due since)
+    const resume = new Map(plan.jobsStopped.map((name) => {
+      const point = this.pool.endStream(name);
+      return [name, this.ended.has(name) ? undefined : point];
+    }));
     for (const name of plan.jobs.removed) { this.latest.delete(name); this.ended.delete(name); this.closeHlog(name); }
     for (const name of plan.devicesRemoved) {
       this.pool.removeDevice(name);
       if (!plan.devicesAdded.some((d) => d.name === name)) { this.health.delete(name); this.publisher.setDeviceHealth(name, null); }
     }
     for (const d of plan.devicesAdded) this.pool.addDevice(d);
-    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j); }
+    for (const j of plan.jobsStarted) { this.ended.delete(j.name); this.pool.startJob(j, resume.get(j.name)); }
     const { publisherJobs } = require('./mqtt/publisher-options');
     this.publisher.setJobs(publisherJobs(next));
     if (this.integrations) this.integrations.setJobs(next);
@@ -318,6 +351,7 @@ class Gateway extends EventEmitter {
     const h = this.hlogs.get(job);
     if (h === undefined) return;
     this.hlogs.delete(job);
+    this.hlogsEnded.add(job);
     if (h.stream) h.stream.end();
   }
 
@@ -332,6 +366,8 @@ class Gateway extends EventEmitter {
    * the embedded broker.
    */
   async stop () {
+    // write commands still waiting are answered (not written) while the broker is still there
+    if (this.writeCommands) this.writeCommands.stop();
     if (this.pool) await this.pool.stop();
     if (this.integrations) await this.integrations.close();
     // its NDEATH before the broker goes (an embedded one stops below)

@@ -25,7 +25,8 @@ async function startIntegrations (gw) {
         version: gw.version,
         jobs: metricJobs(gw.config),
         publisherStats,
-        onError
+        onError,
+        writeStats: () => (gw.writeCommands ? gw.writeCommands.stats : null)
       });
       gw.on('summary', (job, payload, hists) => collector.onSummary(job, payload, hists));
       gw.on('health', (device, health) => collector.onHealth(device, health));

@@ -6,8 +6,10 @@ const { NinesError } = require('../base/errors');
  * What a config reload changes (`nines run` on SIGHUP, or with --watch on a file change): the
  * devices and jobs, compared by their built specs. A job whose spec and device are unchanged keeps
  * running untouched (no gap, `seq` contiguous); a changed job is stopped (its last interval is
- * published) and started anew; a removed one is stopped; a new one started. A device whose spec
- * changed is replaced, and its jobs with it.
+ * published) and started with its new spec in the same stream (`seq` goes on, and its next interval
+ * starts where the last one ended); a removed one is stopped and its stream ends; a new one starts a
+ * new stream, even under the name of a job removed earlier. A device whose spec changed is
+ * replaced, and its jobs with it.
  *
  * Sections that shape the process itself (mqtt, gateway.id, workers, mode, hlog, metrics, http)
  * apply at a restart: a reload that changes them is refused whole, nothing changes, and the error names each

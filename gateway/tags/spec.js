@@ -39,7 +39,7 @@ const BUILT = new WeakMap();
 const BUILT_TAG = new WeakMap();
 /** The most tags one list may hold (a poll reads them all; 10,000 is far beyond one device's map) */
 const MAX_TAGS = 10000;
-const NAME_RE = /^[A-Za-z_][A-Za-z0-9_.\-/]{0,127}$/;
+const NAME_RE = new RegExp(`^${C.NOT_RESERVED}[A-Za-z_][A-Za-z0-9_.\\-/]{0,127}$`);
 const MAX_UNIT_LENGTH = 32;
 const MAX_DESCRIPTION_LENGTH = 256;
 const KEYS = Object.freeze(['name', 'table', 'address', 'type', 'bit', 'length', 'order', 'wordOrder', 'byteOrder',
@@ -229,7 +229,7 @@ function checkTag (raw, i, modbus, limits, add) {
   }
   const name = raw.name;
   if (typeof name !== 'string' || !NAME_RE.test(name)) {
-    add([i, 'name'], name, 'must start with a letter or _ and hold 1-128 letters, digits, _ . - or /');
+    add([i, 'name'], name, `must start with a letter or _ and hold 1-128 letters, digits, _ . - or /, and not be ${C.RESERVED_NAME}`);
   }
   const tables = modbus ? MODBUS_TABLES : ASCII_TABLES;
   // a Modicon reference from a data sheet ("40101": holding register 101, protocol address 100)

@@ -16,8 +16,9 @@
  */
 
 const { NinesError, toNinesError } = require('../base/errors');
-const { encodeOne, encodeValues } = require('../values/registers');
+const { encodeOne, encodeValues, toBit, show } = require('../values/registers');
 const ascii = require('../drivers/ascii/command');
+const { notWritten, unknownError } = require('./write-outcome');
 
 const MAX_WRITE_TAGS = 1000;
 
@@ -33,9 +34,11 @@ const MAX_WRITE_TAGS = 1000;
  * Checks and encodes a write of named values.
  * @param {import('./spec').Tag[]} tags the device's tags
  * @param {unknown} input `{ name: value, … }`
- * @param {{protocol: string, address?: string, unitId?: number, unsupportedFunctionCodes?: number[]}} ctx the
- *   device's protocol; ASCII module address; Modbus unit (undefined: the target's); the write function
- *   codes the device lacks
+ * @param {{protocol: string, address?: string, unitId?: number, unsupportedFunctionCodes?: number[],
+ *   rawText?: (name: string) => string|undefined}} ctx the device's protocol; ASCII module address; Modbus
+ *   unit (undefined: the target's); the write function codes the device lacks; the raw JSON text a
+ *   value was sent as (MQTT), asked only for a refused value, so its message shows what was sent
+ *   (JSON.parse turns 1e309 into Infinity and 1.0 into 1)
  * @returns {TagWrite[]} in the order given
  * @throws {NinesError} NINES_ERR_INVALID_ARG (not an object, an unknown or read-only tag),
  *   NINES_ERR_INVALID_VALUE (a value the tag cannot hold); details.problems lists every one
@@ -60,8 +63,10 @@ function encodeTagWrites (tags, input, ctx) {
       problems.push({ code: 'NINES_ERR_INVALID_ARG', tag: name, message: `tag ${JSON.stringify(name)} is read-only (${readOnlyWhy(tag)})` });
       continue;
     }
+    const rawText = ctx.rawText ? ctx.rawText(name) : undefined;
+    const shown = () => (rawText !== undefined ? rawText : describe(value));
     try {
-      out.push({ name, ops: encodeOps(tag, value, ctx), value });
+      out.push({ name, ops: encodeOps(tag, value, ctx, shown), value });
     } catch (err) {
       const e = toNinesError(err, 'NINES_ERR_INVALID_VALUE');
       problems.push({ code: e.code === 'NINES_ERR_INVALID_ARG' ? 'NINES_ERR_INVALID_VALUE' : e.code, tag: name, message: `tag ${JSON.stringify(name)} (${tag.type}): ${e.message}` });
@@ -76,50 +81,38 @@ function encodeTagWrites (tags, input, ctx) {
   return out;
 }
 
-/** @returns {Array<object|string>} the requests that write `value` to `tag`, in order */
-function encodeOps (tag, value, ctx) {
+/**
+ * @param {() => string} shown how the value was sent, for a refusal's message
+ * @returns {Array<object|string>} the requests that write `value` to `tag`, in order
+ */
+function encodeOps (tag, value, ctx, shown) {
   if (ctx.protocol === 'ascii') {
-    if (tag.table === 'output') return [ascii.setOutput(ctx.address, tag.address, toBool(value))];
-    return [ascii.setAnalog(ctx.address, tag.address, toNumber(value, tag))];
+    if (tag.table === 'output') return [ascii.setOutput(ctx.address, tag.address, toBit(value, 'the value', shown))];
+    return [ascii.setAnalog(ctx.address, tag.address, toVolts(value, tag, shown))];
   }
   const lacks = ctx.unsupportedFunctionCodes || [];
   const unit = ctx.unitId === undefined ? {} : { unitId: ctx.unitId };
   if (tag.table === 'coil') {
-    const on = toBool(value);
+    const on = toBit(value, 'the value', shown);
     return [lacks.includes(5) ? { fc: 15, address: tag.address, values: [on], ...unit } : { fc: 5, address: tag.address, value: on, ...unit }];
   }
   let words;
   if (tag.type === 'string') {
-    if (typeof value !== 'string') throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a string of at most ${tag.span * 2} characters; got ${describe(value)}`, { type: 'string' });
+    if (typeof value !== 'string') throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a string of at most ${tag.span * 2} characters; got ${shown()}`, { type: 'string' });
     words = encodeValues(value, { type: 'string', byteOrder: tag.byteOrder, count: tag.span * 2 });
   } else {
-    words = encodeOne(bigIfText(value, tag), tag);
+    words = encodeOne(value, { ...tag, shown });
   }
   if (words.length === 1 && !lacks.includes(6)) return [{ fc: 6, address: tag.address, value: words[0], ...unit }];
   if (!lacks.includes(16)) return [{ fc: 16, address: tag.address, values: words, ...unit }];
   return words.map((w, i) => ({ fc: 6, address: tag.address + i, value: w, ...unit }));
 }
 
-/** A 64-bit value given as decimal text (JSON carries no integers beyond 2^53) becomes a BigInt */
-function bigIfText (value, tag) {
-  if ((tag.type === 'int64' || tag.type === 'uint64') && typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) && tag.scale === 1 && tag.offset === 0) {
-    return BigInt(value.trim());
-  }
-  return value;
-}
-
-function toBool (v) {
-  if (v === true || v === 1 || v === 'on' || v === 'true' || v === '1') return true;
-  if (v === false || v === 0 || v === 'off' || v === 'false' || v === '0') return false;
-  throw new NinesError('NINES_ERR_INVALID_VALUE', `needs true or false (1/0, "on"/"off"); got ${describe(v)}`, { type: 'bool' });
-}
-
-/** Volts for an analog channel: (value - offset) / scale, within the module's ±99.999 V format */
-function toNumber (v, tag) {
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a finite number; got ${describe(v)}`, { type: tag.type });
-  const volts = (n - tag.offset) / tag.scale;
-  if (Math.abs(Number(volts.toFixed(3))) > 99.999) throw new NinesError('NINES_ERR_INVALID_VALUE', `${n} is ${volts} V, outside the module's -99.999 to +99.999 V`, { type: tag.type });
+/** Volts for an analog channel: (value - offset) / scale, within the module's ±99.999 V format; a number only, never text */
+function toVolts (v, tag, shown) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a finite number; got ${shown()}`, { type: tag.type });
+  const volts = (v - tag.offset) / tag.scale;
+  if (Math.abs(Number(volts.toFixed(3))) > 99.999) throw new NinesError('NINES_ERR_INVALID_VALUE', `${shown()} is ${volts} V, outside the module's -99.999 to +99.999 V`, { type: tag.type });
   return volts;
 }
 
@@ -136,21 +129,23 @@ function suggest (name, byName) {
 }
 
 function describe (v) {
-  if (typeof v === 'bigint') return `${v}n`;
   if (Array.isArray(v)) return 'an array';
-  try { return JSON.stringify(v) ?? String(v); } catch { return typeof v; }
+  return show(v);
 }
 
 /**
  * Sends encoded writes one after another, in the order asked, and stops at the first that fails:
  * the writes after it are not sent. Order carries meaning in a write such as `{ setpoint: 50,
  * enable: true }`, and enabling a drive whose new setpoint did not arrive would run it on the old one.
+ * A failed tag says what the device holds (write-outcome.js): `written: false` when the write
+ * provably never reached it (or it answered that it did not take it); `written: "unknown"`, code
+ * NINES_ERR_WRITE_UNKNOWN and the cause, when it went out and its outcome is unknown (a timeout,
+ * a dropped connection, a device removed meanwhile); a write of several requests that failed part
+ * way, how many went through (`written: "1 of 2"`) or that the one after them is unknown.
  * @param {TagWrite[]} writes
  * @param {(op: any) => Promise<object>} request a device user's request
- * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written?: string}|{ok: false, skipped: true, message: string}>}>}
- *   never rejects: each tag says whether it was written, failed or not sent (skipped); a write of
- *   several requests that failed part way says how many went through (`written: "1 of 2"`), as the
- *   device now holds part of it
+ * @returns {Promise<{ok: boolean, results: Record<string, {ok: true}|{ok: false, code: string, message: string, written: false|string, cause?: object}|{ok: false, skipped: true, message: string}>}>}
+ *   never rejects: each tag says whether it was written, failed or not sent (skipped)
  */
 async function runTagWrites (writes, request) {
   const results = {};
@@ -165,13 +160,22 @@ async function runTagWrites (writes, request) {
       for (const op of w.ops) { await request(op); done++; }
       results[w.name] = { ok: true };
     } catch (err) {
-      const e = toNinesError(err);
       failed = w.name;
-      results[w.name] = { ok: false, code: e.code, message: e.message };
-      if (w.ops.length > 1) results[w.name].written = `${done} of ${w.ops.length}`;
+      results[w.name] = failure(toNinesError(err), done, w.ops.length);
     }
   }
   return { ok: failed === null, results };
+}
+
+/** A tag's failed write: what the device holds now, as far as anyone can tell */
+function failure (e, done, total) {
+  const several = total > 1;
+  if (notWritten(e)) return { ok: false, code: e.code, message: e.message, written: several && done > 0 ? `${done} of ${total}` : false };
+  const u = unknownError(e);
+  const out = { ok: false, code: u.code, message: u.message, written: 'unknown', cause: u.details.cause };
+  // the requests before the one in doubt went through
+  if (several) out.message = `${done} of ${total} requests went through, the next one ${u.message}`;
+  return out;
 }
 
 module.exports = { encodeTagWrites, runTagWrites };

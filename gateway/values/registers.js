@@ -57,6 +57,8 @@ const FLOAT32_MAX = 3.4028234663852886e38;
  */
 function show (v) {
   if (typeof v === 'bigint') return `${v}n`;
+  // JSON.stringify writes Infinity and NaN as null, which hid what was sent ("got null")
+  if (typeof v === 'number') return String(v);
   try {
     const text = JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
     return text === undefined ? String(v) : text;
@@ -265,15 +267,42 @@ function decodeRegisters (words, opts) {
   return out;
 }
 
-/** Turns one engineering value into the raw value of `type`, checked. */
+/**
+ * The one rule for a bit to write (a coil, a bool, an ASCII output line): true or false, or the
+ * numbers 1 and 0. Text ("on", "true", "1") and other numbers are refused, not guessed at.
+ * @param {unknown} v
+ * @param {string} what names the value in the message ("value 0", "msg.payload")
+ * @param {() => string} [shown] how the value was sent (its raw JSON text), for the message
+ * @returns {boolean}
+ * @throws {NinesError} NINES_ERR_INVALID_VALUE
+ */
+function toBit (v, what, shown) {
+  if (v === true || v === 1) return true;
+  if (v === false || v === 0) return false;
+  const got = shown ? shown() : v === undefined ? 'nothing' : show(v);
+  return failValue(`${what} must be true or false (or 1 or 0); got ${got}`, { field: what, value: got, type: 'bool' });
+}
+
+/** Decimal integer text, for 64-bit values beyond what a JSON number carries exactly: no sign but -, no spaces, no exponent */
+const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+/**
+ * Turns one engineering value into the raw value of `type`, checked. Strict: a number must be a
+ * number (a finite one), never a boolean or text such as "0x10" or "1e3" that Number() would
+ * coerce; the one exception is decimal integer text for int64 and uint64, as JSON carries no
+ * integer beyond 2^53 exactly. A float32 takes the nearest float32: a value that is not 0 but
+ * would round to 0, or that would round to Infinity, is refused. `o.shown()`, when set, says how
+ * the value was sent (its raw JSON text), for the message.
+ */
 function toRaw (v, i, o) {
   const t = TYPES[o.type];
-  if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) v = Number(v);
-  if (typeof v === 'boolean') v = v ? 1 : 0;
+  const shown = () => (typeof o.shown === 'function' ? o.shown() : show(v));
+  if (t.big && typeof v === 'string' && DECIMAL_INTEGER.test(v)) v = BigInt(v);
   if (t.big && typeof v === 'bigint') {
     if (o.scale !== 1 || o.offset !== 0) v = Number(v);
   } else if (typeof v !== 'number' || !Number.isFinite(v)) {
-    failValue(`value ${i} must be a finite number for ${o.type}; got ${show(v)}`, { field: `values[${i}]`, value: String(v), type: o.type });
+    const what = t.big ? 'a finite JSON number or decimal integer text' : 'a finite number';
+    failValue(`value ${i} must be ${what} for ${o.type}; got ${shown()}`, { field: `values[${i}]`, value: shown(), type: o.type });
   }
   let raw = typeof v === 'bigint' ? v : (v - o.offset) / o.scale;
   if (t.integer) {
@@ -284,20 +313,24 @@ function toRaw (v, i, o) {
       const slack = Math.max(WHOLE_TOLERANCE * Math.max(1, Math.abs(raw)), 4 * Number.EPSILON * (Math.abs(v) + Math.abs(o.offset)) / Math.abs(o.scale));
       if (Math.abs(raw - whole) > slack) {
         const how = o.scale === 1 && o.offset === 0 ? '' : ` (raw = (value - ${o.offset}) / ${o.scale})`;
-        failValue(`value ${i} (${v}) is not representable as ${o.type}: raw ${raw}${how} is not a whole number, and it is not rounded`,
-          { field: `values[${i}]`, value: v, type: o.type, raw });
+        failValue(`value ${i} (${shown()}) is not representable as ${o.type}: raw ${raw}${how} is not a whole number, and it is not rounded`,
+          { field: `values[${i}]`, value: shown(), type: o.type, raw });
       }
       raw = whole;
       if (t.big) {
-        if (!Number.isSafeInteger(raw)) failValue(`value ${i} (${v}) is not exact as a number; pass a BigInt for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: v, type: o.type });
+        if (!Number.isSafeInteger(raw)) failValue(`value ${i} (${shown()}) is not exact as a number; pass a BigInt (or decimal integer text) for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: shown(), type: o.type });
         raw = BigInt(raw);
       }
     }
     if (raw < t.min || raw > t.max) {
-      failValue(`value ${i} (${String(v)}) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: String(v), type: o.type });
+      failValue(`value ${i} (${shown()}) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: shown(), type: o.type });
     }
-  } else if (o.type === 'float32' && Math.abs(raw) > FLOAT32_MAX) {
-    failValue(`value ${i} (${v}) is outside the float32 range`, { field: `values[${i}]`, value: v, type: o.type });
+  } else if (o.type === 'float32') {
+    const stored = Math.fround(raw);
+    if (!Number.isFinite(stored)) failValue(`value ${i} (${shown()}) is outside the float32 range (±${FLOAT32_MAX}): it would be stored as Infinity`, { field: `values[${i}]`, value: shown(), type: o.type });
+    if (stored === 0 && raw !== 0) failValue(`value ${i} (${shown()}) is too small for float32 (below about 1.4e-45): it would be stored as 0`, { field: `values[${i}]`, value: shown(), type: o.type });
+  } else if (!Number.isFinite(raw)) {
+    failValue(`value ${i} (${shown()}) gives raw ${raw} after scale and offset, which float64 cannot hold`, { field: `values[${i}]`, value: shown(), type: o.type });
   }
   return raw;
 }
@@ -356,8 +389,7 @@ function encodeValues (values, opts) {
   if (o.type === 'bool') {
     const words = new Array(registersFor('bool', list.length)).fill(0);
     list.forEach((v, i) => {
-      if (v !== true && v !== false && v !== 0 && v !== 1) failValue(`value ${i} must be true, false, 0 or 1 for bool; got ${show(v)}`, { field: `values[${i}]`, value: v, type: 'bool' });
-      if (v === true || v === 1) words[i >> 4] |= 1 << (i & 15);
+      if (toBit(v, `value ${i}`)) words[i >> 4] |= 1 << (i & 15);
     });
     return words;
   }
@@ -385,4 +417,4 @@ function encodeOne (value, o) {
   return unorder(b, t.words, o);
 }
 
-module.exports = { decodeRegisters, decodeOne, encodeValues, encodeOne, registersFor, normalizeOptions, TYPES, ORDERS };
+module.exports = { decodeRegisters, decodeOne, encodeValues, encodeOne, toBit, show, registersFor, normalizeOptions, TYPES, ORDERS };

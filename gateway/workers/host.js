@@ -182,7 +182,8 @@ class Host {
       this.post({ type: 'res', id: m.id, error: { code: 'NINES_ERR_INVALID_ARG', message: `no device ${JSON.stringify(m.device)} in this pool`, details: { device: m.device } } });
       return;
     }
-    device.user(m.user || 'on-demand').request(m.op, m.timeoutMs === undefined ? undefined : { timeoutMs: m.timeoutMs }).then(
+    const opts = m.timeoutMs === undefined && m.notAfter === undefined ? undefined : { timeoutMs: m.timeoutMs, notAfter: m.notAfter };
+    device.user(m.user || 'on-demand').request(m.op, opts).then(
       (reply) => this.post({ type: 'res', id: m.id, reply: plainReply(reply) }),
       (err) => {
         const e = toNinesError(err);

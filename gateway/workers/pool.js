@@ -174,6 +174,22 @@ class WorkerPool extends EventEmitter {
     return done;
   }
 
+  /**
+   * Ends a stopped job's stream: forgets its numbering and covered time, so a job started later
+   * under the same name begins a new stream at `seq` 0 (its first summary says `first: true`).
+   * @param {string} name
+   * @returns {{seq: number, end: number}|undefined} where the stream stood (its last summary's seq
+   *   and end), for startJob() when the same job goes on with new settings (a config reload);
+   *   undefined when it never published a summary
+   */
+  endStream (name) {
+    const next = this.seq.get(name);
+    const end = this.coveredUntil.get(name);
+    this.seq.delete(name);
+    this.coveredUntil.delete(name);
+    return next === undefined ? undefined : { seq: next - 1, end };
+  }
+
   /** Starts a new interval for one job (or all), discarding what it recorded so far. @param {string} [job] */
   reset (job) {
     for (const slot of this.slots) if (slot.jobs.size > 0 && (!job || slot.jobs.has(job))) this.post(slot, { type: 'reset', job });
@@ -183,7 +199,9 @@ class WorkerPool extends EventEmitter {
    * One request on a device's connections, served in turn with its jobs' requests.
    * @param {string} device
    * @param {string|object} op an ASCII command or a Modbus op
-   * @param {{timeoutMs?: number, user?: string}} [opts] user: who asks (each user gets its own fair queue)
+   * @param {{timeoutMs?: number, user?: string, notAfter?: number}} [opts] user: who asks (each user gets its
+   *   own fair queue); notAfter: the latest start, epoch ms as performance.timeOrigin + performance.now()
+   *   count (devices/device.js), past which it fails unsent with NINES_ERR_WRITE_EXPIRED
    * @returns {Promise<object>} the reply (plain data; Buffers restored); rejects with a NinesError
    */
   request (device, op, opts = {}) {
@@ -192,7 +210,7 @@ class WorkerPool extends EventEmitter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, slot });
-      this.post(slot, { type: 'req', id, device, op, timeoutMs: opts.timeoutMs, user: opts.user });
+      this.post(slot, { type: 'req', id, device, op, timeoutMs: opts.timeoutMs, notAfter: opts.notAfter, user: opts.user });
     });
   }
 
@@ -305,7 +323,8 @@ class WorkerPool extends EventEmitter {
     if (slot.host) slot.host.handle(msg);
     else if (slot.worker) slot.worker.postMessage(msg);
     // else: a worker is being restarted; it gets its devices and jobs from the slot when it starts
-    else if (msg.type === 'req' || msg.type === 'tags') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'the worker serving this device is restarting', details: { worker: slot.index } } });
+    // never handed to a device: not sent (queued), which a write's outcome depends on (tags/write.js)
+    else if (msg.type === 'req' || msg.type === 'tags') this.onMessage(slot, { type: 'res', id: msg.id, error: { code: 'NINES_ERR_WORKER', message: 'request not sent: the worker serving this device is restarting', details: { worker: slot.index, queued: true } } });
     else if (msg.type === 'stop-job') this.onMessage(slot, { type: 'job-stopped', name: msg.name });
   }
 
@@ -315,6 +334,8 @@ class WorkerPool extends EventEmitter {
         const seq = this.seq.get(m.job) || 0;
         this.seq.set(m.job, seq + 1);
         m.payload.seq = seq;
+        // a new stream (the job started, or was added by a reload): nothing before its start belongs to it
+        if (seq === 0) m.payload.first = true;
         this.coveredUntil.set(m.job, m.payload.end);
         this.emit('summary', m.job, m.payload, m.hlog, m.meta, m.hists || null);
         break;

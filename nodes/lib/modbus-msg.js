@@ -8,7 +8,7 @@
  * the driver's validateOp checks the op again (NINES_ERR_INVALID_OP).
  */
 
-const { normalizeOptions, encodeValues } = require('../../gateway/values/registers');
+const { normalizeOptions, encodeValues, toBit } = require('../../gateway/values/registers');
 const { NinesError } = require('../../gateway/base/errors');
 const { invalidArg, nodeError } = require('./errors');
 
@@ -99,7 +99,10 @@ function writeOp (fields, payload, typeOpts) {
   const op = Object.assign({}, fields);
   if (payload === undefined || payload === null) throw invalidArg('msg.payload', `msg.payload must hold the value(s) to write for FC ${fields.fc}; got ${payload}`);
   if (fields.fc === 5 || fields.fc === 15) {
-    const bit = (v, i) => onOff(v, `msg.payload${i === undefined ? '' : `[${i}]`}`, ` for FC ${fields.fc}`);
+    // the one rule for a bit to write, as for a coil tag (values/registers.js toBit): no text
+    const bit = (v, i) => {
+      try { return toBit(v, `msg.payload${i === undefined ? '' : `[${i}]`}`); } catch (err) { throw nodeError(err); }
+    };
     if (fields.fc === 5) {
       if (Array.isArray(payload)) throw invalidArg('msg.payload', 'FC 5 writes one coil: msg.payload must be one value, not an array (use FC 15 for several)');
       op.value = bit(payload);

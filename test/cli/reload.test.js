@@ -77,4 +77,30 @@ describe('nines run: reload on SIGHUP and on a file change', function () {
     fs.renameSync(next, file);
     await run.waitFor(/config file changed: config reloaded: 1 jobs unchanged, 0 changed, 2 added \(b, c\), 0 removed/);
   });
+
+  it('--watch never applies a file written in two pieces half-written, and reports one that does not parse with its line', async () => {
+    const file = path.join(tmp, 'gw.yaml');
+    fs.writeFileSync(file, yamlFor(sim.url, ['a', 'b', 'c']));
+    run = startRun([file, '--watch']);
+    await run.waitFor(/3 jobs running/);
+    // the first piece is a valid config of job a alone; the rest comes half a second later (the
+    // reported case: 468 ms), as from `cat head > gw.yaml; sleep 0.5; cat tail >> gw.yaml`
+    const text = yamlFor(sim.url, ['a', 'b', 'c', 'd']);
+    const cut = text.indexOf('  - { name: b');
+    const fd = fs.openSync(file, 'w');
+    fs.writeSync(fd, text.slice(0, cut));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    fs.writeSync(fd, text.slice(cut));
+    fs.closeSync(fd);
+    await run.waitFor(/config file changed: config (not )?reloaded[^\n]*\n/);
+    // the first reload after the write is the whole file's: nothing removed, d added
+    assert.match(run.stderr(), /config file changed: config reloaded: 3 jobs unchanged, 0 changed, 1 added \(d\), 0 removed\n/);
+    assert.doesNotMatch(run.stderr(), /removed \(/);
+    assert.doesNotMatch(run.stderr(), /config not reloaded/);
+    // a settled file that does not parse is refused with its line and column, and what runs goes on
+    fs.writeFileSync(file, text.replace('jobs:\n', 'jobs:\n  - { name: e, device: plc\n'));
+    await run.waitFor(/config file changed: config not reloaded, the running one goes on: NINES_ERR_CONFIG: invalid gateway config [^\n]*gw\.yaml:\d+:\d+: YAML syntax error/);
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0);
+  });
 });

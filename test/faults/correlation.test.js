@@ -21,6 +21,10 @@ describe('correlation: late replies never become another register\'s value (issu
       assert.ok(j.values >= 5, `${job}: only ${j.values} values to check`);
       assert.ok(j.ok >= 5, `${job}: only ${j.ok} requests answered`);
     }
+    // a unit's summaries name the unit they polled, not the line's first (issue 19)
+    for (const u of [1, 2, 3]) {
+      assert.deepEqual([...jobs.get(`line-u${u}`).targets].map((t) => new URL(t.replace(/^[^:]+:/, 'http:')).searchParams.get('unitId')), [String(u)]);
+    }
     const timeouts = [...jobs.values()].reduce((n, j) => n + j.timeouts, 0);
     const byDevice = (prefix) => [...jobs].filter(([job]) => job.startsWith(prefix)).reduce((n, [, j]) => n + j.timeouts, 0);
     for (const device of ['rtu-', 'rtutcp-', 'tcp1-', 'tcp8-', 'line-', 'ed560-']) assert.ok(byDevice(device) > 0, `no timeout on ${device}: the late replies did not happen`);

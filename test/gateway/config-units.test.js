@@ -44,6 +44,8 @@ describe('gateway/config: lines of units', () => {
     assert.deepEqual(specs[0].units.map((u) => [u.name, u.unitId, u.backoff.initialMs, u.backoff.maxMs]), [['meter1', 1, 1000, 10000], ['meter2', 2, 2000, 20000]]);
     const jobs = new Gateway(c).jobSpecs(specs);
     assert.deepEqual(jobs.map((j) => [j.unit, j.target.unitId]), [['meter1', 1], ['meter2', 2], ['plc', 255]]);
+    // and the URL a summary carries names the unit too, not the line's first (issue 19)
+    assert.deepEqual(jobs.map((j) => new URLSearchParams(j.target.url.split('?')[1]).get('unitId')), ['1', '2', '255']);
   });
 
   it('refuses unit ids outside the line\'s range, twice the same id, and negative quirks, with field paths', () => {

@@ -144,7 +144,7 @@ describe('gateway/decode', () => {
       invalidValue(() => encodeValues('abc', { type: 'int16' }), /finite number/);
       invalidValue(() => encodeValues(NaN, { type: 'float64' }), /finite number/);
       invalid(() => encodeValues([], { type: 'int16' }), /no values/);
-      invalidValue(() => encodeValues([2], { type: 'bool' }), /true, false/);
+      invalidValue(() => encodeValues([2], { type: 'bool' }), /true or false/);
       invalidValue(() => encodeValues('toolong', { type: 'string', count: 3 }), /longer than count/);
       invalidValue(() => encodeValues(2 ** 60, { type: 'int64' }), /BigInt/);
     });
@@ -156,9 +156,26 @@ describe('gateway/decode', () => {
       assert.deepEqual(encodeValues(71.3, { type: 'int16', scale: 0.1 }), [713]);
       assert.deepEqual(encodeValues(-0.3, { type: 'int32', scale: 0.1 }), [0xFFFF, 0xFFFD]);
     });
-    it('accepts BigInt and numeric strings for writes', () => {
+    it('accepts BigInt and decimal integer text for 64-bit writes', () => {
       assert.deepEqual(encodeValues(2n ** 64n - 1n, { type: 'uint64' }), [0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF]);
-      assert.deepEqual(encodeValues(['12', true], { type: 'uint16' }), [12, 1]);
+      assert.deepEqual(encodeValues('18446744073709551615', { type: 'uint64' }), [0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF]);
+    });
+    it('coerces nothing: text, booleans, hex and exponent text are refused for numbers (issue 18)', () => {
+      invalidValue(() => encodeValues('12', { type: 'uint16' }), /finite number for uint16; got "12"/);
+      invalidValue(() => encodeValues(true, { type: 'int16' }), /got true/);
+      invalidValue(() => encodeValues('0x10', { type: 'int16' }), /got "0x10"/);
+      invalidValue(() => encodeValues('1e3', { type: 'int16' }), /got "1e3"/);
+      invalidValue(() => encodeValues(' 12', { type: 'int64' }), /decimal integer text/);
+      invalidValue(() => encodeValues('1e3', { type: 'int64' }), /decimal integer text/);
+    });
+    it('refuses a float32 that would be stored as 0 or Infinity, and names Infinity as such (issue 18)', () => {
+      invalidValue(() => encodeValues(1e-50, { type: 'float32' }), /\(1e-50\) is too small for float32.*stored as 0/);
+      invalidValue(() => encodeValues(-1e-46, { type: 'float32' }), /stored as 0/);
+      invalidValue(() => encodeValues(3.5e38, { type: 'float32' }), /stored as Infinity/);
+      invalidValue(() => encodeValues(Infinity, { type: 'float64' }), /got Infinity/);
+      // 0 is 0, and a subnormal float32 is kept (it is not 0)
+      assert.deepEqual(encodeValues(0, { type: 'float32' }), [0, 0]);
+      assert.notDeepEqual(encodeValues(1e-40, { type: 'float32' }), [0, 0]);
     });
   });
 });

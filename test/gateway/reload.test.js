@@ -1,6 +1,9 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const mqtt = require('mqtt');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
@@ -97,6 +100,82 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     await until(() => count('j0') >= n0 + 2);
     assert.equal(got.get('j0').at(-1).offered, 50);
     assert.equal(gw.config.jobs.length, 11);
+  });
+
+  it('a changed job goes on as the same stream: its summaries tile time across the reload and seq goes on', async () => {
+    sim = await createModbusTcpSimulator({ port: 0 });
+    const two = (c) => { c.jobs = c.jobs.slice(0, 2); };
+    gw = new Gateway(validateConfig(rawConfig(sim.url, two), { env: {} }));
+    const got = { j0: [], j1: [] };
+    gw.on('summary', (job, p) => got[job].push(p));
+    await gw.start();
+    await until(() => got.j0.length >= 2);
+    // j0 on the same device with a new rate, j1 on a device whose settings change: both restart
+    const report = await gw.reload(validateConfig(rawConfig(sim.url, (c) => { two(c); c.jobs[0].rate = '40/s'; c.devices.a.timeout = '750ms'; }), { env: {} }));
+    assert.deepEqual(report.changed, ['j0', 'j1']);
+    const at = { j0: got.j0.length, j1: got.j1.length };
+    await until(() => got.j0.length >= at.j0 + 2 && got.j1.length >= at.j1 + 2);
+    for (const job of ['j0', 'j1']) {
+      const list = got[job];
+      list.forEach((s, i) => {
+        assert.equal(s.seq, i, `${job}: seq ${s.seq} at ${i}`);
+        if (i > 0) assert.equal(s.start, list[i - 1].end, `${job}: interval ${i} (seq ${s.seq}) starts where ${i - 1} ended`);
+      });
+      assert.equal(list[0].first, true);
+      assert.ok(list.slice(1).every((s) => s.first === undefined), `${job}: only the stream's first summary is marked first`);
+    }
+    assert.equal(got.j0.at(-1).offered, 40);
+  });
+
+  it('a job removed and added again by later reloads is a new stream: seq 0, first: true, starting at the re-add', async () => {
+    sim = await createModbusTcpSimulator({ port: 0 });
+    const only = (names) => (c) => { c.jobs = c.jobs.filter((j) => names.includes(j.name)); };
+    gw = new Gateway(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
+    const got = { j0: [], j1: [] };
+    gw.on('summary', (job, p) => got[job].push(p));
+    await gw.start();
+    await until(() => got.j1.length >= 2);
+    const removed = await gw.reload(validateConfig(rawConfig(sim.url, only(['j0'])), { env: {} }));
+    assert.deepEqual(removed.removed, ['j1']);
+    const old = got.j1.length;
+    const lastEnd = got.j1.at(-1).end;
+    await until(() => got.j0.length >= 3);
+    const readdedAt = Date.now();
+    const added = await gw.reload(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
+    assert.deepEqual(added, { kept: ['j0'], changed: [], added: ['j1'], removed: [] });
+    await until(() => got.j1.length >= old + 2);
+    const fresh = got.j1.slice(old);
+    // the time it was away is no part of the new stream, and the new stream says where it began
+    assert.equal(fresh[0].seq, 0);
+    assert.equal(fresh[0].first, true);
+    assert.ok(fresh[0].start >= readdedAt && fresh[0].start > lastEnd, `starts at the re-add (${fresh[0].start} ≥ ${readdedAt})`);
+    assert.equal(fresh[1].seq, 1);
+    assert.equal(fresh[1].start, fresh[0].end);
+  });
+
+  it('a job removed and added again writes its new stream to an interval log of its own', async () => {
+    sim = await createModbusTcpSimulator({ port: 0 });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-reload-hlog-'));
+    try {
+      const only = (names) => (c) => { c.gateway.hlog = dir; c.jobs = c.jobs.filter((j) => names.includes(j.name)); };
+      gw = new Gateway(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
+      const errors = [];
+      gw.on('job-error', (job, err) => errors.push(err));
+      let j1 = 0;
+      gw.on('summary', (job) => { if (job === 'j1') j1++; });
+      await gw.start();
+      await until(() => j1 >= 1);
+      await gw.reload(validateConfig(rawConfig(sim.url, only(['j0'])), { env: {} }));
+      await gw.reload(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
+      const before = j1;
+      await until(() => j1 >= before + 1);
+      assert.deepEqual(errors.filter((e) => e.code === 'NINES_ERR_IO'), []);
+      assert.equal(fs.readdirSync(dir).filter((f) => f.startsWith('j1-')).length, 2);
+    } finally {
+      await gw.stop();
+      gw = null;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a device whose settings change is replaced, with every job on it', async () => {

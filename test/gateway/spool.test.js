@@ -40,7 +40,7 @@ describe('gateway/runtime/mqtt/spool', () => {
     it('frame a record with its CRC-32, and find a torn, flipped or mislabelled one', () => {
       const buf = encodeRecord({ kind: 'value', job: 'jöb', seq: -1, time: 1.5e12, payload: Buffer.from('{"ts":1}') });
       const d = decodeRecord(buf, 0);
-      assert.deepEqual({ ...d.rec, payload: d.rec.payload.toString() }, { kind: 'value', job: 'jöb', seq: -1, time: 1.5e12, payload: '{"ts":1}' });
+      assert.deepEqual({ ...d.rec, payload: d.rec.payload.toString() }, { kind: 'value', job: 'jöb', seq: -1, time: 1.5e12, payload: '{"ts":1}', flags: 0 });
       assert.equal(d.next, buf.length);
       assert.equal(decodeRecord(buf.subarray(0, buf.length - 1), 0).bad, 'short');
       const flipped = Buffer.from(buf);
@@ -157,18 +157,22 @@ describe('gateway/runtime/mqtt/spool', () => {
     s.close();
   });
 
-  it('a flipped bit ends its segment: the rotten record is never replayed', () => {
+  it('a flipped bit loses only its record: the reader resynchronises at the next one, and the loss is counted for its job', () => {
     let s = open();
-    for (let i = 0; i < 3; i++) s.append(rec('a', i));
+    // a0 b0 a1 b1 a2 b2: each job's seqs go up by one
+    for (let i = 0; i < 6; i++) s.append(rec(i % 2 ? 'b' : 'a', i >> 1));
     s.close();
     const file = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.seg')));
     const buf = fs.readFileSync(file);
-    const second = decodeRecord(buf, 0).next;
-    buf[second + 100] ^= 0x40;
+    const third = decodeRecord(buf, decodeRecord(buf, 0).next).next;
+    const thirdBytes = decodeRecord(buf, third).next - third;
+    buf[third + 100] ^= 0x40;
     fs.writeFileSync(file, buf);
-    s = open();
-    assert.deepEqual(takeAll(s).map((e) => e.rec.seq), [0]);
-    assert.ok(s.counts.corruptBytes > 0);
+    const drops = [];
+    s = open({ onDrop: (kind, job, n) => drops.push([kind, job, n]) });
+    assert.deepEqual(takeAll(s).map((e) => `${e.rec.job}${e.rec.seq}`), ['a0', 'b0', 'b1', 'a2', 'b2']);
+    assert.deepEqual(drops, [['latency', 'a', 1]]);
+    assert.equal(s.counts.corruptBytes, thirdBytes);
     s.close();
   });
 
@@ -186,7 +190,7 @@ describe('gateway/runtime/mqtt/spool', () => {
     s.close();
   });
 
-  it('keeps what its owner asks in state.json (the drop counts)', () => {
+  it('keeps what its owner asks in its checkpoint (the drop counts)', () => {
     let s = open({ extra: () => ({ dropped: { a: 3 } }) });
     s.close();
     s = open();

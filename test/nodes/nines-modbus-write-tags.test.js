@@ -53,6 +53,13 @@ describe('nines-modbus-write with a tag list', function () {
     ['a value between two steps of a scaled register', { level: 12.34 }, 'NINES_ERR_INVALID_VALUE', /level/],
     ['text for a number', { setpoint: 'warm' }, 'NINES_ERR_INVALID_VALUE', /setpoint/],
     ['a string longer than its tag', { label: 'TOOLONG' }, 'NINES_ERR_INVALID_VALUE', /label/],
+    // nothing is coerced (issue 18): hex and exponent text, booleans for numbers, text for a coil
+    ['hex text for an int16', { speed: '0x10' }, 'NINES_ERR_INVALID_VALUE', /speed.*got "0x10"/],
+    ['exponent text for an int16', { speed: '1e3' }, 'NINES_ERR_INVALID_VALUE', /speed.*got "1e3"/],
+    ['true for an int16', { speed: true }, 'NINES_ERR_INVALID_VALUE', /speed.*got true/],
+    ['"on" for a coil', { pump_on: 'on' }, 'NINES_ERR_INVALID_VALUE', /pump_on.*got "on"/],
+    ['1e-50 for a float32 (it would be stored as 0)', { setpoint: 1e-50 }, 'NINES_ERR_INVALID_VALUE', /setpoint.*1e-50.*stored as 0/],
+    ['Infinity for a float32', { setpoint: Infinity }, 'NINES_ERR_INVALID_VALUE', /setpoint.*got Infinity/],
     ['a read-only tag', { running: true }, 'NINES_ERR_INVALID_ARG', /running.*read-only/],
     ['an unknown tag', { Speed: 1 }, 'NINES_ERR_INVALID_ARG', /did you mean "speed"/],
     ['a payload that is not an object', 5, 'NINES_ERR_INVALID_ARG', /object of tag names/]

@@ -31,7 +31,7 @@ describe('nines-modbus-write', function () {
     await helper.load([deviceNode, writeNode], flow(sim.port, { dataType: 'int16', scale: 0.1 }));
     const w = helper.getNode('w');
     const out = helper.getNode('out');
-    await roundTrip(w, out, { fc: 5, address: 3, payload: 'on' });
+    await roundTrip(w, out, { fc: 5, address: 3, payload: 1 });
     await roundTrip(w, out, { fc: 15, address: 8, payload: [true, 0, 1] });
     await roundTrip(w, out, { fc: 6, address: 7, payload: -1.5 });
     const { coils, holdingRegisters } = sim.model.banks;
@@ -62,7 +62,11 @@ describe('nines-modbus-write', function () {
       ['text for a number', { payload: 'abc' }, 'NINES_ERR_INVALID_VALUE', /finite number/],
       ['a read function code', { fc: 3, payload: 1 }, 'NINES_ERR_INVALID_ARG', /msg.fc 3 is not one this node sends/],
       ['an array for FC 5', { fc: 5, payload: [true] }, 'NINES_ERR_INVALID_ARG', /FC 5 writes one coil/],
-      ['a bad coil value', { fc: 15, payload: [true, 'maybe'] }, 'NINES_ERR_INVALID_VALUE', /msg.payload\[1\]/]
+      ['a bad coil value', { fc: 15, payload: [true, 'maybe'] }, 'NINES_ERR_INVALID_VALUE', /msg.payload\[1\]/],
+      // nothing is coerced (issue 18)
+      ['"on" for a coil', { fc: 5, payload: 'on' }, 'NINES_ERR_INVALID_VALUE', /msg.payload must be true or false.*got "on"/],
+      ['hex text for a number', { payload: '0x10' }, 'NINES_ERR_INVALID_VALUE', /got "0x10"/],
+      ['true for a number', { payload: true }, 'NINES_ERR_INVALID_VALUE', /got true/]
     ];
     for (const [what, msg, code, re] of cases) {
       it(`rejects ${what} (${code})`, async () => {

@@ -29,7 +29,7 @@ function refused (values, code, re) {
 
 describe('tags/write: writes by name, every value checked before anything is sent', () => {
   it('encodes by the tag: FC6 for one register, FC16 for wider values and strings, FC5 for a coil', () => {
-    const w = encodeTagWrites(tags, { setpoint: 71.3, level: 123.456, count: '18446744073709551615', label: 'OK', pump: 'on' }, MODBUS);
+    const w = encodeTagWrites(tags, { setpoint: 71.3, level: 123.456, count: '18446744073709551615', label: 'OK', pump: true }, MODBUS);
     assert.deepEqual(w.map((x) => x.ops), [
       [{ fc: 6, address: 10, value: 713 }],
       [{ fc: 16, address: 20, values: [0xE979, 0x42F6] }],
@@ -51,8 +51,40 @@ describe('tags/write: writes by name, every value checked before anything is sen
     const [w] = encodeTagWrites(tags, { level: 1.5 }, { ...MODBUS, unsupportedFunctionCodes: [16] });
     let n = 0;
     const out = await runTagWrites([w], () => (n++ === 0 ? Promise.resolve({}) : Promise.reject(new NinesError('NINES_ERR_REPLY_TIMEOUT', 'no reply'))));
-    assert.deepEqual(out.results.level, { ok: false, code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply', written: '1 of 2' });
+    // the second request went out and timed out: the device may hold it (issue 18)
+    assert.equal(out.results.level.code, 'NINES_ERR_WRITE_UNKNOWN');
+    assert.equal(out.results.level.written, 'unknown');
+    assert.deepEqual(out.results.level.cause, { code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply' });
+    assert.match(out.results.level.message, /^1 of 2 requests went through, the next one sent, outcome unknown/);
+    n = 0;
+    const unsent = await runTagWrites([w], () => (n++ === 0 ? Promise.resolve({}) : Promise.reject(new NinesError('NINES_ERR_NOT_CONNECTED', 'not sent'))));
+    assert.deepEqual(unsent.results.level, { ok: false, code: 'NINES_ERR_NOT_CONNECTED', message: 'not sent', written: '1 of 2' });
   });
+
+  // issue 18: "not written" only when the write provably never reached the device, or it said no
+  for (const [what, code, details, written] of [
+    ['a timeout after it was sent', 'NINES_ERR_REPLY_TIMEOUT', { timeoutMs: 100 }, 'unknown'],
+    ['a timeout while it waited in a queue', 'NINES_ERR_REPLY_TIMEOUT', { queued: true }, false],
+    ['a connection that dropped with it in flight', 'NINES_ERR_CONNECTION_CLOSED', {}, 'unknown'],
+    ['its device removed (a reload) with it in flight', 'NINES_ERR_CLOSED', { target: 'modbus+tcp://x' }, 'unknown'],
+    ['its device removed (a reload) while it waited', 'NINES_ERR_CLOSED', { device: 'plc', queued: true }, false],
+    ['a worker that died with it out', 'NINES_ERR_WORKER', { worker: 0 }, 'unknown'],
+    ['a reply that could not be read', 'NINES_ERR_BAD_REPLY', {}, 'unknown'],
+    ['a device that is down', 'NINES_ERR_NOT_CONNECTED', {}, false],
+    ['its maximum age', 'NINES_ERR_WRITE_EXPIRED', { queued: true }, false],
+    ['exception 2 (illegal address)', 'NINES_ERR_MODBUS_EXCEPTION', { exceptionCode: 2 }, false],
+    ['exception 4 (server device failure)', 'NINES_ERR_MODBUS_EXCEPTION', { exceptionCode: 4 }, 'unknown'],
+    ['a "?" from an ED module', 'NINES_ERR_DEVICE_INVALID', {}, false]
+  ]) {
+    it(`reports a write that failed by ${what} as ${written === false ? 'not written' : 'of unknown outcome'}`, async () => {
+      const writes = encodeTagWrites(tags, { raw: 5 }, MODBUS);
+      const out = await runTagWrites(writes, () => Promise.reject(new NinesError(code, 'it failed', details)));
+      assert.equal(out.ok, false);
+      assert.equal(out.results.raw.written, written);
+      assert.equal(out.results.raw.code, written === false ? code : 'NINES_ERR_WRITE_UNKNOWN');
+      if (written !== false) assert.deepEqual(out.results.raw.cause, { code, message: 'it failed' });
+    });
+  }
 
   it('refuses 3.7 for a one-register integer instead of writing 4', () => {
     refused({ raw: 3.7 }, 'NINES_ERR_INVALID_VALUE', /tag "raw" \(uint16\): value 0 \(3.7\) is not representable as uint16/);
@@ -96,7 +128,7 @@ describe('tags/write: writes by name, every value checked before anything is sen
       ok: false,
       results: {
         pump: { ok: true },
-        raw: { ok: false, code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply' },
+        raw: { ok: false, code: 'NINES_ERR_WRITE_UNKNOWN', message: 'sent, outcome unknown (the device may have executed it): NINES_ERR_REPLY_TIMEOUT: no reply', written: 'unknown', cause: { code: 'NINES_ERR_REPLY_TIMEOUT', message: 'no reply' } },
         setpoint: { ok: false, skipped: true, message: 'not sent: the write of tag "raw" before it failed' }
       }
     });

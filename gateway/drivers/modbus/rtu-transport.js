@@ -97,6 +97,10 @@ class RtuTransport {
     this._owedQuietNs = 0n;
     // The line was held quiet after a timeout and nothing has been written since
     this._held = false;
+    // The quiet period for _owed has passed by the clock AND a poll phase has run since (ready())
+    this._confirmed = false;
+    /** @type {NodeJS.Immediate|null} the check that a poll phase has run, pending */
+    this._confirming = null;
     this._wakeTimer = null;
     this._wakeAt = 0n;
     this._txOp = null;
@@ -104,6 +108,7 @@ class RtuTransport {
     this._txBuf = null;
     this._onData = this._onData.bind(this);
     this._wake = this._wake.bind(this);
+    this._onConfirm = this._onConfirm.bind(this);
   }
 
   /** @param {number} connectTimeoutMs @param {(err: NinesError|null) => void} cb */
@@ -237,9 +242,28 @@ class RtuTransport {
   ready () {
     if (!this._up) return false;
     const now = hrtime();
-    if (now >= this._lineFreeAt) return true;
-    this._armWake(this._lineFreeAt, now);
-    return false;
+    if (now < this._lineFreeAt) {
+      this._armWake(this._lineFreeAt, now);
+      return false;
+    }
+    // After a timeout the period has passed by the clock; but if this thread was busy meanwhile, the
+    // owed reply may have come in time and wait unread in the port's buffer, and a write now (from a
+    // timer: this wake-up, a scheduler's) would go before the poll phase reads it, and the reply
+    // would be taken for the new request's (issue 18: 1 % of values on a serial line under load).
+    // So the write waits for one poll phase: setImmediate runs after it.
+    if (this._owed !== null && !this._confirmed) {
+      if (this._confirming === null) this._confirming = setImmediate(this._onConfirm);
+      return false;
+    }
+    return true;
+  }
+
+  /** A poll phase has run since ready() found the quiet period over: what arrived meanwhile has been read. */
+  _onConfirm () {
+    this._confirming = null;
+    // still owed and still quiet by the clock (nothing arrived to restart the period): confirmed
+    if (this._owed !== null && hrtime() >= this._lineFreeAt) this._confirmed = true;
+    this._sink._pump();
   }
 
   /** @param {{op: any, pdu: Buffer, unitId: number, sentNs: bigint}} p */
@@ -256,6 +280,7 @@ class RtuTransport {
     // The line was quiet long enough (or the owed reply came): whatever the old request owed is given up
     this._owed = null;
     this._held = false;
+    this._confirmed = false;
     const broadcast = p.unitId === 0;
     this._p = broadcast ? null : p;
     const port = this._port;
@@ -295,6 +320,7 @@ class RtuTransport {
     this._owed = p;
     this._owedQuietNs = quiet;
     this._held = true;
+    this._confirmed = false;
     let until = from + quiet;
     if (p.sentNs !== 0n && p.sentNs + timeoutNs + quiet > until) until = p.sentNs + timeoutNs + quiet;
     if (until > this._lineFreeAt) this._lineFreeAt = until;
@@ -313,6 +339,7 @@ class RtuTransport {
   close (cb) {
     this._p = null;
     if (this._wakeTimer) { clearTimeout(this._wakeTimer); this._wakeTimer = null; }
+    if (this._confirming !== null) { clearImmediate(this._confirming); this._confirming = null; }
     // A port still opening is closed by its open callback, whenever that comes
     if (this._abortOpen) this._abortOpen();
     const port = this._port;
@@ -427,6 +454,7 @@ class RtuTransport {
    * @param {boolean} quietBefore the line was quiet for t3.5 before this chunk
    */
   _readOwed (chunk, now, quietBefore) {
+    this._confirmed = false;
     const until = now + this._owedQuietNs;
     if (until > this._lineFreeAt) this._lineFreeAt = until;
     // Counted per burst, as on an idle line: the owed reply, noise, a foreign frame

@@ -127,6 +127,7 @@ class RtuTcpTransport extends RtuTransport {
   close (cb) {
     this._p = null;
     if (this._wakeTimer) { clearTimeout(this._wakeTimer); this._wakeTimer = null; }
+    if (this._confirming !== null) { clearImmediate(this._confirming); this._confirming = null; }
     if (this._abortOpen) this._abortOpen();
     const socket = this._port;
     if (!socket || socket.destroyed) { this._port = null; cb(); return; }

@@ -138,7 +138,8 @@ function checkJobs (problems, raw, devices, deviceNames) {
       const guess = suggestKey(j.device, deviceNames);
       problems.add(at('device'), j.device, `is not a device${guess ? ` (did you mean "${guess}"?)` : ''}; defined: ${deviceNames.join(', ') || 'none'}`);
     }
-    const device = typeof j.device === 'string' ? devices[j.device] : undefined;
+    // own properties only: a job naming device "constructor" must not find Object's
+    const device = typeof j.device === 'string' && Object.hasOwn(devices, j.device) ? devices[j.device] : undefined;
     const unit = device ? checkUnit(problems, at('unit'), j.unit, j.device, device) : undefined;
 
     const kinds = OP_KINDS.filter((k) => j[k] !== undefined);

@@ -52,7 +52,9 @@ const { checkSparkplug } = require('./check-sparkplug');
  * @property {TlsConfig|null} tls
  * @property {number} bufferMax latency messages kept while the broker is away
  * @property {SpoolConfig|null} spool the disk spool, or null (memory only)
- * @property {boolean} writes clients may write tags over MQTT (runtime/mqtt/write-commands.js)
+ * @property {{queueMax: number, maxAgeMs: number}|null} writes clients may write tags over MQTT
+ *   (runtime/mqtt/write-commands.js): commands that may wait per device, the most time from a
+ *   command's arrival to its write's start; null: off
  * @property {number} keepaliveMs 0 = no keepalive
  * @property {number} connectTimeoutMs
  * @property {number} errorsMinIntervalMs at most one error message per job per this window
@@ -238,13 +240,26 @@ function checkMqtt (problems, raw, { env, baseDir, gatewayId }) {
     tls,
     bufferMax: Number.isInteger(m.buffer) ? m.buffer : D.MQTT_BUFFER_MAX,
     spool: checkSpool(problems, m.spool, baseDir),
-    writes: m.writes === true,
+    writes: checkWrites(problems, m.writes),
     keepaliveMs: durationField(problems, at('keepalive'), m.keepalive, { def: D.MQTT_KEEPALIVE_MS, minMs: 1000, maxMs: 65535000, zeroOk: true }),
     connectTimeoutMs: durationField(problems, at('connectTimeout'), m.connectTimeout, { def: D.MQTT_CONNECT_TIMEOUT_MS, minMs: 100, maxMs: 600000 }),
     errorsMinIntervalMs: durationField(problems, at('errorInterval'), m.errorInterval, { def: D.MQTT_ERRORS_MIN_INTERVAL_MS, minMs: 100, maxMs: 3600000 }),
     reconnectInitialMs,
     reconnectMaxMs,
     sparkplug: checkSparkplug(problems, m.sparkplug, { gatewayId, clientId })
+  };
+}
+
+/**
+ * mqtt.writes: true (the defaults), false, or { queue, maxAge }.
+ * @returns {{queueMax: number, maxAgeMs: number}|null}
+ */
+function checkWrites (problems, raw) {
+  if (raw !== true && !isMap(raw)) return null; // false, absent, or a wrong type the schema named
+  const w = raw === true ? {} : raw;
+  return {
+    queueMax: Number.isInteger(w.queue) ? w.queue : D.MQTT_WRITES_QUEUE_MAX,
+    maxAgeMs: durationField(problems, ['mqtt', 'writes', 'maxAge'], w.maxAge, { def: D.MQTT_WRITES_MAX_AGE_MS, minMs: D.MQTT_WRITES_MIN_AGE_MS, maxMs: D.MQTT_WRITES_MAX_AGE_LIMIT_MS })
   };
 }
 

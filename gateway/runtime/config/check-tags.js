@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { isMap } = require('./fields');
+const { isMap, reservedKey } = require('./fields');
 const { checkTags, tagConflicts, buildTags, tagContext, loadTagSheet, MAX_SHEET_BYTES } = require('../../tags');
 
 /**
@@ -51,6 +51,7 @@ function checkDeviceTags (problems, at, raw, device, baseDir) {
   let ok = true;
   for (const [group, value] of Object.entries(raw)) {
     let tags = null;
+    if (reservedKey(problems, at.concat(group), group)) { ok = false; continue; }
     if (isMap(value) && value.csv !== undefined) {
       tags = readSheet(problems, at.concat(group, 'csv'), value.csv, ctx, baseDir);
       if (tags !== null) tags.forEach(() => origin.push(at.concat(group, 'csv')));

@@ -8,7 +8,7 @@ const C = require('../../base/constants');
  */
 module.exports = Object.freeze({
   /** Job names, device names and gateway.id become MQTT topic levels: no `/ + #`, no spaces */
-  NAME_PATTERN: '^[A-Za-z0-9_.-]{1,64}$',
+  NAME_PATTERN: `^${C.NOT_RESERVED}[A-Za-z0-9_.-]{1,64}$`,
   /** The prefix may have several levels (`site-a/nines`) but no wildcards or empty levels */
   PREFIX_PATTERN: '^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,7}$',
 
@@ -34,6 +34,15 @@ module.exports = Object.freeze({
    * the time and memory spent before the job and device limits can be checked.
    */
   CONFIG_MAX_BYTES: 4 * 1024 * 1024,
+  /**
+   * `nines run --watch` reloads a changed config file once its size and times have held still for
+   * this long: a file written in pieces (a script's `cat` then `>>` half a second later) must not be
+   * applied half-written, which removed jobs and added them back (issue 18). Editors that save by
+   * renaming a finished file over the old one settle at once and wait only this.
+   */
+  CONFIG_WATCH_SETTLE_MS: 1000,
+  /** A file still changing after this long is reported (NINES_ERR_CONFIG) and waited for further */
+  CONFIG_WATCH_MAX_WAIT_MS: 30000,
 
   MQTT_EMBEDDED_HOST: '127.0.0.1',
   MQTT_EMBEDDED_PORT: C.MQTT_DEFAULT_PORT,
@@ -57,6 +66,21 @@ module.exports = Object.freeze({
   MQTT_PASSWORD_ENV: 'NINES_MQTT_PASSWORD',
   /** Environment variable that may hold mqtt.embedded.password (the login the embedded broker asks of clients) */
   MQTT_EMBEDDED_PASSWORD_ENV: 'NINES_MQTT_EMBEDDED_PASSWORD',
+
+  /**
+   * Writes by tag over MQTT (mqtt.writes): commands that may wait per device, and the most time from
+   * a command's arrival to the moment its write starts. Past either it is refused, never written
+   * late: a setpoint half a minute old is a hazard. 2 s covers an operator's click and a device's
+   * usual queue; at 50 writes/s a device drains 100 waiting commands in those same 2 s, so the
+   * queue bound only bites on a flood.
+   */
+  MQTT_WRITES_QUEUE_MAX: 100,
+  MQTT_WRITES_QUEUE_LIMIT: 10000,
+  MQTT_WRITES_MAX_AGE_MS: 2000,
+  MQTT_WRITES_MIN_AGE_MS: 10,
+  MQTT_WRITES_MAX_AGE_LIMIT_MS: 60000,
+  /** The write counters in the retained status are republished at most this often while they change */
+  MQTT_WRITES_STATUS_MIN_INTERVAL_MS: 1000,
 
   /** The metrics endpoint (gateway.metrics) and the status page (gateway.http): off unless configured, loopback unless set otherwise */
   METRICS_LISTEN_HOST: '127.0.0.1',

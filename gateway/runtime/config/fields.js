@@ -2,6 +2,7 @@
 
 const { parseDuration, parseRate } = require('../../base/units');
 const { DURATION_HINT, RATE_HINT } = require('./schema');
+const C = require('../../base/constants');
 
 /**
  * Field readers for the semantic checks: each parses one value, reports a problem at its path
@@ -15,6 +16,19 @@ const { DURATION_HINT, RATE_HINT } = require('./schema');
  */
 function isMap (v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * A map key that would be lost as a name (C.RESERVED_NAME) is a problem at its path.
+ * @param {import('./problems').Problems} problems
+ * @param {Array<string|number>} segs the key's path
+ * @param {string} key
+ * @returns {boolean} true when refused
+ */
+function reservedKey (problems, segs, key) {
+  if (key !== C.RESERVED_NAME) return false;
+  problems.add(segs, key, `is not allowed as a name: ${C.RESERVED_NAME} is JavaScript's prototype key, and an object keyed by it loses it`);
+  return true;
 }
 
 /**
@@ -92,4 +106,4 @@ function rateField (problems, segs, value, { def, allowMax = true, maxRule = 'mu
   return perSec;
 }
 
-module.exports = { isMap, durationField, rateField, msText };
+module.exports = { isMap, durationField, rateField, msText, reservedKey };

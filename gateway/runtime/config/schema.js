@@ -1,6 +1,7 @@
 'use strict';
 
 const D = require('./defaults');
+const C = require('../../base/constants');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -13,7 +14,7 @@ const D = require('./defaults');
  *   hint: appended when the field is required but missing ("is required; use …")
  */
 
-const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces)`;
+const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces; not ${C.RESERVED_NAME})`;
 const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
 const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
@@ -221,7 +222,15 @@ const mqtt = {
     qos: { enum: [0, 1, 2], rule: 'must be 0, 1 or 2' },
     protocolVersion: { enum: [4, 5], rule: 'must be 4 (MQTT 3.1.1) or 5 (MQTT 5)' },
     tls,
-    writes: { type: 'boolean', rule: 'must be true or false: whether clients may write tags by publishing to <prefix>/<gateway>/<device>/write (default false)' },
+    writes: {
+      type: ['boolean', 'object'],
+      additionalProperties: false,
+      rule: 'must be true, false, or a mapping { queue, maxAge }: whether clients may write tags by publishing to <prefix>/<gateway>/<device>/write (default false)',
+      properties: {
+        queue: { type: 'integer', minimum: 1, maximum: D.MQTT_WRITES_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.MQTT_WRITES_QUEUE_LIMIT} (write commands that may wait per device; more are refused with NINES_ERR_WRITE_BACKLOG)` },
+        maxAge: duration
+      }
+    },
     buffer: { type: 'integer', minimum: 0, maximum: D.MQTT_BUFFER_MAX_LIMIT, rule: `must be an integer from 0 to ${D.MQTT_BUFFER_MAX_LIMIT} (latency summaries, and values, kept in memory while the broker is away)` },
     spool: {
       type: 'object',

@@ -6,7 +6,7 @@ const { parseTarget } = require('../../drivers/target');
 const D = require('./defaults');
 const { Problems } = require('./problems');
 const { checkSchema } = require('./schema-check');
-const { isMap, durationField } = require('./fields');
+const { isMap, durationField, reservedKey } = require('./fields');
 const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
 const { checkSparkplugTags } = require('./check-sparkplug');
@@ -142,7 +142,7 @@ const UNIT_QUIRKS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsP
  */
 function configUnits (problems, name, raw) {
   if (!isMap(raw)) return undefined;
-  return Object.entries(raw).filter(([, u]) => isMap(u)).map(([unit, u]) => {
+  return Object.entries(raw).filter(([unit, u]) => isMap(u) && !reservedKey(problems, ['devices', name, 'units', unit], unit)).map(([unit, u]) => {
     const out = { name: unit, unitId: u.unitId };
     if (u.backoff !== undefined) out.backoff = checkBackoff(problems, ['devices', name, 'units', unit, 'backoff'], u.backoff);
     for (const key of UNIT_QUIRKS) if (u[key] !== undefined) out[key] = u[key];
@@ -168,7 +168,9 @@ function checkDevices (problems, raw, baseDir) {
   if (!isMap(raw)) return devices;
   for (const [name, d] of Object.entries(raw)) {
     const at = (key) => ['devices', name, key];
-    if (!NAME_RE.test(name)) problems.add(['devices', name], name, `is not a valid device name; ${NAME_RULE}`);
+    // checked all the same, but kept only under a valid name (never as the prototype, C.RESERVED_NAME)
+    const valid = NAME_RE.test(name);
+    if (!valid) problems.add(['devices', name], name, `is not a valid device name; ${NAME_RULE}`);
     if (!isMap(d)) continue;
     let target;
     if (typeof d.target === 'string' && d.target !== '') {
@@ -224,7 +226,7 @@ function checkDevices (problems, raw, baseDir) {
           u.tags = checkDeviceTags(problems, ['devices', name, 'units', u.name, 'tags'], u.tags, u.context, baseDir);
         });
       }
-      devices[name] = device;
+      if (valid) devices[name] = device;
     }
   }
   checkSharedLines(problems, devices);

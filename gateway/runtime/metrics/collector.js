@@ -32,6 +32,8 @@ const { NativeHistogram, SCHEMA, ZERO_THRESHOLD } = require('./native-histogram'
  */
 
 const OUTCOMES = Object.freeze([['ok', 'ok'], ['error', 'errors'], ['timeout', 'timeouts'], ['skipped', 'skipped']]);
+/** The write commands' outcomes (runtime/mqtt/write-commands.js stats): each command ends in one */
+const WRITE_OUTCOMES = Object.freeze(['written', 'failed', 'unknown', 'invalid', 'backlog', 'expired']);
 const HISTOGRAMS = Object.freeze([
   ['response', 'nines_job_response_time_seconds', 'Response time of a job\'s requests, from each request\'s intended send time (no coordinated omission).'],
   ['service', 'nines_job_service_time_seconds', 'Service time of a job\'s requests, from the actual send to the reply.'],
@@ -46,11 +48,13 @@ class MetricsCollector {
    * @param {Record<string, string>} opts.jobs job name → device name, from the config
    * @param {() => object|null} opts.publisherStats the MQTT publisher's stats now
    * @param {(job: string, err: Error) => void} [opts.onError] a histogram that could not be decoded
+   * @param {() => object|null} [opts.writeStats] the MQTT write commands' counters now (null: off)
    */
-  constructor ({ gateway, version, jobs, publisherStats, onError = () => {} }) {
+  constructor ({ gateway, version, jobs, publisherStats, onError = () => {}, writeStats = () => null }) {
     this.gateway = gateway;
     this.version = version;
     this.publisherStats = publisherStats;
+    this.writeStats = writeStats;
     this.onError = onError;
     /** @type {Map<string, {device: string, labels: object, counts: object, intervals: number, hist: Record<string, NativeHistogram>}>} */
     this.jobs = new Map();
@@ -178,6 +182,12 @@ class MetricsCollector {
     out.push({ name: 'nines_mqtt_inflight_messages', help: 'Latency summaries sent to the broker and not yet acknowledged.', type: 'gauge', samples: [{ labels: g, value: s.inflight || 0 }] });
     out.push({ name: 'nines_mqtt_dropped_messages', help: 'Latency summaries let go unacknowledged: pushed out of a full buffer, refused by the broker, or unsent at stop.', type: 'counter', samples: [{ labels: g, value: s.dropped || 0 }] });
     out.push({ name: 'nines_mqtt_reconnects', help: 'Times the MQTT publisher connected again after losing its broker.', type: 'counter', samples: [{ labels: g, value: s.reconnects || 0 }] });
+
+    const w = this.writeStats();
+    if (w) {
+      out.push({ name: 'nines_write_commands', help: 'MQTT write commands by outcome: written, failed (not written or written in part, nothing unknown), unknown (a write went out and its outcome is unknown), invalid, backlog (refused: the device\'s queue was full), expired (refused: it could not start within its maximum age).', type: 'counter', samples: WRITE_OUTCOMES.map((o) => ({ labels: { ...g, outcome: o }, value: w[o] || 0 })) });
+      out.push({ name: 'nines_write_commands_queued', help: 'MQTT write commands waiting for their device now.', type: 'gauge', samples: [{ labels: g, value: w.queued || 0 }] });
+    }
 
     for (const f of await this.processMetrics().getMetricsAsJSON()) out.push(fromPromClient(f));
     return out;

@@ -132,6 +132,8 @@ class SpoolStore {
     } else if (this._failedAt !== null) {
       this.writeErrors++;
     }
+    // a restart numbers on after it (whether memory sends it or counts it dropped), never reusing its seq
+    if (msg.kind === 'latency') this.spool.noteJob(msg);
     this.memory.push(msg);
   }
 

@@ -37,6 +37,7 @@ function statusPayload (state, info, extra = {}) {
     reconnects: info.reconnects,
     dropped: info.dropped,
     ...(info.droppedValues ? { droppedValues: info.droppedValues } : {}),
+    ...(info.writes ? { writes: info.writes } : {}),
     ...(info.spool ? { spool: info.spool } : {})
   }));
 }

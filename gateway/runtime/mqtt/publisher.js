@@ -70,6 +70,8 @@ class Publisher extends EventEmitter {
     this._connected = false;
     this._everConnected = false;
     this._statusPending = false;
+    /** @type {object|null} the write commands' counters, for the status (setWrites) */
+    this._writes = null;
     /** @type {Map<string, object>} device name → health, for the status */
     this._devices = new Map();
     this._reconnectTimer = null;
@@ -197,6 +199,20 @@ class Publisher extends EventEmitter {
   }
 
   /**
+   * Sets the write commands' counters shown in the retained status (runtime/mqtt/write-commands.js,
+   * which calls this at most once per MQTT_WRITES_STATUS_MIN_INTERVAL_MS while they change) and
+   * republishes the status when connected.
+   * @param {object|null} counts
+   */
+  setWrites (counts) {
+    this._writes = counts;
+    if (this._connected) {
+      this._statusPending = true;
+      this._pump();
+    }
+  }
+
+  /**
    * Publishes one latency summary (QoS `qos`) to `<prefix>/<gateway>/<job>/latency`, in order.
    * While the broker is away it waits in the bounded FIFO; when that is full the oldest goes.
    * @param {string} job
@@ -283,6 +299,7 @@ class Publisher extends EventEmitter {
       reconnects: this._counts.reconnects,
       dropped: this._dropped.toJSON('latency'),
       droppedValues: this._dropped.toJSON('value'),
+      ...(this._writes ? { writes: this._writes } : {}),
       // the folder stays out of what subscribers see
       ...(this._spoolInfo ? { spool: { ...this._spoolStats(), dir: undefined } } : {})
     };

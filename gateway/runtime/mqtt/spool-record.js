@@ -8,15 +8,18 @@ const zlib = require('node:zlib');
  *   0  u32 LE  length of what follows the checksum (L)
  *   4  u32 LE  CRC-32 of those L bytes
  *   8  u8      kind: 1 latency summary, 2 value
- *   9  u8      reserved (0)
+ *   9  u8      flags: bit 0 FLAG_BREAK (see below); 0 in spools written before it
  *   10 u16 LE  job name length J
- *   12 f64 LE  seq (latency) or -1
+ *   12 f64 LE  seq: a summary's seq; a value's number in its job's spooled values (1, 2, …), or -1
  *   20 f64 LE  time, epoch ms: a summary's `end`, a value's read time `ts`
  *   28 J bytes job name, UTF-8
  *   .. payload, as published (JSON, UTF-8)
  *
  * seq and time sit in the header so that opening a spool learns where each job's stream stands
- * without parsing a single payload.
+ * without parsing a single payload. Within a job, numbers go up by one from record to record, so a
+ * damaged record (skipped by walkRecords) shows as a gap, counted for its job; FLAG_BREAK marks the
+ * first summary after numbers may have gone elsewhere (a refused write sent them to memory, or a
+ * restart), where a gap is no loss of the spool's.
  */
 
 const HEAD_BYTES = 8;
@@ -25,6 +28,7 @@ const META_BYTES = 20;
 const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 const KINDS = { latency: 1, value: 2 };
 const KIND_NAMES = { 1: 'latency', 2: 'value' };
+const FLAG_BREAK = 1;
 
 /** zlib.crc32 came in Node 20.15 / 22.2; the table below serves older 20.x with the same result. */
 const crc32 = typeof zlib.crc32 === 'function' ? zlib.crc32 : tableCrc32;
@@ -56,19 +60,20 @@ function tableCrc32 (buf) {
  * @property {number} seq the summary's seq, -1 for a value
  * @property {number} time epoch ms (summary end, value read time)
  * @property {Buffer} payload
+ * @property {number} [flags] FLAG_BREAK or 0
  */
 
 /**
  * @param {SpoolRecord} rec
  * @returns {Buffer} the framed record
  */
-function encodeRecord ({ kind, job, seq, time, payload }) {
+function encodeRecord ({ kind, job, seq, time, payload, flags = 0 }) {
   const jobBytes = Buffer.byteLength(job);
   const body = META_BYTES + jobBytes + payload.length;
   const buf = Buffer.allocUnsafe(HEAD_BYTES + body);
   buf.writeUInt32LE(body, 0);
   buf.writeUInt8(KINDS[kind], 8);
-  buf.writeUInt8(0, 9);
+  buf.writeUInt8(flags, 9);
   buf.writeUInt16LE(jobBytes, 10);
   buf.writeDoubleLE(typeof seq === 'number' ? seq : -1, 12);
   buf.writeDoubleLE(typeof time === 'number' && Number.isFinite(time) ? time : 0, 20);
@@ -102,10 +107,67 @@ function decodeRecord (buf, off) {
       job: buf.toString('utf8', start + META_BYTES, jobEnd),
       seq: buf.readDoubleLE(start + 4),
       time: buf.readDoubleLE(start + 12),
-      payload: Buffer.from(buf.subarray(jobEnd, start + body))
+      payload: Buffer.from(buf.subarray(jobEnd, start + body)),
+      flags: buf.readUInt8(off + 9)
     },
     next: start + body
   };
 }
 
-module.exports = { encodeRecord, decodeRecord, crc32, tableCrc32, HEAD_BYTES, MAX_RECORD_BYTES };
+/**
+ * Whether a whole, good record starts at `off` (decodeRecord's checks, allocating nothing): what
+ * the resynchronising scan asks at every byte of a damaged stretch.
+ * @param {Buffer} buf
+ * @param {number} off
+ * @returns {boolean}
+ */
+function recordAt (buf, off) {
+  if (buf.length - off < HEAD_BYTES) return false;
+  const body = buf.readUInt32LE(off);
+  if (body < META_BYTES || body > MAX_RECORD_BYTES || buf.length - off - HEAD_BYTES < body) return false;
+  const start = off + HEAD_BYTES;
+  if (!KIND_NAMES[buf[start]] || META_BYTES + buf.readUInt16LE(start + 2) > body) return false;
+  return crc32(buf.subarray(start, start + body)) === buf.readUInt32LE(off + 4);
+}
+
+/**
+ * Where the next good record starts: scans forward, byte by byte, for an offset where a whole
+ * record's length, kind and CRC-32 check out. A JSON payload holds no NUL bytes, so no record can
+ * hide a record-like header inside it; a false match elsewhere needs a CRC-32 collision (one in
+ * 2^32 candidates).
+ * @param {Buffer} buf
+ * @param {number} from
+ * @returns {number} the offset, or buf.length when no good record follows
+ */
+function nextRecordAt (buf, from) {
+  let off = from;
+  while (off < buf.length && !recordAt(buf, off)) off++;
+  return Math.min(off, buf.length);
+}
+
+/**
+ * Walks the records of a segment's bytes from `from`. At a record that does not check out (rot, a
+ * torn write) it resynchronises at the next good record (nextRecordAt), so only the damaged
+ * records are lost.
+ * @param {Buffer} buf
+ * @param {number} from
+ * @param {(rec: SpoolRecord, off: number, next: number) => void} onRecord each good record, in order
+ * @param {(start: number, end: number) => void} [onHole] each damaged stretch, in order with the
+ *   records; one that ends at buf.length is the segment's tail (a torn write, or rot to the end)
+ */
+function walkRecords (buf, from, onRecord, onHole = () => {}) {
+  let off = from;
+  while (off < buf.length) {
+    const d = decodeRecord(buf, off);
+    if (!d.bad) {
+      onRecord(d.rec, off, d.next);
+      off = d.next;
+      continue;
+    }
+    const end = nextRecordAt(buf, off + 1);
+    onHole(off, end);
+    off = end;
+  }
+}
+
+module.exports = { encodeRecord, decodeRecord, walkRecords, nextRecordAt, crc32, tableCrc32, HEAD_BYTES, MAX_RECORD_BYTES, FLAG_BREAK };

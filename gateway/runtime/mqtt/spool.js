@@ -3,13 +3,14 @@
 const nodeFs = require('node:fs');
 const path = require('node:path');
 const { NinesError } = require('../../base/errors');
-const { encodeRecord, decodeRecord, HEAD_BYTES, MAX_RECORD_BYTES } = require('./spool-record');
+const { encodeRecord, walkRecords, nextRecordAt, MAX_RECORD_BYTES, FLAG_BREAK } = require('./spool-record');
+const { SegmentReader } = require('./spool-reader');
+const { StateFile } = require('./spool-state');
+const { LossTally } = require('./spool-losses');
 
 /** A position is segment index × SEG_SPAN + offset: one number, ordered like the log */
 const SEG_SPAN = 2 ** 27;
 const SEG_RE = /^(\d{12})\.seg$/;
-const STATE_FILE = 'state.json';
-const READ_AHEAD = 256 * 1024;
 /** Segments: a sixteenth of the cap, between these bounds, so dropping the oldest frees little at a time */
 const SEG_MIN = 64 * 1024;
 const SEG_MAX = 16 * 1024 * 1024;
@@ -33,15 +34,20 @@ const segName = (index) => `${String(index).padStart(12, '0')}.seg`;
  *   `syncIntervalMs` (group commit), and a record is handed out by next() only once it is durable,
  *   so nothing is ever published that a power loss could take back. A power loss loses at most the
  *   records of the last `syncIntervalMs`, none of which had been published;
- * - the read cursor (what the broker acknowledged) and each job's last seq are checkpointed to
- *   state.json (write, fsync, rename, fsync the folder) at most once per `checkpointIntervalMs`,
- *   when asked (a lost connection, a stop), and always before a segment is deleted. After a crash
- *   the records acknowledged since the last checkpoint are sent again (at-least-once);
- * - a torn or corrupt record ends its segment: the tail is cut off when the spool is opened.
+ * - the read cursor (what the broker acknowledged) and each job's last numbers are checkpointed
+ *   (spool-state.js: two fixed-size slots written in place, so a full disk does not stop it) at
+ *   most once per `checkpointIntervalMs` while records come or are acknowledged, when asked (a lost
+ *   connection, a stop), and always before a segment is deleted. After a crash the records
+ *   acknowledged since the last checkpoint are sent again (at-least-once, the same bytes);
+ * - a torn or corrupt record is skipped: the reader resynchronises at the next good record
+ *   (spool-record.js walkRecords), so only the damaged records are lost, and opening the spool
+ *   counts them per job (spool-losses.js) through `onDrop`. A torn tail of the last segment is cut.
  *
  * Full: appending past `maxBytes` deletes the oldest segment first; its records that were never
  * handed out are reported through `onDrop` (counted per job), those handed out and not yet
- * acknowledged are reported if they are not acknowledged after all.
+ * acknowledged are reported if they are not acknowledged after all. A disk that fills before the
+ * cap (ENOSPC) frees what was delivered (the checkpoint needs no new space) and the write is tried
+ * once more.
  */
 class Spool {
   /**
@@ -53,7 +59,7 @@ class Spool {
    * @param {(kind: string, job: string, n: number) => void} [opts.onDrop] records lost to the cap
    * @param {(err: NinesError) => void} [opts.onError] background IO failures (sync, checkpoint)
    * @param {() => void} [opts.onDurable] more records may be ready for next()
-   * @param {() => object} [opts.extra] what the owner wants kept in state.json beside the cursor
+   * @param {() => object} [opts.extra] what the owner wants kept in the checkpoint beside the cursor
    * @param {typeof nodeFs} [opts.fs] injectable for tests (disk full)
    */
   constructor ({ dir, maxBytes, syncIntervalMs = 100, checkpointIntervalMs = 1000, onDrop = () => {}, onError = () => {}, onDurable = () => {}, extra = () => ({}), fs = nodeFs }) {
@@ -81,7 +87,7 @@ class Spool {
     this._durablePos = 0;
     /** @type {Array<{pos: number, next: number, rec: object, acked: boolean, orphan: boolean}>} handed out, in log order */
     this._out = [];
-    this._rb = null;
+    this._reader = new SegmentReader(fs);
     this._syncing = false;
     this._syncTimer = null;
     this._lastSyncAt = 0;
@@ -90,38 +96,56 @@ class Spool {
     this._closed = false;
     /** @type {Map<string, {seq: number, end: number}>} each job's last spooled summary */
     this.jobs = new Map();
-    /** what extra() returned when state.json was last written, as read at open */
+    /** @type {Map<string, number>} each job's last spooled value's number */
+    this._valueNos = new Map();
+    /** the next summary appended follows numbers that may have gone elsewhere (FLAG_BREAK) */
+    this._breakNext = true;
+    /** damage up to this position has been counted (by this open, or an earlier one) */
+    this._lossesTo = 0;
+    /** @type {StateFile|null} */
+    this._state = null;
+    /** what extra() returned when the checkpoint was last written, as read at open */
     this.savedExtra = {};
     this.counts = { appended: 0, corruptBytes: 0, syncs: 0, dropped: 0 };
   }
 
   /**
-   * Opens the folder and recovers: reads state.json, checks every record of every segment (cutting
-   * off a torn tail) and learns each job's last seq. Synchronous: it runs once, before polling.
+   * Opens the folder and recovers: reads the checkpoint, checks every record of every segment
+   * (skipping damaged ones, cutting off a torn tail), learns each job's last numbers and reports
+   * through onDrop, per job, the undelivered records that damage took. Synchronous: it runs once,
+   * before polling.
    * @returns {{records: number, bytes: number, corruptBytes: number}} what waits to be sent
    * @throws {NinesError} NINES_ERR_IO when the folder cannot be created or read
    */
   open () {
     const fs = this.fs;
+    let state;
     try {
       fs.mkdirSync(this.dir, { recursive: true });
-      const state = this._readState();
+      this._state = new StateFile(fs, this.dir, () => this._syncDir());
+      state = this._state.read();
       this.savedExtra = state.extra || {};
       for (const [job, s] of Object.entries(state.jobs || {})) this.jobs.set(job, { seq: s.seq, end: s.end });
+      for (const [job, n] of Object.entries(state.values || {})) if (Number.isInteger(n)) this._valueNos.set(job, n);
       const cursor = state.cursor ? posOf(state.cursor.seg, state.cursor.off) : 0;
+      const tally = new LossTally(Math.max(cursor, state.lossesTo ? posOf(state.lossesTo.seg, state.lossesTo.off) : 0));
       const names = fs.readdirSync(this.dir).filter((n) => SEG_RE.test(n)).sort();
-      for (const name of names) {
-        const file = path.join(this.dir, name);
-        if (!fs.lstatSync(file).isFile()) continue;
-        const index = Number(SEG_RE.exec(name)[1]);
-        const seg = { index, size: 0, file };
-        this._scan(seg, cursor);
+      const files = names.map((name) => path.join(this.dir, name)).filter((file) => fs.lstatSync(file).isFile());
+      files.forEach((file, i) => {
+        const seg = { index: Number(SEG_RE.exec(path.basename(file))[1]), size: 0, file, holes: [] };
+        this._scan(seg, cursor, tally, i === files.length - 1);
         this._segs.push(seg);
         this._bytes += seg.size;
-      }
+      });
+      // damage after a job's last good record, or a log cut short: what the checkpoint knew of and the log lost
+      const end = this._segs.length ? posOf(this._segs[this._segs.length - 1].index, this._segs[this._segs.length - 1].size) : 0;
+      tally.cutShort = Boolean(state.end) && end < posOf(state.end.seg, state.end.off);
+      for (const [job, s] of Object.entries(state.jobs || {})) tally.checkpointed('latency', job, s.seq);
+      for (const [job, n] of Object.entries(state.values || {})) tally.checkpointed('value', job, n);
+      for (const { kind, job, n } of tally.losses()) this._drop(kind, job, n);
       if (this._segs.length === 0) {
         const next = state.cursor ? state.cursor.seg + 1 : 1;
-        this._segs.push({ index: next, size: 0, file: path.join(this.dir, segName(next)) });
+        this._segs.push({ index: next, size: 0, file: path.join(this.dir, segName(next)), holes: [] });
       }
       const active = this._segs[this._segs.length - 1];
       this._fd = fs.openSync(active.file, 'a');
@@ -130,9 +154,18 @@ class Spool {
       this._writePos = this._durablePos = posOf(active.index, active.size);
       if (active.size >= this.segmentBytes) this._sealed = true;
       this._cursor = this._readPos = this._normalize(Math.max(cursor, posOf(this._segs[0].index, 0)));
+      this._lossesTo = this._writePos;
     } catch (err) {
       throw this._ioError('open', this.dir, err);
     }
+    // the checkpoint's room is taken now, while there is some; the losses just counted are written
+    // with the owner's counts at the next checkpoint (an open that crashes first counts them again)
+    try {
+      if (!this._state.ready) this._state.write({ ...state, v: 1 });
+    } catch (err) {
+      this._onError(this._ioError('checkpoint', this._state.file, err));
+    }
+    if (this.counts.dropped > 0) this._markState();
     return { records: this._count, bytes: this._bytes, corruptBytes: this.counts.corruptBytes };
   }
 
@@ -150,7 +183,25 @@ class Spool {
    * @throws {NinesError} NINES_ERR_IO (ENOSPC, EIO, EFBIG…): the record is not in the spool
    */
   append (rec) {
-    const buf = encodeRecord(rec);
+    return this._append(rec, true);
+  }
+
+  /**
+   * Notes a summary that went elsewhere (the memory buffer, the disk having refused it), so that a
+   * restart numbers on after it: its fate (sent, or dropped and counted) is the buffer's.
+   * @param {{job: string, seq: number, time: number}} rec
+   */
+  noteJob (rec) {
+    if (!Number.isInteger(rec.seq)) return;
+    this._noteJob(rec);
+    this._breakNext = true;
+    this._markState();
+  }
+
+  _append (rec, mayRetry) {
+    // a value's number is the spool's (one up per value of its job); a summary's seq its own
+    const numbered = rec.kind === 'value' ? { ...rec, seq: (this._valueNos.get(rec.job) || 0) + 1 } : rec;
+    const buf = encodeRecord(rec.kind === 'latency' && this._breakNext ? { ...numbered, flags: FLAG_BREAK } : numbered);
     if (buf.length > MAX_RECORD_BYTES || buf.length > this.segmentBytes) {
       throw new NinesError('NINES_ERR_IO', `a ${rec.kind} record of ${buf.length} bytes does not fit the spool's ${this.segmentBytes}-byte segments`, { file: this.dir, cause: 'EFBIG' });
     }
@@ -165,7 +216,11 @@ class Spool {
       // cut back what part of the record went in, and never append after it again: a new segment
       // gets the next record, so no torn record sits between two good ones
       if (done > 0) { try { fs.ftruncateSync(this._fd, active.size); } catch { /* the scan at open cuts it */ } }
-      this._sealed = true;
+      // (an empty segment that took nothing need not be replaced)
+      if (done > 0 || active.size > 0) this._sealed = true;
+      // a disk full of what was already delivered: free that, and try once more
+      if (mayRetry && err.code === 'ENOSPC' && this._freeDelivered()) return this._append(rec, false);
+      this._breakNext = true;
       throw this._ioError('write', active.file, err);
     }
     active.size += buf.length;
@@ -174,8 +229,15 @@ class Spool {
     this._count++;
     this.counts.appended++;
     this._dirty.add(this._fd);
-    if (rec.kind === 'latency') this._noteJob(rec);
+    if (rec.kind === 'latency') {
+      this._noteJob(rec);
+      this._breakNext = false;
+    } else {
+      this._valueNos.set(rec.job, numbered.seq);
+    }
     this._scheduleSync();
+    // the numbers just used go into the checkpoint: damage to the log's tail is then counted
+    this._markState();
   }
 
   /**
@@ -188,11 +250,11 @@ class Spool {
       const pos = this._readPos;
       const seg = this._segs.find((s) => s.index === segOf(pos));
       if (!seg) { this._readPos = this._normalize(pos); continue; }
-      const got = this._readAt(seg, offOf(pos));
+      const got = this._reader.readAt(seg, offOf(pos));
       if (!got) {
-        // rot after the open-time check (or a segment cut short): skip to the next segment
-        this.counts.corruptBytes += seg.size - offOf(pos);
-        this._readPos = this._nextSegStart(seg);
+        // damage found at open, or rot since: on to the next good record
+        const end = this._holeEnd(seg, offOf(pos));
+        this._readPos = end < seg.size ? posOf(seg.index, end) : this._nextSegStart(seg);
         continue;
       }
       const entry = { pos, next: posOf(seg.index, got.next), rec: got.rec, acked: false, orphan: false };
@@ -230,41 +292,32 @@ class Spool {
   }
 
   /**
-   * Writes state.json now (cursor, each job's last seq, extra()) and deletes the segments wholly
-   * acknowledged.
+   * Writes the checkpoint now (cursor, each job's last numbers, extra()) and deletes the segments
+   * wholly acknowledged.
    * @throws {NinesError} NINES_ERR_IO
    */
   checkpoint () {
     clearTimeout(this._checkpointTimer);
     this._checkpointTimer = null;
     this._stateDirty = false;
-    const fs = this.fs;
     const state = {
       v: 1,
       cursor: { seg: segOf(this._cursor), off: offOf(this._cursor) },
       jobs: Object.fromEntries(this.jobs),
+      values: Object.fromEntries(this._valueNos),
+      lossesTo: { seg: segOf(this._lossesTo), off: offOf(this._lossesTo) },
+      // where the log ended: a power loss that takes records not yet durable is then seen
+      end: { seg: segOf(this._writePos), off: offOf(this._writePos) },
       extra: this._extra()
     };
-    const file = path.join(this.dir, STATE_FILE);
-    const tmp = file + '.tmp';
     try {
-      const fd = fs.openSync(tmp, 'w');
-      try {
-        const buf = Buffer.from(JSON.stringify(state));
-        let done = 0;
-        while (done < buf.length) done += fs.writeSync(fd, buf, done, buf.length - done);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, file);
-      this._syncDir();
+      this._state.write(state);
     } catch (err) {
       this._stateDirty = true;
-      throw this._ioError('checkpoint', file, err);
+      throw this._ioError('checkpoint', this._state.file, err);
     }
-    // only now that state.json says the cursor is past them (and holds the jobs' seq) may they go
-    while (this._segs.length > 1 && posOf(this._segs[1].index, 0) <= this._cursor) this._unlinkOldest();
+    // only now that the checkpoint says the cursor is past them (and holds the jobs' numbers) may they go
+    this._unlinkDelivered();
   }
 
   /**
@@ -284,37 +337,65 @@ class Spool {
     try { this.checkpoint(); } catch (err) { this._onError(err); }
     for (const fd of this._retired.splice(0).concat(this._fd === null ? [] : [this._fd])) { try { this.fs.closeSync(fd); } catch { /* already gone */ } }
     this._fd = null;
-    if (this._rb) { try { this.fs.closeSync(this._rb.fd); } catch { /* already gone */ } this._rb = null; }
+    if (this._state) this._state.close();
+    this._reader.close();
   }
 
   // ---- internals ----
 
-  _readState () {
-    try {
-      const s = JSON.parse(this.fs.readFileSync(path.join(this.dir, STATE_FILE), 'utf8'));
-      return s && s.v === 1 ? s : {};
-    } catch (err) {
-      if (err.code === 'ENOENT' || err instanceof SyntaxError) return {};
-      throw err;
+  /**
+   * Checks a segment at open, record by record, resynchronising past damage (kept as seg.holes so
+   * the reader skips it, and told to the tally); the last segment's torn tail is cut off. Counts
+   * what waits.
+   */
+  _scan (seg, cursor, tally, last) {
+    const buf = this.fs.readFileSync(seg.file);
+    walkRecords(buf, 0, (rec, off) => {
+      tally.record(rec);
+      if (rec.kind === 'latency') this._noteJob(rec);
+      else if (rec.seq >= (this._valueNos.get(rec.job) || 0)) this._valueNos.set(rec.job, rec.seq);
+      if (posOf(seg.index, off) >= cursor) this._count++;
+    }, (start, end) => {
+      this.counts.corruptBytes += end - start;
+      tally.hole(posOf(seg.index, start), posOf(seg.index, end));
+      seg.holes.push({ start, end });
+    });
+    seg.size = buf.length;
+    const tail = seg.holes[seg.holes.length - 1];
+    if (last && tail && tail.end === buf.length) {
+      // appends go on after the last good record, never after garbage
+      this.fs.truncateSync(seg.file, tail.start);
+      seg.size = tail.start;
+      seg.holes.pop();
     }
   }
 
-  /** Checks a segment at open: its size is up to its last good record; counts what waits. */
-  _scan (seg, cursor) {
-    const buf = this.fs.readFileSync(seg.file);
-    let off = 0;
-    while (off < buf.length) {
-      const d = decodeRecord(buf, off);
-      if (d.bad) {
-        this.counts.corruptBytes += buf.length - off;
-        this.fs.truncateSync(seg.file, off);
-        break;
-      }
-      if (d.rec.kind === 'latency') this._noteJob(d.rec);
-      if (posOf(seg.index, off) >= cursor) this._count++;
-      off = d.next;
+  /**
+   * The end of the damage at `off` in a segment: known from open (and counted then), or rot found
+   * now, counted here: its bytes, and per job the gaps it leaves among the segment's own records.
+   * A job whose neighbouring records lie in other segments, or beyond damage counted at open, is
+   * not counted per job: only corruptBytes tells of it.
+   * @returns {number} the offset of the next good record, or the segment's size
+   */
+  _holeEnd (seg, off) {
+    const known = seg.holes.find((h) => h.start === off);
+    if (known) return known.end;
+    let buf = Buffer.alloc(0);
+    try {
+      buf = this.fs.readFileSync(seg.file).subarray(0, seg.size);
+    } catch (err) {
+      this._onError(this._ioError('read', seg.file, err));
     }
-    seg.size = off;
+    const end = buf.length > off ? nextRecordAt(buf, off + 1) : seg.size;
+    const tally = new LossTally(0);
+    walkRecords(buf, 0, (rec) => tally.record(rec), (start, e) => { if (start === off) tally.hole(start, e); else tally.boundary(); });
+    for (const { kind, job, n } of tally.losses()) {
+      this._count -= n;
+      this._drop(kind, job, n);
+    }
+    this.counts.corruptBytes += end - off;
+    seg.holes.push({ start: off, end });
+    return end;
   }
 
   _noteJob (rec) {
@@ -339,7 +420,7 @@ class Spool {
 
   _roll () {
     const last = this._segs[this._segs.length - 1];
-    const seg = { index: last.index + 1, size: 0, file: path.join(this.dir, segName(last.index + 1)) };
+    const seg = { index: last.index + 1, size: 0, file: path.join(this.dir, segName(last.index + 1)), holes: [] };
     let fd;
     try {
       fd = this.fs.openSync(seg.file, 'a');
@@ -368,14 +449,11 @@ class Spool {
     const from = Math.max(this._readPos, posOf(seg.index, 0));
     if (from < next) {
       const lost = new Map();
-      const buf = this.fs.readFileSync(seg.file);
-      for (let off = offOf(from); off < seg.size;) {
-        const d = decodeRecord(buf, off);
-        if (d.bad) break;
-        const key = `${d.rec.kind}\0${d.rec.job}`;
+      // damage in it was counted when the spool was opened
+      walkRecords(this.fs.readFileSync(seg.file).subarray(0, seg.size), offOf(from), (rec) => {
+        const key = `${rec.kind}\0${rec.job}`;
         lost.set(key, (lost.get(key) || 0) + 1);
-        off = d.next;
-      }
+      });
       for (const [key, n] of lost) {
         const [kind, job] = key.split('\0');
         this._count -= n;
@@ -385,58 +463,49 @@ class Spool {
     for (const e of this._out) if (e.pos < next) e.orphan = true;
     this._cursor = Math.max(this._cursor, next);
     this._readPos = Math.max(this._readPos, next);
-    // state.json must hold the jobs' seq and the drop counts before the records that prove them go
+    // the checkpoint must hold the jobs' numbers and the drop counts before the records that prove them go
     this.checkpoint();
     if (this._segs[0] === seg) this._unlinkOldest();
+  }
+
+  /**
+   * Deletes the segments wholly acknowledged. The one being written goes too when a failed write
+   * sealed it and all of it was delivered: a new one takes the appends (a full disk is often full of
+   * that one segment). Call it only once the checkpoint is written.
+   */
+  _unlinkDelivered () {
+    const active = this._segs[this._segs.length - 1];
+    if (this._sealed && active.size > 0 && this._cursor >= this._writePos && !this._closed) {
+      try { this._roll(); } catch (err) { this._onError(err); }
+    }
+    while (this._segs.length > 1 && posOf(this._segs[1].index, 0) <= this._cursor) this._unlinkOldest();
+  }
+
+  /**
+   * The disk is full (ENOSPC): frees what was delivered, writing the checkpoint in place first.
+   * @returns {boolean} whether a segment was deleted (a write may succeed now)
+   */
+  _freeDelivered () {
+    const before = this._segs[0];
+    try {
+      this.checkpoint();
+    } catch (err) {
+      this._onError(err);
+      return false;
+    }
+    return this._segs[0] !== before;
   }
 
   _unlinkOldest () {
     const seg = this._segs.shift();
     this._bytes -= seg.size;
-    if (this._rb && this._rb.index === seg.index) { try { this.fs.closeSync(this._rb.fd); } catch { /* ignore */ } this._rb = null; }
+    this._reader.close(seg.index);
     try { this.fs.unlinkSync(seg.file); } catch (err) { this._onError(this._ioError('delete', seg.file, err)); }
   }
 
   _drop (kind, job, n) {
     this.counts.dropped += n;
     this._onDrop(kind, job, n);
-  }
-
-  /** Reads the record at an offset through a read-ahead buffer. @returns {{rec: object, next: number}|null} */
-  _readAt (seg, off) {
-    let need = READ_AHEAD;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const rb = this._rb;
-      if (rb && rb.index === seg.index && off >= rb.start && off < rb.start + rb.len) {
-        const at = off - rb.start;
-        const d = decodeRecord(rb.buf.subarray(0, rb.len), at);
-        if (!d.bad) return { rec: d.rec, next: rb.start + d.next };
-        if (d.bad !== 'short') return null;
-        // a record longer than the read-ahead: read it whole
-        if (rb.len - at >= HEAD_BYTES) need = Math.max(need, HEAD_BYTES + rb.buf.readUInt32LE(at));
-      }
-      const want = Math.min(seg.size - off, need);
-      if (want <= 0) return null;
-      this._fill(seg, off, want);
-    }
-    return null;
-  }
-
-  _fill (seg, off, want) {
-    let rb = this._rb;
-    if (!rb || rb.index !== seg.index) {
-      if (rb) { try { this.fs.closeSync(rb.fd); } catch { /* ignore */ } }
-      rb = this._rb = { index: seg.index, fd: this.fs.openSync(seg.file, 'r'), buf: Buffer.alloc(0), start: 0, len: 0 };
-    }
-    if (rb.buf.length < want) rb.buf = Buffer.allocUnsafe(want);
-    let len = 0;
-    while (len < want) {
-      const n = this.fs.readSync(rb.fd, rb.buf, len, want - len, off + len);
-      if (n === 0) break;
-      len += n;
-    }
-    rb.start = off;
-    rb.len = len;
   }
 
   _scheduleSync () {
