@@ -108,7 +108,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       await gw.publishAsync(LATENCY, '{"seq":1}', { qos: 1 });
       await waitFor(() => r.got.length >= 2, 'both messages');
       assert.deepEqual(r.got, [[STATUS, 'online', false], [LATENCY, '{"seq":1}', false]]);
-      assert.deepEqual(b.refused(), { 'bad-login': 3, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0 });
+      assert.deepEqual(b.refused(), { 'bad-login': 3, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0, 'packet-too-large': 0, 'too-many-clients': 0 });
     });
 
     it('on loopback without a login any client may connect and subscribe', async () => {

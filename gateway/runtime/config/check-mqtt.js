@@ -27,6 +27,8 @@ const { checkSparkplug } = require('./check-sparkplug');
  * @typedef {object} EmbeddedConfig
  * @property {string} host where the embedded broker listens; beyond loopback only with auth
  * @property {number} port
+ * @property {number} maxPacketBytes largest packet taken from a client (the gateway's own excepted)
+ * @property {number} maxClients open connections at most
  * @property {{username: string, password: string, passwordSource: 'file'|'env'}} [auth] the login
  *   every client must present (absent: no login, which is allowed on loopback only)
  */
@@ -104,8 +106,21 @@ function checkEmbedded (problems, raw, env) {
   /** @type {EmbeddedConfig} */
   const embedded = {
     host: typeof e.host === 'string' ? e.host : D.MQTT_EMBEDDED_HOST,
-    port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT
+    port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT,
+    maxPacketBytes: D.MQTT_EMBEDDED_MAX_PACKET_BYTES,
+    maxClients: Number.isInteger(e.maxClients) ? e.maxClients : D.MQTT_EMBEDDED_MAX_CLIENTS
   };
+  if (e.maxPacketSize !== undefined) {
+    const min = D.MQTT_EMBEDDED_MIN_PACKET_BYTES;
+    const max = D.MQTT_EMBEDDED_MAX_PACKET_LIMIT;
+    try {
+      const bytes = parseBytes(e.maxPacketSize, 'mqtt.embedded.maxPacketSize');
+      if (bytes < min || bytes > max) problems.add(at('maxPacketSize'), e.maxPacketSize, `must be from ${min} bytes (1KiB) to ${max} bytes (MQTT's own limit, about 256MiB)`);
+      else embedded.maxPacketBytes = bytes;
+    } catch {
+      problems.add(at('maxPacketSize'), e.maxPacketSize, `is not a size; ${SIZE_HINT}`);
+    }
+  }
   const username = typeof e.username === 'string' && e.username !== '' ? e.username : null;
   let password = typeof e.password === 'string' && e.password !== '' ? e.password : null;
   let passwordSource = password !== null ? 'file' : null;

@@ -57,6 +57,33 @@ module.exports = Object.freeze({
   MQTT_PASSWORD_ENV: 'NINES_MQTT_PASSWORD',
   /** Environment variable that may hold mqtt.embedded.password (the login the embedded broker asks of clients) */
   MQTT_EMBEDDED_PASSWORD_ENV: 'NINES_MQTT_EMBEDDED_PASSWORD',
+  /**
+   * Largest MQTT packet the embedded broker takes from a client (mqtt.embedded.maxPacketSize); a
+   * connection sending a larger one is closed before its body arrives. The largest packet the
+   * gateway's own summaries make is about 330 KiB (one encoded histogram of at most 256 KiB plus
+   * 64 KiB of JSON, latency/summary.js), so 1 MiB leaves a margin of three; the gateway's own
+   * client is not limited (it publishes what the gateway makes). Worst case held per client:
+   * MQTT_MAX_INFLIGHT QoS 2 messages of this size awaiting PUBREL, 32 MiB.
+   */
+  MQTT_EMBEDDED_MAX_PACKET_BYTES: 1024 * 1024,
+  /** mqtt.embedded.maxPacketSize at least this: a CONNECT with a long client id, user and password fits */
+  MQTT_EMBEDDED_MIN_PACKET_BYTES: 1024,
+  /** The MQTT limit itself: a Remaining Length of 268,435,455 plus the 5-byte fixed header */
+  MQTT_EMBEDDED_MAX_PACKET_LIMIT: 268435460,
+  /**
+   * Open client connections of the embedded broker (mqtt.embedded.maxClients); more are closed at
+   * accept and counted. A gateway serves a handful (its own publisher and Sparkplug session, a few
+   * subscribers); 64 stays well under the process's file limit. The bound on memory clients can
+   * make the broker hold is then 64 × 32 MiB (QoS 2 messages withheld from PUBREL, see above).
+   */
+  MQTT_EMBEDDED_MAX_CLIENTS: 64,
+  MQTT_EMBEDDED_MAX_CLIENTS_LIMIT: 10000,
+  /**
+   * Messages the publisher hands to mqtt.js before their acknowledgement, and QoS 2 messages a
+   * client of the embedded broker may have awaiting PUBREL (aedes' maxInflightInbound, 1000 by
+   * itself): the same number, so the gateway's own publisher is never cut off by its own broker.
+   */
+  MQTT_MAX_INFLIGHT: 32,
 
   /** The metrics endpoint (gateway.metrics) and the status page (gateway.http): off unless configured, loopback unless set otherwise */
   METRICS_LISTEN_HOST: '127.0.0.1',

@@ -77,7 +77,7 @@ function quoted (text) {
 
 /**
  * @typedef {object} Refusal what the broker refused, for a log line (rate-limited per reason)
- * @property {'bad-login'|'reserved-client-id'|'client-id-in-use'|'publish-under-prefix'} reason
+ * @property {'bad-login'|'reserved-client-id'|'client-id-in-use'|'publish-under-prefix'|'packet-too-large'|'too-many-clients'} reason
  * @property {string} message one sentence, client id and topic quoted
  * @property {string|null} clientId
  * @property {string|null} remoteAddress
@@ -112,7 +112,7 @@ function isEdgeNodeTopic (topic, edge) {
  * @param {(refusal: Refusal) => void} [opts.onRefused] told of refusals, at most once per reason per 10 s
  * @returns {{hooks: {authenticate: Function, authorizePublish: Function}, login: string|null,
  *   gatewayAuth: {username: string, password: string}|null, refused: () => Record<string, number>,
- *   close: () => void}}
+ *   refuseConnection: (reason: string, client: object|null, message: string) => void, close: () => void}}
  * @throws {NinesError} NINES_ERR_INVALID_ARG naming the option: a host beyond loopback without
  *   username and password, half a login, a bad gateway option
  */
@@ -159,7 +159,7 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   const trusted = new WeakSet();
   /** @type {Map<string, object>} client id → the authenticated connection holding it, until it closes */
   const holders = new Map();
-  const counts = { 'bad-login': 0, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0 };
+  const counts = { 'bad-login': 0, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0, 'packet-too-large': 0, 'too-many-clients': 0 };
   const limiter = onRefused
     ? new WindowLimiter({
       minIntervalMs: REPORT_WINDOW_MS,
@@ -177,6 +177,15 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     if (topic !== undefined) refusal.topic = topic;
     limiter.offer(reason, refusal);
   };
+
+  /**
+   * A connection the broker cut below MQTT (broker.js): a packet over the size limit, a socket
+   * over the client limit. Counted and reported like the refusals above.
+   * @param {'packet-too-large'|'too-many-clients'} reason
+   * @param {{id?: string, conn?: {remoteAddress?: string}}|null} client what aedes knows of it
+   * @param {string} message
+   */
+  const refuseConnection = (reason, client, message) => report(reason, client, message);
 
   function refuse (client, reason, returnCode, why, callback) {
     report(reason, client, `client ${quoted(client.id)} from ${client.conn && client.conn.remoteAddress}: ${why}`);
@@ -202,7 +211,12 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     if (held && noTakeover && !(isGateway && reservedIds.has(id))) {
       return refuse(client, 'client-id-in-use', RC_IDENTIFIER_REJECTED, 'a client with this id is connected, and takeover is refused', callback);
     }
-    if (isGateway) trusted.add(client);
+    if (isGateway) {
+      trusted.add(client);
+      // the packet size limit is for strangers (packet-size-guard.js): the gateway's client
+      // publishes what the gateway makes, and cutting it off would stop its publishing
+      if (client.conn && typeof client.conn.liftLimit === 'function') client.conn.liftLimit();
+    }
     holders.set(id, client);
     client.conn.once('close', () => { if (holders.get(id) === client) holders.delete(id); });
     callback(null, true);
@@ -231,6 +245,7 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     hooks: { authenticate, authorizePublish },
     login: login ? username : null,
     gatewayAuth,
+    refuseConnection,
     refused: () => ({ ...counts }),
     close: () => {
       if (limiter) { limiter.flush(); limiter.clear(); }
@@ -239,4 +254,4 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   };
 }
 
-module.exports = { createBrokerGuard, isLoopbackHost, GATEWAY_USERNAME, REPORT_WINDOW_MS };
+module.exports = { createBrokerGuard, isLoopbackHost, quoted, GATEWAY_USERNAME, REPORT_WINDOW_MS };
