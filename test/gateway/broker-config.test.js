@@ -9,7 +9,7 @@
 const assert = require('node:assert/strict');
 const { validateConfig, redactConfig } = require('../../gateway/runtime/config');
 const { problemsOf } = require('./config-problems');
-const { isLoopbackHost } = require('../../gateway/runtime/mqtt/broker-guard');
+const { isLoopbackHost } = require('../../gateway/runtime/loopback');
 const D = require('../../gateway/runtime/config/defaults');
 
 /** What the embedded broker's limits are when the config names none */

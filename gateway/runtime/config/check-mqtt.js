@@ -1,7 +1,6 @@
 'use strict';
 
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
 const C = require('../../base/constants');
 const D = require('./defaults');
@@ -9,7 +8,8 @@ const { isMap, durationField } = require('./fields');
 const { parseBytes } = require('../../base/units');
 const { SIZE_HINT } = require('./schema');
 const { parseBrokerUrl } = require('../mqtt/broker-url');
-const { isLoopbackHost, GATEWAY_USERNAME } = require('../mqtt/broker-guard');
+const { GATEWAY_USERNAME } = require('../mqtt/broker-guard');
+const { exposureProblem } = require('../loopback');
 const { checkSparkplug } = require('./check-sparkplug');
 
 /**
@@ -137,9 +137,9 @@ function checkEmbedded (problems, raw, env) {
   } else if (password !== null && username === null && e.username === undefined) {
     const from = passwordSource === 'env' ? `is required: the embedded broker's password comes from ${D.MQTT_EMBEDDED_PASSWORD_ENV}` : 'is required with mqtt.embedded.password';
     problems.add(at('username'), undefined, from);
-  } else if (username === null && password === null && typeof e.host === 'string' && !isLoopbackHost(e.host)) {
-    const what = net.isIP(e.host.replace(/^\[(.*)\]$/, '$1')) !== 0 ? 'binds beyond loopback' : 'is a name, so it may bind beyond loopback (only 127.0.0.0/8, ::1 and localhost count as loopback)';
-    problems.add(at('host'), e.host, `${what}; ${EMBEDDED_LOGIN}, or listen on 127.0.0.1`);
+  } else {
+    const exposed = typeof e.host === 'string' ? exposureProblem(e.host, username !== null && password !== null) : null;
+    if (exposed !== null) problems.add(at('host'), e.host, `${exposed}; ${EMBEDDED_LOGIN}, or listen on 127.0.0.1`);
   }
   if (username !== null && password !== null) embedded.auth = { username, password, passwordSource };
   return embedded;

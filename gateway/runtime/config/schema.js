@@ -272,6 +272,7 @@ const endpoint = (what, extra = {}) => ({
     listen,
     username: { type: 'string', minLength: 1, rule: 'must be a non-empty string (the HTTP Basic login)' },
     password: { type: 'string', minLength: 1, rule: `must be a non-empty string (or leave it out and set ${what === 'metrics' ? D.METRICS_PASSWORD_ENV : D.HTTP_PASSWORD_ENV})` },
+    maxConnections: { type: 'integer', minimum: 1, maximum: D.HTTP_MAX_CONNECTIONS_LIMIT, rule: `must be an integer from 1 to ${D.HTTP_MAX_CONNECTIONS_LIMIT} (open connections; default ${D.HTTP_MAX_CONNECTIONS})` },
     ...extra
   }
 });

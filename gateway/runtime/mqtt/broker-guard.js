@@ -1,14 +1,14 @@
 'use strict';
 
 const crypto = require('node:crypto');
-const net = require('node:net');
 const { NinesError } = require('../../base/errors');
+const { exposureProblem } = require('../loopback');
 const { checkPrefix } = require('./topics');
 const { WindowLimiter } = require('./window-limiter');
 
 /**
  * Who may do what on the embedded broker: the aedes `authenticate` and `authorizePublish` hooks,
- * and the loopback rule they rest on.
+ * and the loopback rule they rest on (../loopback.js, shared with the HTTP servers).
  *
  * - Login: with a username and password, every client must present them (or the gateway's own
  *   credential, below); without, the broker is open, which is allowed on loopback only.
@@ -29,10 +29,6 @@ const { WindowLimiter } = require('./window-limiter');
  *   gateway reconnecting with its credential: it replaces its own stale session.
  */
 
-const LOOPBACK = new net.BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6'); // BlockList also matches ::ffff:127.x.y.z against the IPv4 subnet
-
 /** Username of the gateway's own client; the generated password is what proves it. */
 const GATEWAY_USERNAME = 'nines-gateway';
 /** Refusals of one kind are reported at most once per this window, the rest counted into the next */
@@ -41,21 +37,6 @@ const REPORT_WINDOW_MS = 10000;
 /** CONNACK return codes (MQTT 3.1.1, table 3.1) */
 const RC_IDENTIFIER_REJECTED = 2;
 const RC_BAD_LOGIN = 4;
-
-/**
- * Whether listening on `host` keeps a server on this machine: 127.0.0.0/8, ::1 (also as
- * ::ffff:127.x.y.z or in brackets) and "localhost". Any other name may resolve to anything, and
- * 0.0.0.0 or :: listen on every interface, so they count as beyond loopback.
- * @param {*} host
- * @returns {boolean}
- */
-function isLoopbackHost (host) {
-  if (typeof host !== 'string') return false;
-  const h = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost') return true;
-  const family = net.isIP(h);
-  return family !== 0 && LOOPBACK.check(h, family === 6 ? 'ipv6' : 'ipv4');
-}
 
 /**
  * Compares a secret in constant time (digests first, so lengths do not leak either).
@@ -126,9 +107,8 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   if (password !== undefined && username === undefined) fail('username', undefined, 'is required with password');
   if (gateway !== undefined && username === GATEWAY_USERNAME) fail('username', username, 'is reserved for the gateway\'s own client');
   const login = username !== undefined;
-  if (!login && !isLoopbackHost(host)) {
-    fail('host', host, 'binds beyond loopback: pass username and password so that clients must log in, or listen on 127.0.0.1');
-  }
+  const exposed = exposureProblem(host, login);
+  if (exposed !== null) fail('host', host, `${exposed}: pass username and password so that clients must log in, or listen on 127.0.0.1`);
   let prefix = null;
   let gatewayAuth = null;
   if (gateway !== undefined) {
@@ -254,4 +234,4 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   };
 }
 
-module.exports = { createBrokerGuard, isLoopbackHost, quoted, GATEWAY_USERNAME, REPORT_WINDOW_MS };
+module.exports = { createBrokerGuard, quoted, GATEWAY_USERNAME, REPORT_WINDOW_MS };

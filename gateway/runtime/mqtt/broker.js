@@ -3,7 +3,8 @@
 const net = require('node:net');
 const { NinesError } = require('../../base/errors');
 const D = require('../config/defaults');
-const { createBrokerGuard, isLoopbackHost, quoted } = require('./broker-guard');
+const { createBrokerGuard, quoted } = require('./broker-guard');
+const { isLoopbackHost } = require('../loopback');
 const { GuardedConnection } = require('./packet-size-guard');
 
 /**
