@@ -14,7 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const mqtt = require('mqtt');
-const { PacketSizeScanner } = require('../../gateway/runtime/mqtt/packet-size-guard');
+const { PacketSizeScanner, GuardedConnection } = require('../../gateway/runtime/mqtt/packet-size-guard');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 
@@ -133,6 +133,52 @@ describe('gateway/runtime/mqtt/packet-size-guard: the packet size scanner', () =
 
   it('calls a Remaining Length of more than 4 bytes too large', () => {
     assert.equal(new PacketSizeScanner(1024).feed(Buffer.from([0x30, 0xff, 0xff, 0xff, 0xff, 0x01])), Infinity);
+  });
+});
+
+describe('gateway/runtime/mqtt/packet-size-guard: the connection aedes sees', () => {
+  /** A socket stand-in that records what is done to it */
+  function fakeSocket () {
+    const { EventEmitter } = require('node:events');
+    const s = new EventEmitter();
+    s.calls = [];
+    s.remoteAddress = '127.0.0.9';
+    s.cork = () => s.calls.push('cork');
+    s.uncork = () => s.calls.push('uncork');
+    s.write = (chunk) => { s.calls.push(`write ${chunk}`); return true; };
+    s.pause = () => s.calls.push('pause');
+    s.resume = () => {};
+    s.destroy = () => s.calls.push('destroy');
+    return s;
+  }
+
+  it('hands a corked run of writes (one MQTT packet in pieces, mqtt-packet writeToStream) to the socket under one cork', async () => {
+    // written piece by piece, Nagle's algorithm held the later pieces until the client's delayed
+    // ACK: QoS 1 through the broker fell from about 25,000 to 716 messages/s
+    const socket = fakeSocket();
+    const conn = new GuardedConnection(socket, { maxPacketBytes: 1024, onTooLarge: () => {} });
+    conn.cork();
+    conn.write('a');
+    conn.write('b');
+    conn.write('c');
+    await new Promise((resolve) => process.nextTick(() => { conn.uncork(); resolve(); }));
+    assert.deepEqual(socket.calls, ['cork', 'write a', 'write b', 'write c', 'uncork']);
+    assert.equal(conn.remoteAddress, '127.0.0.9');
+  });
+
+  it('destroys the socket, once, on the first packet over the limit, passing nothing of it on', () => {
+    const socket = fakeSocket();
+    const sizes = [];
+    const conn = new GuardedConnection(socket, { maxPacketBytes: 1024, onTooLarge: (n) => sizes.push(n) });
+    const passed = [];
+    conn.on('data', (d) => passed.push(d.length));
+    conn.on('error', () => {});
+    socket.emit('data', PUBLISH('t', 10));
+    socket.emit('data', publishHead('t', 5000));
+    assert.deepEqual(sizes, [5006]);
+    assert.ok(passed.reduce((n, len) => n + len, 0) <= 15, `passed on: ${passed}`);
+    assert.ok(socket.calls.includes('destroy'));
+    assert.ok(conn.destroyed);
   });
 });
 

@@ -108,6 +108,18 @@ class GuardedConnection extends Duplex {
     else this.socket.once('drain', () => callback());
   }
 
+  // aedes writes a packet in several pieces under cork() (mqtt-packet's writeToStream): they must
+  // reach the socket as one write, or Nagle's algorithm holds the later pieces until the client's
+  // delayed ACK, about 40 ms (the broker fell from 25,000 to 716 QoS 1 messages/s without this)
+  _writev (chunks, callback) {
+    this.socket.cork();
+    let ok = true;
+    for (const { chunk, encoding } of chunks) ok = this.socket.write(chunk, encoding);
+    this.socket.uncork();
+    if (ok) callback();
+    else this.socket.once('drain', () => callback());
+  }
+
   _final (callback) {
     this.socket.end(callback);
   }
