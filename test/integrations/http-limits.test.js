@@ -101,7 +101,9 @@ describe('metrics endpoint and status page server: timeouts, connection cap, log
       statuses.push(res.status);
       if (res.status === 429) {
         retryAfter = Number(res.headers.get('retry-after'));
-        assert.equal((await res.json()).error.code, 'NINES_ERR_HTTP_TOO_MANY_LOGINS');
+        const body = await res.json();
+        assert.equal(body.error.code, 'NINES_ERR_HTTP_TOO_MANY_LOGINS');
+        assert.match(body.error.message, /^6 wrong logins from (?:::ffff:)?127\.0\.0\.1: try again in \d+ s$/);
       } else {
         await res.arrayBuffer();
       }

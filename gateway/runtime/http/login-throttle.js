@@ -48,17 +48,30 @@ class LoginThrottle {
   /**
    * Whether a request from this address may try to log in now.
    * @param {string} address
-   * @returns {number} 0 when it may; otherwise ms until it may (for Retry-After)
+   * @returns {{waitMs: number, why: string}|null} null when it may; otherwise how long until it
+   *   may (for Retry-After) and why not, for the answer
    */
-  waitMs (address) {
+  lockout (address) {
     const now = this.now();
     const entry = this.failing.get(address);
-    let wait = entry ? Math.max(0, entry.lockedUntil - now) : 0;
-    if (now - this.windowStart < this.globalWindowMs && this.windowFailures > this.globalFailures && !this.known.has(address)) {
-      wait = Math.max(wait, this.windowStart + this.globalWindowMs - now);
-    }
-    if (wait > 0) this.counts.refused++;
-    return wait;
+    const own = entry ? Math.max(0, entry.lockedUntil - now) : 0;
+    const everyone = now - this.windowStart < this.globalWindowMs && this.windowFailures > this.globalFailures && !this.known.has(address)
+      ? this.windowStart + this.globalWindowMs - now
+      : 0;
+    if (own === 0 && everyone === 0) return null;
+    this.counts.refused++;
+    return own >= everyone
+      ? { waitMs: own, why: `${entry.failures} wrong logins from ${address}` }
+      : { waitMs: everyone, why: `${this.windowFailures} wrong logins from all addresses within ${this.globalWindowMs / 1000} s, and ${address} has not logged in rightly lately` };
+  }
+
+  /**
+   * @param {string} address
+   * @returns {number} 0 when a request from it may try to log in now; otherwise ms until it may
+   */
+  waitMs (address) {
+    const l = this.lockout(address);
+    return l === null ? 0 : l.waitMs;
   }
 
   /** @param {string} address a wrong or missing login came from it */

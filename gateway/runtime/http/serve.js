@@ -133,11 +133,11 @@ async function startServer ({ host, port, login = null, maxConnections = D.HTTP_
   /** @returns {boolean} whether the request logged in; if not, it has been answered (401 or 429) */
   const checkLogin = (req, res) => {
     const address = req.socket.remoteAddress || '';
-    const waitMs = throttle.waitMs(address);
-    if (waitMs > 0) {
+    const locked = throttle.lockout(address);
+    if (locked !== null) {
       req.resume();
-      const retryAfter = Math.ceil(waitMs / 1000);
-      sendError(res, 429, new NinesError('NINES_ERR_HTTP_TOO_MANY_LOGINS', `too many wrong logins from ${address} (or from everywhere); try again in ${retryAfter} s`, { status: 429, retryAfterS: retryAfter }),
+      const retryAfter = Math.ceil(locked.waitMs / 1000);
+      sendError(res, 429, new NinesError('NINES_ERR_HTTP_TOO_MANY_LOGINS', `${locked.why}: try again in ${retryAfter} s`, { status: 429, retryAfterS: retryAfter }),
         { 'retry-after': String(retryAfter) });
       return false;
     }
