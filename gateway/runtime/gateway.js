@@ -111,6 +111,8 @@ class Gateway extends EventEmitter {
       this.broker = await startEmbeddedBroker({
         host: e.host,
         port: e.port,
+        maxPacketBytes: e.maxPacketBytes,
+        maxClients: e.maxClients,
         ...(e.auth ? { username: e.auth.username, password: e.auth.password } : {}),
         gateway: {
           clientId: m.clientId,

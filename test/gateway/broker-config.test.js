@@ -9,7 +9,11 @@
 const assert = require('node:assert/strict');
 const { validateConfig, redactConfig } = require('../../gateway/runtime/config');
 const { problemsOf } = require('./config-problems');
-const { isLoopbackHost } = require('../../gateway/runtime/mqtt/broker-guard');
+const { isLoopbackHost } = require('../../gateway/runtime/loopback');
+const D = require('../../gateway/runtime/config/defaults');
+
+/** What the embedded broker's limits are when the config names none */
+const EMBEDDED_LIMITS = { maxPacketBytes: D.MQTT_EMBEDDED_MAX_PACKET_BYTES, maxClients: D.MQTT_EMBEDDED_MAX_CLIENTS };
 
 const base = (embedded) => ({
   gateway: { id: 'edge-1' },
@@ -48,13 +52,13 @@ describe('gateway/config: the embedded broker\'s host and login', () => {
   it('loopback needs no login: open to local subscribers, as before', () => {
     for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1']) {
       const c = validateConfig(base({ host, port: 0 }), { env: {} });
-      assert.deepEqual(c.mqtt.embedded, { host, port: 0 });
+      assert.deepEqual(c.mqtt.embedded, { host, port: 0, ...EMBEDDED_LIMITS });
     }
   });
 
   it('beyond loopback with a login from the file, or with the password from NINES_MQTT_EMBEDDED_PASSWORD', () => {
     const c = validateConfig(base({ host: '0.0.0.0', username: 'reader', password: 'hunter2' }), { env: {} });
-    assert.deepEqual(c.mqtt.embedded, { host: '0.0.0.0', port: 1883, auth: { username: 'reader', password: 'hunter2', passwordSource: 'file' } });
+    assert.deepEqual(c.mqtt.embedded, { host: '0.0.0.0', port: 1883, ...EMBEDDED_LIMITS, auth: { username: 'reader', password: 'hunter2', passwordSource: 'file' } });
     const e = validateConfig(base({ host: '0.0.0.0', username: 'reader' }), { env: { NINES_MQTT_EMBEDDED_PASSWORD: 'from-env' } });
     assert.deepEqual(e.mqtt.embedded.auth, { username: 'reader', password: 'from-env', passwordSource: 'env' });
     // the file wins over the environment
@@ -74,6 +78,18 @@ describe('gateway/config: the embedded broker\'s host and login', () => {
     assert.deepEqual(r.errors.map((e) => [e.path, e.rule]), [['mqtt.embedded.username', 'is required with mqtt.embedded.password']]);
     r = problemsOf(base({}), { NINES_MQTT_EMBEDDED_PASSWORD: 'pw' });
     assert.deepEqual(r.errors.map((e) => [e.path, e.rule]), [['mqtt.embedded.username', 'is required: the embedded broker\'s password comes from NINES_MQTT_EMBEDDED_PASSWORD']]);
+  });
+
+  it('maxPacketSize takes a size and maxClients a count; out of range or not a size is an error at the field', () => {
+    const c = validateConfig(base({ maxPacketSize: '2MiB', maxClients: 8 }), { env: {} });
+    assert.equal(c.mqtt.embedded.maxPacketBytes, 2 * 1024 * 1024);
+    assert.equal(c.mqtt.embedded.maxClients, 8);
+    for (const [v, rule] of [['10', /^must be from 1024 bytes/], ['1GB', /^must be from 1024 bytes .* to 268435460 bytes/], ['lots', /^is not a size/]]) {
+      const { errors } = problemsOf(base({ maxPacketSize: v }));
+      assert.deepEqual(errors.map((e) => [e.path, e.value]), [['mqtt.embedded.maxPacketSize', v]]);
+      assert.match(errors[0].rule, rule);
+    }
+    assert.deepEqual(problemsOf(base({ maxClients: 0 })).errors.map((e) => e.path), ['mqtt.embedded.maxClients']);
   });
 
   it('the gateway\'s own username is reserved', () => {

@@ -111,7 +111,7 @@ describe('gateway with the embedded broker: nothing forged, nobody kicked off', 
     assert.equal(late.status[0].body.forged, undefined);
 
     assert.deepEqual(events.refused.map((r) => r.reason), ['reserved-client-id', 'publish-under-prefix']);
-    assert.deepEqual(gw.broker.refused(), { 'bad-login': 0, 'reserved-client-id': 1, 'client-id-in-use': 0, 'publish-under-prefix': 1 });
+    assert.deepEqual(gw.broker.refused(), { 'bad-login': 0, 'reserved-client-id': 1, 'client-id-in-use': 0, 'publish-under-prefix': 1, 'packet-too-large': 0, 'too-many-clients': 0 });
   });
 
   it('with a login every client must present it, subscribers then read everything, and the gateway publishes with its own credential', async () => {

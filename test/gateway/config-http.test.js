@@ -14,8 +14,8 @@ describe('config: gateway.metrics and gateway.http', () => {
     assert.equal(off.metrics, null);
     assert.equal(off.http, null);
     const on = check({ metrics: {}, http: {} }).config.gateway;
-    assert.deepEqual(on.metrics, { host: '127.0.0.1', port: 9464, login: null });
-    assert.deepEqual(on.http, { host: '127.0.0.1', port: 9465, login: null, windowIntervals: 6 });
+    assert.deepEqual(on.metrics, { host: '127.0.0.1', port: 9464, maxConnections: 32, login: null });
+    assert.deepEqual(on.http, { host: '127.0.0.1', port: 9465, maxConnections: 32, login: null, windowIntervals: 6 });
   });
 
   it('reads host:port, [v6]:port and a bare port, and names the field of a bad one', () => {
@@ -28,12 +28,31 @@ describe('config: gateway.metrics and gateway.http', () => {
   });
 
   it('refuses a status page beyond loopback without a login, and takes the password from NINES_HTTP_PASSWORD', () => {
-    assert.match(problems(check({ http: { listen: '0.0.0.0:9465' } }))[0], /^gateway\.http\.listen: listens beyond loopback \(0\.0\.0\.0\)/);
+    assert.match(problems(check({ http: { listen: '0.0.0.0:9465' } }))[0], /^gateway\.http\.listen: binds beyond loopback \(0\.0\.0\.0\); set gateway\.http\.username and gateway\.http\.password \(or NINES_HTTP_PASSWORD\)/);
     const ok = check({ http: { listen: '0.0.0.0:9465', username: 'viewer' } }, { NINES_HTTP_PASSWORD: 's3cret' }).config;
     assert.deepEqual(ok.gateway.http.login, { username: 'viewer', password: 's3cret', passwordSource: 'env' });
     assert.equal(redactConfig(ok).gateway.http.login.password, '***');
     assert.match(problems(check({ http: { username: 'viewer' } }))[0], /^gateway\.http\.password: is required/);
-    // metrics may listen beyond loopback without a login (Prometheus scrapes across the network)
-    assert.equal(check({ metrics: { listen: '0.0.0.0:9464' } }).problems.size, 0);
+  });
+
+  it('holds the metrics endpoint to the same loopback rule as the status page and the embedded broker', () => {
+    for (const listen of ['0.0.0.0:9464', '[::]:9464', '10.0.0.7:9464', 'edge-pc:9464']) {
+      const got = problems(check({ metrics: { listen } }));
+      assert.equal(got.length, 1, listen);
+      assert.match(got[0], /^gateway\.metrics\.listen: (?:binds|is a name, so it may bind) beyond loopback .*set gateway\.metrics\.username and gateway\.metrics\.password \(or NINES_METRICS_PASSWORD\)/, listen);
+    }
+    // the same hosts, with the same words, as the broker's rule
+    assert.match(problems(check({ http: { listen: 'edge-pc:9465' } }))[0], /^gateway\.http\.listen: is a name, so it may bind beyond loopback \(only 127\.0\.0\.0\/8, ::1 and localhost count as loopback\)/);
+    const ok = check({ metrics: { listen: '0.0.0.0:9464', username: 'prometheus' } }, { NINES_METRICS_PASSWORD: 's3cret' });
+    assert.equal(ok.problems.size, 0);
+    for (const listen of ['127.0.0.1:9464', '127.0.0.2:9464', 'localhost:9464', '[::1]:9464', 9464]) assert.equal(check({ metrics: { listen } }).problems.size, 0, String(listen));
+  });
+
+  it('refuses a username with a colon, which HTTP Basic could never match, naming the field and the value', () => {
+    for (const key of ['metrics', 'http']) {
+      const r = check({ [key]: { username: 'site:viewer', password: 'pw' } });
+      assert.deepEqual(r.problems.list.map((p) => [p.segs.join('.'), p.value]), [[`gateway.${key}.username`, 'site:viewer']]);
+      assert.match(problems(r)[0], /must not contain ":" \(HTTP Basic splits the user name from the password at the first colon/);
+    }
   });
 });

@@ -5,6 +5,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { loadConfig, validateConfig, redactConfig } = require('../../gateway/runtime/config');
+const D = require('../../gateway/runtime/config/defaults');
+
+/** What the embedded broker's limits are when the config names none */
+const EMBEDDED_LIMITS = { maxPacketBytes: D.MQTT_EMBEDDED_MAX_PACKET_BYTES, maxClients: D.MQTT_EMBEDDED_MAX_CLIENTS };
 
 const EXAMPLE = path.join(__dirname, '..', '..', 'gateway', 'examples', 'gateway.yaml');
 
@@ -169,7 +173,7 @@ describe('gateway/config: loading', () => {
     assert.equal(c.jobs[3].durationMs, 3600000);
     // it runs as it is: the embedded broker, where subscribers expect it
     assert.equal(c.mqtt.url, null);
-    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883, ...EMBEDDED_LIMITS });
   });
 });
 
@@ -181,7 +185,7 @@ describe('gateway/config: normalization', () => {
 
   it('fills in defaults and picks the embedded broker when mqtt is omitted', () => {
     const c = validateConfig(base(), { env: {} });
-    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883, ...EMBEDDED_LIMITS });
     assert.equal(c.mqtt.url, null);
     assert.equal(c.mqtt.prefix, 'nines');
     assert.equal(c.gateway.intervalMs, 10000);
@@ -192,7 +196,7 @@ describe('gateway/config: normalization', () => {
 
   it('keeps the embedded broker with mqtt settings but no url', () => {
     const c = validateConfig({ ...base(), mqtt: { prefix: 'site-a/nines', embedded: { port: 0 } } }, { env: {} });
-    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 0 });
+    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 0, ...EMBEDDED_LIMITS });
     assert.equal(c.mqtt.prefix, 'site-a/nines');
   });
 

@@ -69,7 +69,9 @@ describe('metrics endpoint and status page refuse bad requests, coded, changing 
     await gw.start();
     metricsUrl = gw.metrics.url;
     pageUrl = gw.status.url;
-    await ended; // a bounded job: what is served stays put from here on
+    await ended; // a bounded job: what is served stays put from here on, once its last summary is acknowledged
+    const deadline = Date.now() + 5000;
+    while (gw.publisher.stats.inflight !== 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     served = { metrics: await ninesLines(metricsUrl), status: await statusWithoutClock(pageUrl) };
     assert.ok(served.metrics.some((l) => /^nines_job_requests_total\{.*outcome="ok"\} [1-9]/.test(l)), 'the job ran');
   });

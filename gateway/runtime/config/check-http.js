@@ -3,14 +3,15 @@
 const net = require('node:net');
 const D = require('./defaults');
 const { isMap } = require('./fields');
-const { isLoopbackHost } = require('../mqtt/broker-guard');
+const { exposureProblem } = require('../loopback');
 
 /**
  * @typedef {object} EndpointConfig where gateway.metrics or gateway.http listens
  * @property {string} host
  * @property {number} port 0 picks a free one
+ * @property {number} maxConnections open connections at most; more are closed at accept
  * @property {{username: string, password: string, passwordSource: 'file'|'env'}|null} login
- *   HTTP Basic login every request needs (null: none, allowed on loopback only for the status page)
+ *   HTTP Basic login every request needs (null: none, allowed on loopback only: ../loopback.js)
  * @property {number} [windowIntervals] status page only: intervals merged for its percentiles
  */
 
@@ -58,6 +59,11 @@ function checkEndpoint (problems, key, raw, env) {
     else ({ host, port } = got);
   }
   const username = typeof raw.username === 'string' && raw.username !== '' ? raw.username : null;
+  if (username !== null && username.includes(':')) {
+    // RFC 7617: the user-id cannot contain a colon; a client sends "user:password" and the server
+    // splits at the first colon, so this login could never match
+    problems.add(at('username'), raw.username, 'must not contain ":" (HTTP Basic splits the user name from the password at the first colon, so this login could never match)');
+  }
   let password = typeof raw.password === 'string' && raw.password !== '' ? raw.password : null;
   let passwordSource = password !== null ? 'file' : null;
   const envPassword = env ? env[envName] : undefined;
@@ -69,11 +75,18 @@ function checkEndpoint (problems, key, raw, env) {
     problems.add(at('password'), undefined, `is required with gateway.${key}.username (or set ${envName})`);
   } else if (password !== null && username === null && raw.username === undefined) {
     problems.add(at('username'), undefined, passwordSource === 'env' ? `is required: the password comes from ${envName}` : `is required with gateway.${key}.password`);
-  } else if (key === 'http' && username === null && password === null && !isLoopbackHost(host) && !problems.has(at('listen'))) {
-    // the page shows job and device names, targets and health: beyond this machine, only with a login
-    problems.add(at('listen'), raw.listen, `listens beyond loopback (${host}); set gateway.http.username and gateway.http.password (or ${envName}) so that the status page asks for a login, or listen on 127.0.0.1`);
+  } else if (!problems.has(at('listen'))) {
+    // the same rule as the embedded broker's: the page shows job and device names, targets and
+    // health, the metrics the same names and rates; beyond this machine, only with a login
+    const exposed = exposureProblem(host, username !== null && password !== null);
+    if (exposed !== null) problems.add(at('listen'), raw.listen, `${exposed} (${host}); set gateway.${key}.username and gateway.${key}.password (or ${envName}) so that it asks for a login, or listen on 127.0.0.1`);
   }
-  const out = { host, port, login: username !== null && password !== null ? { username, password, passwordSource } : null };
+  const out = {
+    host,
+    port,
+    maxConnections: Number.isInteger(raw.maxConnections) ? raw.maxConnections : D.HTTP_MAX_CONNECTIONS,
+    login: username !== null && password !== null ? { username, password, passwordSource } : null
+  };
   if (key === 'http') out.windowIntervals = Number.isInteger(raw.window) ? raw.window : D.HTTP_WINDOW_INTERVALS;
   return out;
 }

@@ -1,7 +1,6 @@
 'use strict';
 
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
 const C = require('../../base/constants');
 const D = require('./defaults');
@@ -9,7 +8,8 @@ const { isMap, durationField } = require('./fields');
 const { parseBytes } = require('../../base/units');
 const { SIZE_HINT } = require('./schema');
 const { parseBrokerUrl } = require('../mqtt/broker-url');
-const { isLoopbackHost, GATEWAY_USERNAME } = require('../mqtt/broker-guard');
+const { GATEWAY_USERNAME } = require('../mqtt/broker-guard');
+const { exposureProblem } = require('../loopback');
 const { checkSparkplug } = require('./check-sparkplug');
 
 /**
@@ -27,6 +27,8 @@ const { checkSparkplug } = require('./check-sparkplug');
  * @typedef {object} EmbeddedConfig
  * @property {string} host where the embedded broker listens; beyond loopback only with auth
  * @property {number} port
+ * @property {number} maxPacketBytes largest packet taken from a client (the gateway's own excepted)
+ * @property {number} maxClients open connections at most
  * @property {{username: string, password: string, passwordSource: 'file'|'env'}} [auth] the login
  *   every client must present (absent: no login, which is allowed on loopback only)
  */
@@ -106,8 +108,21 @@ function checkEmbedded (problems, raw, env) {
   /** @type {EmbeddedConfig} */
   const embedded = {
     host: typeof e.host === 'string' ? e.host : D.MQTT_EMBEDDED_HOST,
-    port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT
+    port: Number.isInteger(e.port) ? e.port : D.MQTT_EMBEDDED_PORT,
+    maxPacketBytes: D.MQTT_EMBEDDED_MAX_PACKET_BYTES,
+    maxClients: Number.isInteger(e.maxClients) ? e.maxClients : D.MQTT_EMBEDDED_MAX_CLIENTS
   };
+  if (e.maxPacketSize !== undefined) {
+    const min = D.MQTT_EMBEDDED_MIN_PACKET_BYTES;
+    const max = D.MQTT_EMBEDDED_MAX_PACKET_LIMIT;
+    try {
+      const bytes = parseBytes(e.maxPacketSize, 'mqtt.embedded.maxPacketSize');
+      if (bytes < min || bytes > max) problems.add(at('maxPacketSize'), e.maxPacketSize, `must be from ${min} bytes (1KiB) to ${max} bytes (MQTT's own limit, about 256MiB)`);
+      else embedded.maxPacketBytes = bytes;
+    } catch {
+      problems.add(at('maxPacketSize'), e.maxPacketSize, `is not a size; ${SIZE_HINT}`);
+    }
+  }
   const username = typeof e.username === 'string' && e.username !== '' ? e.username : null;
   let password = typeof e.password === 'string' && e.password !== '' ? e.password : null;
   let passwordSource = password !== null ? 'file' : null;
@@ -124,9 +139,9 @@ function checkEmbedded (problems, raw, env) {
   } else if (password !== null && username === null && e.username === undefined) {
     const from = passwordSource === 'env' ? `is required: the embedded broker's password comes from ${D.MQTT_EMBEDDED_PASSWORD_ENV}` : 'is required with mqtt.embedded.password';
     problems.add(at('username'), undefined, from);
-  } else if (username === null && password === null && typeof e.host === 'string' && !isLoopbackHost(e.host)) {
-    const what = net.isIP(e.host.replace(/^\[(.*)\]$/, '$1')) !== 0 ? 'binds beyond loopback' : 'is a name, so it may bind beyond loopback (only 127.0.0.0/8, ::1 and localhost count as loopback)';
-    problems.add(at('host'), e.host, `${what}; ${EMBEDDED_LOGIN}, or listen on 127.0.0.1`);
+  } else {
+    const exposed = typeof e.host === 'string' ? exposureProblem(e.host, username !== null && password !== null) : null;
+    if (exposed !== null) problems.add(at('host'), e.host, `${exposed}; ${EMBEDDED_LOGIN}, or listen on 127.0.0.1`);
   }
   if (username !== null && password !== null) embedded.auth = { username, password, passwordSource };
   return embedded;

@@ -66,6 +66,33 @@ module.exports = Object.freeze({
   MQTT_PASSWORD_ENV: 'NINES_MQTT_PASSWORD',
   /** Environment variable that may hold mqtt.embedded.password (the login the embedded broker asks of clients) */
   MQTT_EMBEDDED_PASSWORD_ENV: 'NINES_MQTT_EMBEDDED_PASSWORD',
+  /**
+   * Largest MQTT packet the embedded broker takes from a client (mqtt.embedded.maxPacketSize); a
+   * connection sending a larger one is closed before its body arrives. The largest packet the
+   * gateway's own summaries make is about 330 KiB (one encoded histogram of at most 256 KiB plus
+   * 64 KiB of JSON, latency/summary.js), so 1 MiB leaves a margin of three; the gateway's own
+   * client is not limited (it publishes what the gateway makes). Worst case held per client:
+   * MQTT_MAX_INFLIGHT QoS 2 messages of this size awaiting PUBREL, 32 MiB.
+   */
+  MQTT_EMBEDDED_MAX_PACKET_BYTES: 1024 * 1024,
+  /** mqtt.embedded.maxPacketSize at least this: a CONNECT with a long client id, user and password fits */
+  MQTT_EMBEDDED_MIN_PACKET_BYTES: 1024,
+  /** The MQTT limit itself: a Remaining Length of 268,435,455 plus the 5-byte fixed header */
+  MQTT_EMBEDDED_MAX_PACKET_LIMIT: 268435460,
+  /**
+   * Open client connections of the embedded broker (mqtt.embedded.maxClients); more are closed at
+   * accept and counted. A gateway serves a handful (its own publisher and Sparkplug session, a few
+   * subscribers); 64 stays well under the process's file limit. The bound on memory clients can
+   * make the broker hold is then 64 × 32 MiB (QoS 2 messages withheld from PUBREL, see above).
+   */
+  MQTT_EMBEDDED_MAX_CLIENTS: 64,
+  MQTT_EMBEDDED_MAX_CLIENTS_LIMIT: 10000,
+  /**
+   * Messages the publisher hands to mqtt.js before their acknowledgement, and QoS 2 messages a
+   * client of the embedded broker may have awaiting PUBREL (aedes' maxInflightInbound, 1000 by
+   * itself): the same number, so the gateway's own publisher is never cut off by its own broker.
+   */
+  MQTT_MAX_INFLIGHT: 32,
 
   /**
    * Writes by tag over MQTT (mqtt.writes): commands that may wait per device, and the most time from
@@ -90,6 +117,37 @@ module.exports = Object.freeze({
   /** Environment variables that may hold gateway.metrics.password and gateway.http.password */
   METRICS_PASSWORD_ENV: 'NINES_METRICS_PASSWORD',
   HTTP_PASSWORD_ENV: 'NINES_HTTP_PASSWORD',
+  /**
+   * The metrics endpoint and the status page (http/serve.js). A request must bring its headers
+   * within HTTP_HEADERS_TIMEOUT_MS and be read whole within HTTP_REQUEST_TIMEOUT_MS, else 408 and
+   * the connection is closed; Node checks these every HTTP_CONNECTIONS_CHECK_MS (its own 30 s
+   * made a 10 s timeout fire after up to 40 s). An idle keep-alive connection closes after
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS (Node's 5 s; a scrape every 15 s opens a new one, which is cheap).
+   */
+  HTTP_HEADERS_TIMEOUT_MS: 10000,
+  HTTP_REQUEST_TIMEOUT_MS: 30000,
+  HTTP_CONNECTIONS_CHECK_MS: 1000,
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: 5000,
+  /** Node's default 16 KiB is more than a scrape or a browser needs */
+  HTTP_MAX_HEADER_BYTES: 8192,
+  /**
+   * Open connections of each (gateway.metrics.maxConnections, gateway.http.maxConnections); more
+   * are closed at accept. A Prometheus server holds one or two, a browser up to six per page.
+   */
+  HTTP_MAX_CONNECTIONS: 32,
+  HTTP_MAX_CONNECTIONS_LIMIT: 10000,
+  /**
+   * Wrong logins (http/login-throttle.js): free per client address before a lockout, the first
+   * lockout (doubling with each further failure, up to the max), and an overall bound: past
+   * HTTP_LOGIN_GLOBAL_FAILURES in a window, only addresses that logged in rightly are served until
+   * it ends. At most HTTP_LOGIN_TRACKED_ADDRESSES addresses are remembered (about 100 B each).
+   */
+  HTTP_LOGIN_FREE_FAILURES: 5,
+  HTTP_LOGIN_LOCKOUT_MIN_MS: 1000,
+  HTTP_LOGIN_LOCKOUT_MAX_MS: 60000,
+  HTTP_LOGIN_GLOBAL_FAILURES: 100,
+  HTTP_LOGIN_GLOBAL_WINDOW_MS: 60000,
+  HTTP_LOGIN_TRACKED_ADDRESSES: 4096,
   /** The status page's percentiles and curves cover this many of the latest intervals, merged */
   HTTP_WINDOW_INTERVALS: 6,
   HTTP_WINDOW_MAX_INTERVALS: 360,

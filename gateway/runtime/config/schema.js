@@ -212,7 +212,9 @@ const mqtt = {
         host: { type: 'string', minLength: 1, rule: 'must be a host name or address to listen on' },
         port: { type: 'integer', minimum: 0, maximum: 65535, rule: 'must be a TCP port from 0 to 65535 (0 picks a free one)' },
         username: { type: 'string', minLength: 1, rule: 'must be a non-empty string (the login clients of the embedded broker must use)' },
-        password: { type: 'string', minLength: 1, rule: `must be a non-empty string (or leave it out and set ${D.MQTT_EMBEDDED_PASSWORD_ENV})` }
+        password: { type: 'string', minLength: 1, rule: `must be a non-empty string (or leave it out and set ${D.MQTT_EMBEDDED_PASSWORD_ENV})` },
+        maxPacketSize: { type: ['string', 'integer'], rule: `is not a size; ${SIZE_HINT}` },
+        maxClients: { type: 'integer', minimum: 1, maximum: D.MQTT_EMBEDDED_MAX_CLIENTS_LIMIT, rule: `must be an integer from 1 to ${D.MQTT_EMBEDDED_MAX_CLIENTS_LIMIT} (connections the embedded broker keeps open; default ${D.MQTT_EMBEDDED_MAX_CLIENTS})` }
       }
     },
     prefix: { type: 'string', pattern: D.PREFIX_PATTERN, rule: 'must be one or more topic levels of letters, digits, _ . - separated by / (no + # or empty levels)' },
@@ -279,6 +281,7 @@ const endpoint = (what, extra = {}) => ({
     listen,
     username: { type: 'string', minLength: 1, rule: 'must be a non-empty string (the HTTP Basic login)' },
     password: { type: 'string', minLength: 1, rule: `must be a non-empty string (or leave it out and set ${what === 'metrics' ? D.METRICS_PASSWORD_ENV : D.HTTP_PASSWORD_ENV})` },
+    maxConnections: { type: 'integer', minimum: 1, maximum: D.HTTP_MAX_CONNECTIONS_LIMIT, rule: `must be an integer from 1 to ${D.HTTP_MAX_CONNECTIONS_LIMIT} (open connections; default ${D.HTTP_MAX_CONNECTIONS})` },
     ...extra
   }
 });

@@ -3,6 +3,9 @@
 const crypto = require('node:crypto');
 const http = require('node:http');
 const { NinesError } = require('../../base/errors');
+const D = require('../config/defaults');
+const { exposureProblem, isLoopbackHost } = require('../loopback');
+const { LoginThrottle } = require('./login-throttle');
 
 /**
  * The small HTTP server under the metrics endpoint and the status page (node:http, no framework):
@@ -10,14 +13,9 @@ const { NinesError } = require('../../base/errors');
  * every refusal a JSON body `{error: {code, message, details}}` with a NINES_ERR_HTTP_* code.
  * A refused request changes nothing: it is answered before any handler runs. Malformed or
  * oversized requests (Node's parser refuses them) get the same coded answer and never reach a
- * handler or crash the gateway.
+ * handler or crash the gateway. Bounded: connections by count, slow or idle requests by time (408,
+ * then closed), wrong logins by a throttle per address and overall (429, login-throttle.js).
  */
-
-/** Requests that take longer than this to send their headers are dropped (slowloris) */
-const HEADERS_TIMEOUT_MS = 10000;
-const REQUEST_TIMEOUT_MS = 30000;
-/** Node's default 16 KiB is more than a scrape or a browser needs */
-const MAX_HEADER_BYTES = 8192;
 
 /**
  * Answers with a coded JSON error.
@@ -69,14 +67,33 @@ function loginMatches (header, login) {
  * @param {string} opts.host
  * @param {number} opts.port 0 picks a free one
  * @param {{username: string, password: string}|null} [opts.login] Basic login every request needs
+ * @param {number} [opts.maxConnections] open connections; more are closed at accept (default 32)
+ * @param {LoginThrottle} [opts.throttle] of wrong logins (default: one of its own)
  * @param {string} opts.realm shown by browsers in the login dialog
  * @param {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, url: URL) => void|Promise<void>} opts.handle
  *   called for checked GET/HEAD requests; it answers unknown paths itself (notFound)
  * @returns {Promise<{server: import('node:http').Server, host: string, port: number, url: string, close: () => Promise<void>}>}
- * @throws {NinesError} NINES_ERR_PORT_IN_USE when the port is taken
+ * @throws {NinesError} NINES_ERR_PORT_IN_USE when the port is taken; NINES_ERR_INVALID_ARG for a
+ *   host beyond loopback without a login (../loopback.js) or a username with a colon
  */
-function startServer ({ host, port, login = null, realm, handle }) {
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+async function startServer ({ host, port, login = null, maxConnections = D.HTTP_MAX_CONNECTIONS, throttle = new LoginThrottle(), realm, handle }) {
+  // the config check says the same with the field's path; this holds for every caller
+  const exposed = exposureProblem(host, login !== null);
+  if (exposed !== null) throw new NinesError('NINES_ERR_INVALID_ARG', `host: ${JSON.stringify(host)} ${exposed}: pass a login, or listen on 127.0.0.1`, { field: 'host', value: host });
+  if (login !== null && login.username.includes(':')) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `login.username: ${JSON.stringify(login.username)} must not contain ":" (HTTP Basic splits the user name from the password at the first colon)`, { field: 'login.username', value: login.username });
+  }
+  if (!Number.isInteger(maxConnections) || maxConnections < 1 || maxConnections > D.HTTP_MAX_CONNECTIONS_LIMIT) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `maxConnections: ${JSON.stringify(maxConnections)} must be an integer from 1 to ${D.HTTP_MAX_CONNECTIONS_LIMIT}`, { field: 'maxConnections', value: maxConnections });
+  }
+  const server = http.createServer({
+    maxHeaderSize: D.HTTP_MAX_HEADER_BYTES,
+    headersTimeout: D.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeout: D.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: D.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    // Node enforces the two timeouts above only when it checks, every 30 s by itself
+    connectionsCheckingInterval: D.HTTP_CONNECTIONS_CHECK_MS
+  }, (req, res) => {
     // nothing a request carries may throw out of here and take the gateway down
     try {
       route(req, res);
@@ -93,12 +110,7 @@ function startServer ({ host, port, login = null, realm, handle }) {
       sendError(res, 400, new NinesError('NINES_ERR_HTTP_BAD_REQUEST', `request target ${JSON.stringify(String(req.url).slice(0, 200))} is not a path`, { status: 400 }));
       return;
     }
-    if (login && !loginMatches(req.headers.authorization, login)) {
-      req.resume();
-      sendError(res, 401, new NinesError('NINES_ERR_HTTP_UNAUTHORIZED', 'this server needs a username and password (HTTP Basic)', { status: 401 }),
-        { 'www-authenticate': `Basic realm="${realm}", charset="UTF-8"` });
-      return;
-    }
+    if (login && !checkLogin(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       req.resume();
       sendError(res, 405, new NinesError('NINES_ERR_HTTP_NOT_FOUND', `${req.method} is not served; only GET and HEAD`, { status: 405, method: req.method }), { allow: 'GET, HEAD' });
@@ -118,6 +130,26 @@ function startServer ({ host, port, login = null, realm, handle }) {
         sendError(res, 500, e);
       });
   };
+  /** @returns {boolean} whether the request logged in; if not, it has been answered (401 or 429) */
+  const checkLogin = (req, res) => {
+    const address = req.socket.remoteAddress || '';
+    const locked = throttle.lockout(address);
+    if (locked !== null) {
+      req.resume();
+      const retryAfter = Math.ceil(locked.waitMs / 1000);
+      sendError(res, 429, new NinesError('NINES_ERR_HTTP_TOO_MANY_LOGINS', `${locked.why}: try again in ${retryAfter} s`, { status: 429, retryAfterS: retryAfter }),
+        { 'retry-after': String(retryAfter) });
+      return false;
+    }
+    const header = req.headers.authorization;
+    if (loginMatches(header, login)) { throttle.succeeded(address); return true; }
+    // a request without credentials is a browser's first, or a scraper without a login: no guess
+    if (header !== undefined) throttle.failed(address);
+    req.resume();
+    sendError(res, 401, new NinesError('NINES_ERR_HTTP_UNAUTHORIZED', 'this server needs a username and password (HTTP Basic)', { status: 401 }),
+      { 'www-authenticate': `Basic realm="${realm}", charset="UTF-8"` });
+    return false;
+  };
   // Node's parser refused the request (bad syntax, headers too large): answer it with our code
   // when the socket still can be written to, instead of Node's bare 400
   server.on('clientError', (err, socket) => {
@@ -125,8 +157,12 @@ function startServer ({ host, port, login = null, realm, handle }) {
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const body = JSON.stringify({ error: { code: 'NINES_ERR_HTTP_BAD_REQUEST', message: `the request could not be read: ${err.code || err.message}`, details: { status } } }) + '\n';
     const reason = http.STATUS_CODES[status];
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    // closed for good once the answer is out: end() alone would wait for the client's FIN,
+    // and an idle client never sends one
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy());
   });
+  // Node closes connections past maxConnections at accept
+  server.maxConnections = maxConnections;
   return new Promise((resolve, reject) => {
     server.once('error', (err) => {
       reject(err.code === 'EADDRINUSE'
@@ -135,6 +171,12 @@ function startServer ({ host, port, login = null, realm, handle }) {
     });
     server.listen(port, host, () => {
       const addr = server.address();
+      if (login === null && !isLoopbackHost(addr.address)) {
+        // a name that counted as loopback ("localhost") resolved to something else
+        server.close();
+        reject(new NinesError('NINES_ERR_INVALID_ARG', `host: ${JSON.stringify(host)} bound ${addr.address}, beyond loopback: pass a login, or listen on 127.0.0.1`, { field: 'host', value: host, bound: addr.address }));
+        return;
+      }
       const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       resolve({
         server,

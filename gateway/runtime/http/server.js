@@ -38,16 +38,17 @@ function send (res, type, body, method, cache = 'no-store') {
 
 /**
  * @param {import('./status').StatusModel} model
- * @param {{host: string, port: number, login?: {username: string, password: string}|null}} listen
+ * @param {{host: string, port: number, login?: {username: string, password: string}|null, maxConnections?: number}} listen
  * @returns {Promise<{url: string, host: string, port: number, close: () => Promise<void>}>}
  */
-function startStatusServer (model, { host, port, login = null }) {
+function startStatusServer (model, { host, port, login = null, maxConnections }) {
   // read once at start: the files ship with the package and do not change under a running gateway
   const assets = new Map(Object.entries(ASSETS).map(([p, a]) => [p, { type: a.type, body: fs.readFileSync(path.join(__dirname, 'assets', a.file)) }]));
   return startServer({
     host,
     port,
     login,
+    maxConnections,
     realm: 'nines status',
     handle: (req, res, url) => {
       const p = url.pathname;

@@ -189,7 +189,15 @@ class MetricsCollector {
       out.push({ name: 'nines_write_commands_queued', help: 'MQTT write commands waiting for their device now.', type: 'gauge', samples: [{ labels: g, value: w.queued || 0 }] });
     }
 
-    for (const f of await this.processMetrics().getMetricsAsJSON()) out.push(fromPromClient(f));
+    const processFamilies = await this.processMetrics().getMetricsAsJSON();
+    const processNames = new Set(processFamilies.map((f) => f.name));
+    for (const f of processFamilies) {
+      // prom-client's nodejs_active_{handles,requests,resources}_total are gauges, and a gauge must
+      // not end in _total (promtool check metrics refuses it, Prometheus's naming rules too); each
+      // is the sum over the `type` label of the family without the suffix, which stays
+      if (f.type === 'gauge' && f.name.endsWith('_total') && processNames.has(f.name.slice(0, -'_total'.length))) continue;
+      out.push(fromPromClient(f));
+    }
     return out;
   }
 }

@@ -15,14 +15,15 @@ const GZIP_MIN_BYTES = 1024;
  * The metrics endpoint: GET /metrics, in the format the scraper's Accept header asks for
  * (negotiate.js), gzip when it accepts gzip. A scrape only reads the collector.
  * @param {import('./collector').MetricsCollector} collector
- * @param {{host: string, port: number, login?: {username: string, password: string}|null}} listen
+ * @param {{host: string, port: number, login?: {username: string, password: string}|null, maxConnections?: number}} listen
  * @returns {Promise<{url: string, host: string, port: number, close: () => Promise<void>}>}
  */
-function startMetricsServer (collector, { host, port, login = null }) {
+function startMetricsServer (collector, { host, port, login = null, maxConnections }) {
   return startServer({
     host,
     port,
     login,
+    maxConnections,
     realm: 'nines metrics',
     handle: async (req, res, url) => {
       if (!PATHS.includes(url.pathname)) return notFound(res, url, PATHS);

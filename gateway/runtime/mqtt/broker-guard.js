@@ -1,14 +1,14 @@
 'use strict';
 
 const crypto = require('node:crypto');
-const net = require('node:net');
 const { NinesError } = require('../../base/errors');
+const { exposureProblem } = require('../loopback');
 const { checkPrefix } = require('./topics');
 const { WindowLimiter } = require('./window-limiter');
 
 /**
  * Who may do what on the embedded broker: the aedes `authenticate` and `authorizePublish` hooks,
- * and the loopback rule they rest on.
+ * and the loopback rule they rest on (../loopback.js, shared with the HTTP servers).
  *
  * - Login: with a username and password, every client must present them (or the gateway's own
  *   credential, below); without, the broker is open, which is allowed on loopback only.
@@ -29,10 +29,6 @@ const { WindowLimiter } = require('./window-limiter');
  *   gateway reconnecting with its credential: it replaces its own stale session.
  */
 
-const LOOPBACK = new net.BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6'); // BlockList also matches ::ffff:127.x.y.z against the IPv4 subnet
-
 /** Username of the gateway's own client; the generated password is what proves it. */
 const GATEWAY_USERNAME = 'nines-gateway';
 /** Refusals of one kind are reported at most once per this window, the rest counted into the next */
@@ -41,21 +37,6 @@ const REPORT_WINDOW_MS = 10000;
 /** CONNACK return codes (MQTT 3.1.1, table 3.1) */
 const RC_IDENTIFIER_REJECTED = 2;
 const RC_BAD_LOGIN = 4;
-
-/**
- * Whether listening on `host` keeps a server on this machine: 127.0.0.0/8, ::1 (also as
- * ::ffff:127.x.y.z or in brackets) and "localhost". Any other name may resolve to anything, and
- * 0.0.0.0 or :: listen on every interface, so they count as beyond loopback.
- * @param {*} host
- * @returns {boolean}
- */
-function isLoopbackHost (host) {
-  if (typeof host !== 'string') return false;
-  const h = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost') return true;
-  const family = net.isIP(h);
-  return family !== 0 && LOOPBACK.check(h, family === 6 ? 'ipv6' : 'ipv4');
-}
 
 /**
  * Compares a secret in constant time (digests first, so lengths do not leak either).
@@ -77,7 +58,7 @@ function quoted (text) {
 
 /**
  * @typedef {object} Refusal what the broker refused, for a log line (rate-limited per reason)
- * @property {'bad-login'|'reserved-client-id'|'client-id-in-use'|'publish-under-prefix'} reason
+ * @property {'bad-login'|'reserved-client-id'|'client-id-in-use'|'publish-under-prefix'|'packet-too-large'|'too-many-clients'} reason
  * @property {string} message one sentence, client id and topic quoted
  * @property {string|null} clientId
  * @property {string|null} remoteAddress
@@ -112,7 +93,7 @@ function isEdgeNodeTopic (topic, edge) {
  * @param {(refusal: Refusal) => void} [opts.onRefused] told of refusals, at most once per reason per 10 s
  * @returns {{hooks: {authenticate: Function, authorizePublish: Function}, login: string|null,
  *   gatewayAuth: {username: string, password: string}|null, refused: () => Record<string, number>,
- *   close: () => void}}
+ *   refuseConnection: (reason: string, client: object|null, message: string) => void, close: () => void}}
  * @throws {NinesError} NINES_ERR_INVALID_ARG naming the option: a host beyond loopback without
  *   username and password, half a login, a bad gateway option
  */
@@ -126,9 +107,8 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   if (password !== undefined && username === undefined) fail('username', undefined, 'is required with password');
   if (gateway !== undefined && username === GATEWAY_USERNAME) fail('username', username, 'is reserved for the gateway\'s own client');
   const login = username !== undefined;
-  if (!login && !isLoopbackHost(host)) {
-    fail('host', host, 'binds beyond loopback: pass username and password so that clients must log in, or listen on 127.0.0.1');
-  }
+  const exposed = exposureProblem(host, login);
+  if (exposed !== null) fail('host', host, `${exposed}: pass username and password so that clients must log in, or listen on 127.0.0.1`);
   let prefix = null;
   let gatewayAuth = null;
   if (gateway !== undefined) {
@@ -159,7 +139,7 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   const trusted = new WeakSet();
   /** @type {Map<string, object>} client id → the authenticated connection holding it, until it closes */
   const holders = new Map();
-  const counts = { 'bad-login': 0, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0 };
+  const counts = { 'bad-login': 0, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0, 'packet-too-large': 0, 'too-many-clients': 0 };
   const limiter = onRefused
     ? new WindowLimiter({
       minIntervalMs: REPORT_WINDOW_MS,
@@ -177,6 +157,15 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     if (topic !== undefined) refusal.topic = topic;
     limiter.offer(reason, refusal);
   };
+
+  /**
+   * A connection the broker cut below MQTT (broker.js): a packet over the size limit, a socket
+   * over the client limit. Counted and reported like the refusals above.
+   * @param {'packet-too-large'|'too-many-clients'} reason
+   * @param {{id?: string, conn?: {remoteAddress?: string}}|null} client what aedes knows of it
+   * @param {string} message
+   */
+  const refuseConnection = (reason, client, message) => report(reason, client, message);
 
   function refuse (client, reason, returnCode, why, callback) {
     report(reason, client, `client ${quoted(client.id)} from ${client.conn && client.conn.remoteAddress}: ${why}`);
@@ -202,7 +191,12 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     if (held && noTakeover && !(isGateway && reservedIds.has(id))) {
       return refuse(client, 'client-id-in-use', RC_IDENTIFIER_REJECTED, 'a client with this id is connected, and takeover is refused', callback);
     }
-    if (isGateway) trusted.add(client);
+    if (isGateway) {
+      trusted.add(client);
+      // the packet size limit is for strangers (packet-size-guard.js): the gateway's client
+      // publishes what the gateway makes, and cutting it off would stop its publishing
+      if (client.conn && typeof client.conn.liftLimit === 'function') client.conn.liftLimit();
+    }
     holders.set(id, client);
     client.conn.once('close', () => { if (holders.get(id) === client) holders.delete(id); });
     callback(null, true);
@@ -231,6 +225,7 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     hooks: { authenticate, authorizePublish },
     login: login ? username : null,
     gatewayAuth,
+    refuseConnection,
     refused: () => ({ ...counts }),
     close: () => {
       if (limiter) { limiter.flush(); limiter.clear(); }
@@ -239,4 +234,4 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   };
 }
 
-module.exports = { createBrokerGuard, isLoopbackHost, GATEWAY_USERNAME, REPORT_WINDOW_MS };
+module.exports = { createBrokerGuard, quoted, GATEWAY_USERNAME, REPORT_WINDOW_MS };

@@ -96,7 +96,7 @@ function checkPublisherOptions (opts) {
     protocolVersion: pick(o.protocolVersion, D.MQTT_PROTOCOL_VERSION, 'protocolVersion', (v) => v === 4 || v === 5, 'must be 4 or 5'),
     bufferMax: pick(o.bufferMax, D.MQTT_BUFFER_MAX, 'bufferMax', intAtLeast(0), 'must be an integer >= 0'),
     bufferMaxBytes: pick(o.bufferMaxBytes, 64 * 1024 * 1024, 'bufferMaxBytes', intAtLeast(0), 'must be an integer >= 0'),
-    maxInflight: pick(o.maxInflight, 32, 'maxInflight', intAtLeast(1), 'must be an integer >= 1'),
+    maxInflight: pick(o.maxInflight, D.MQTT_MAX_INFLIGHT, 'maxInflight', intAtLeast(1), 'must be an integer >= 1'),
     spool: checkSpoolOption(o.spool),
     valuesMinIntervalMs: checkMs(o.valuesMinIntervalMs, 1000 / D.VALUES_MAX_RATE_PER_SEC, 'valuesMinIntervalMs'),
     errorsMinIntervalMs: checkMs(o.errorsMinIntervalMs, D.MQTT_ERRORS_MIN_INTERVAL_MS, 'errorsMinIntervalMs'),
