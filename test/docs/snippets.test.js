@@ -124,7 +124,8 @@ function typeOf (v) {
 }
 
 /**
- * Asserts that `doc` has the fields of `real`, of the same types, one level into objects.
+ * Asserts that `doc` has the top-level fields of `real`, of the same JSON types (nested objects are
+ * compared as objects, not field by field).
  * @param {object} doc the documented payload
  * @param {object} real one published
  * @param {string} where
