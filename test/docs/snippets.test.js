@@ -114,7 +114,7 @@ async function until (check, timeoutMs, what) {
 }
 
 /**
- * The JSON type of a value, for comparing shapes ('number' also for null: a rate may be null).
+ * The JSON type of a value, for comparing shapes (null, array, object, number, string, boolean).
  * @param {unknown} v
  * @returns {string}
  */
