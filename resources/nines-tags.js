@@ -7,8 +7,15 @@
  * Node against the runtime); which fields a row takes is the runtime's reading of it. What the rows offer (tables per protocol, their types, the orders) comes
  * from the runtime's GET nines-tags/schema, and every list is checked by the runtime's core
  * (POST nines-tags/check, gateway/tags/spec.js): the answer names each problem by its path
- * ([3, 'address']), and the row's field turns red with the rule as its tooltip. A CSV tag sheet is
- * parsed there too (POST nines-tags/sheet), so its problems come with their line and column.
+ * ([3, 'address']) and in plain words ("row 4, address: … ; got …"): every problem shows at once,
+ * under its row, and its field turns red with the rule as its tooltip. A CSV tag sheet is parsed there
+ * too (POST nines-tags/sheet), so its problems come with their line and column; a sheet imported into
+ * a list that holds tags asks first whether it replaces the list or is appended to it.
+ *
+ * The rows are a table: a header names the columns, each field keeps its column's width, and rows
+ * never wrap; a list wider than the dialog scrolls sideways, the header with it. A column shows when
+ * a row shows its field (a list of coils has no order column); a row that does not take a field
+ * shows a blank cell there.
  *
  * Node-RED's `validate` is synchronous: the validator answers from a cache of checks keyed by the
  * list, the protocol and the device. A list not checked yet counts as valid while its check runs;
@@ -24,8 +31,51 @@
 
     var NS = 'node-red-contrib-nines/nines-poll:nines-poll.tags.';
     var CHECK_DELAY_MS = 250;
+    /** Each column's width in px, for its header and its field in every row (the row number's first) */
+    var COLUMN_PX = { number: 26, name: 110, table: 84, address: 66, type: 80, order: 76, bit: 42, length: 58, scale: 58, offset: 58, deadband: 66, unit: 58 };
+    /** The problems the node's tooltip on the canvas lists (the dialog shows them all) */
+    var MAX_LISTED = 10;
+    /** Rows a status line names before "…" */
+    var MAX_ROWS_NAMED = 12;
 
     function t(key, opts) { return RED._(NS + key, opts); }
+
+    /**
+     * The list's style, added to the page once. The header sticks to the top of the list's scroll box
+     * and scrolls sideways with the rows; `.nines-tags-no-<field>` on the dialog's container hides a
+     * column no row shows; `.nines-tag-off` blanks a field its row does not take, keeping the column.
+     */
+    function installStyle() {
+        if (document.getElementById('nines-tags-style')) { return; }
+        var px = function (f) { return 'width: ' + COLUMN_PX[f] + 'px; '; };
+        var css = [
+            // width 0, min-width 100%: the list takes the dialog's width and never widens the dialog
+            // (Node-RED sizes the edit tray to its content as it opens)
+            '.nines-tags-scroll { overflow: auto; max-height: 360px; width: 0; min-width: 100%; }',
+            '.nines-tags-head, #nines-tags-list { width: max-content; min-width: 100%; box-sizing: border-box; }',
+            '.nines-tags-head { position: sticky; top: 0; z-index: 2; display: flex; gap: 4px; padding: 3px 28px 3px 22px;' +
+                ' background: var(--red-ui-tertiary-background, #f3f3f3); color: var(--red-ui-secondary-text-color, #555);' +
+                ' border-bottom: 1px solid var(--red-ui-secondary-border-color, #ddd); font-size: 12px; line-height: 16px; }',
+            '.nines-tags-head > span { flex: none; box-sizing: border-box; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding-left: 2px; }',
+            '.nines-tag-cells { display: flex; flex-wrap: nowrap; gap: 4px; align-items: center; }',
+            '#nines-tags-list .nines-tag-cells > input, #nines-tags-list .nines-tag-cells > select { flex: none; margin: 0; height: 28px;' +
+                ' line-height: 20px; padding: 2px 4px; font-size: 13px; }',
+            '#nines-tags-list .nines-tag-cells > select { padding-right: 0; }',
+            '.nines-tag-number { flex: none; box-sizing: border-box; text-align: right; padding-right: 2px; color: var(--red-ui-secondary-text-color, #555); font-size: 12px; }',
+            '#nines-tags-list .nines-tag-off { visibility: hidden; }',
+            // as wide as the list's visible part (set from its width), held at its left while the rows scroll sideways
+            '.nines-tag-row-problems { position: sticky; left: 22px; width: 0; min-width: var(--nines-tags-view, 360px); margin: 4px 0 0 0;' +
+                ' padding: 0; list-style: none; color: var(--red-ui-text-color-error, #d6615f); font-size: 12px; line-height: 16px; white-space: normal; }',
+            '.nines-tag-row-problems:empty { display: none; }'
+        ];
+        Object.keys(COLUMN_PX).forEach(function (f) {
+            css.push('.nines-tags-col-' + f + ', #nines-tags-list .nines-tag-' + f + ' { ' + px(f) + '}');
+        });
+        Rows.OPTIONAL.forEach(function (f) {
+            css.push('.nines-tags-no-' + f + ' .nines-tags-col-' + f + ', .nines-tags-no-' + f + ' #nines-tags-list .nines-tag-' + f + ' { display: none; }');
+        });
+        $('<style id="nines-tags-style"></style>').text(css.join('\n')).appendTo('head');
+    }
 
     // ---- the runtime's answers ----
 
@@ -107,7 +157,8 @@
 
     Editor.prototype.build = function () {
         var self = this;
-        var root = $(this.opts.container).empty();
+        installStyle();
+        var root = this.root = $(this.opts.container).empty();
         this.list = $('<ol id="nines-tags-list" class="nines-tags-list"></ol>').appendTo(root);
         var bar = $('<div class="nines-tags-bar" style="margin-top: 6px;"></div>').appendTo(root);
         this.importButton = $('<button type="button" id="nines-tags-import" class="red-ui-button red-ui-button-small"><i class="fa fa-upload"></i> </button>')
@@ -124,7 +175,7 @@
             reader.onload = function () { self.importSheet(String(reader.result), f.name); };
             reader.readAsText(f);
         });
-        this.list.css({ 'min-width': '450px' }).editableList({
+        this.list.editableList({
             addItem: function (row, i, data) { self.addRow(row, i, data); },
             removable: true,
             sortable: true,
@@ -134,8 +185,18 @@
             removeItem: function () { self.changed(); },
             sortItems: function () { self.changed(); }
         });
-        // the list grows with its rows up to a screenful, then scrolls (a sheet may hold hundreds)
-        this.list.parent().css({ 'max-height': '360px', 'overflow-y': 'auto' });
+        // the list grows with its rows up to a screenful, then scrolls (a sheet may hold hundreds);
+        // sideways too, when its columns are wider than the dialog, the header with them
+        this.scroller = this.list.parent().addClass('nines-tags-scroll');
+        this.head = $('<div class="nines-tags-head"></div>').prependTo(this.scroller);
+        ['number'].concat(Rows.EDITED).forEach(function (f) {
+            $('<span></span>').addClass('nines-tags-col-' + f).text(t('head.' + f)).attr('title', f === 'number' ? '' : t('field.' + f)).appendTo(self.head);
+        });
+        this.layoutTimer = null;
+        // the problems under a row are as wide as the list's visible part
+        var fit = function () { self.scroller[0].style.setProperty('--nines-tags-view', Math.max(200, self.scroller[0].clientWidth - 60) + 'px'); };
+        fit();
+        if (window.ResizeObserver) { new window.ResizeObserver(fit).observe(this.scroller[0]); }
         withSchema(function () {
             (self.node.tags || []).forEach(function (tag) { self.list.editableList('addItem', { given: $.extend({}, tag) }); });
             self.changed();
@@ -177,21 +238,23 @@
         var shown = Rows.texts(tag, schema, this.protocol());
         row.data('tag', tag);
         row.data('reading', null);
-        row.css({ display: 'flex', 'flex-wrap': 'wrap', gap: '4px', 'align-items': 'center' });
-        var input = function (field, width) {
-            return $('<input type="text">').addClass('nines-tag-' + field).css('width', width)
+        // the fields in one line under the header's columns; the row's problems under them
+        var cells = $('<div class="nines-tag-cells"></div>').appendTo(row);
+        $('<span class="nines-tag-number"></span>').appendTo(cells);
+        $('<ul class="nines-tag-row-problems"></ul>').appendTo(row);
+        var input = function (field) {
+            return $('<input type="text">').addClass('nines-tag-' + field)
                 .attr('placeholder', t('field.' + field)).attr('title', t('field.' + field)).val(shown[field]);
         };
-        input('name', '120px').appendTo(row);
-        var table = $('<select class="nines-tag-table" style="width: 95px;"></select>').attr('title', t('field.table')).appendTo(row);
-        input('address', '60px').appendTo(row);
-        var type = $('<select class="nines-tag-type" style="width: 85px;"></select>').attr('title', t('field.type')).appendTo(row);
-        var orderSel = $('<select class="nines-tag-order" style="width: 85px;"></select>').attr('title', t('field.order')).appendTo(row);
+        var select = function (field) { return $('<select></select>').addClass('nines-tag-' + field).attr('title', t('field.' + field)); };
+        input('name').appendTo(cells);
+        var table = select('table').appendTo(cells);
+        input('address').appendTo(cells);
+        var type = select('type').appendTo(cells);
+        var orderSel = select('order').appendTo(cells);
         var fields = { order: orderSel };
-        ['bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) {
-            fields[f] = input(f, f === 'bit' ? '40px' : f === 'length' ? '50px' : f === 'deadband' ? '60px' : '55px').appendTo(row);
-        });
-        input('unit', '50px').appendTo(row);
+        ['bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) { fields[f] = input(f).appendTo(cells); });
+        input('unit').appendTo(cells);
 
         /** A select's options: the runtime's values, then one it does not offer (a sheet's typo or alias, for the core to judge) */
         function options(select, values, current, blank) {
@@ -216,7 +279,9 @@
             var read = row.data('reading');
             var takes = read ? read.fields : Rows.takes(schema, self.protocol(), table.val(), type.val());
             var show = Rows.visible(self.texts(row), takes);
-            Object.keys(fields).forEach(function (f) { fields[f].toggle(show[f]); });
+            Object.keys(fields).forEach(function (f) { fields[f].toggleClass('nines-tag-off', !show[f]); });
+            row.data('shows', show);
+            self.layout();
         }
         /** The user picked a table or a type: the fields the new one does not take are emptied (in sight) */
         function picked(tableChanged) {
@@ -251,6 +316,31 @@
         if (fresh) { self.changed(); }
     };
 
+    /**
+     * Soon (once for many rows changed at once): numbers the rows, and shows the optional columns
+     * some row shows, hiding the others.
+     */
+    Editor.prototype.layout = function () {
+        var self = this;
+        if (this.layoutTimer !== null) { return; }
+        this.layoutTimer = setTimeout(function () {
+            self.layoutTimer = null;
+            var used = {};
+            self.rows().each(function (i) {
+                var row = $(this);
+                row.find('.nines-tag-number').text(i + 1);
+                var show = row.data('shows') || {};
+                Rows.OPTIONAL.forEach(function (f) { if (show[f]) { used[f] = true; } });
+            });
+            Rows.OPTIONAL.forEach(function (f) { self.root.toggleClass('nines-tags-no-' + f, !used[f]); });
+        }, 0);
+    };
+
+    /** @returns {boolean} whether a row's field shows (its column shows and the row takes it) */
+    function showing(field) {
+        return field.length > 0 && !field.hasClass('nines-tag-off') && field.css('display') !== 'none';
+    }
+
     /** @returns {Object<string, string>} a row's fields as they are */
     Editor.prototype.texts = function (row) {
         var out = {};
@@ -280,6 +370,7 @@
     /** A row changed: check the list with the runtime after a short pause in typing. */
     Editor.prototype.changed = function () {
         var self = this;
+        this.layout();
         // the state says whether the marks shown are the runtime's answer for the rows as they are
         this.status.attr('data-state', 'checking');
         clearTimeout(this.timer);
@@ -297,14 +388,18 @@
         });
     };
 
-    /** Marks the fields the core refused, the rule as their tooltip, and lists the problems. */
+    /**
+     * Shows every problem the core found at once: each under its row, in plain words, its field red
+     * with the rule as its tooltip; the list's own problems under the list.
+     */
     Editor.prototype.show = function (r, count) {
         var items = this.rows();
         items.find('.input-error').removeClass('input-error').each(function () {
             var f = /nines-tag-(\w+)/.exec(this.className);
             $(this).attr('title', f ? t('field.' + f[1]) : '');
         });
-        items.css('border-left', '');
+        items.css('box-shadow', '');
+        items.children('.nines-tag-row-problems').empty();
         this.problems.empty();
         this.status.attr('data-state', 'ready');
         if (r.failed) { this.status.text(t('checkFailed')); return; }
@@ -315,24 +410,37 @@
             var fn = items.eq(i).data('read');
             if (fn) { fn(reading); }
         });
+        var rows = [];
         r.problems.forEach(function (p) {
             var row = typeof p.path[0] === 'number' ? items.eq(p.path[0]) : null;
-            if (row && row.length) {
-                var name = p.path[1] === 'wordOrder' || p.path[1] === 'byteOrder' ? 'order' : p.path[1];
-                var field = row.find('.nines-tag-' + name + ':visible');
-                // a field the row does not show (a sheet's wordOrder): the row is marked, by its name
-                if (!field.length) { field = row.find('.nines-tag-name'); }
-                field.addClass('input-error').attr('title', p.rule);
-                row.css('border-left', '3px solid var(--red-ui-text-color-error, #d6615f)');
+            if (!row || !row.length) {
+                $('<li></li>').text(p.text).appendTo(self.problems);
+                return;
             }
-            $('<li></li>').text(p.text).appendTo(self.problems);
+            var name = p.path[1] === 'wordOrder' || p.path[1] === 'byteOrder' ? 'order' : p.path[1];
+            var field = row.find('.nines-tag-' + name);
+            // a field the row does not show (a sheet's wordOrder): the row is marked, by its name
+            if (!showing(field)) { field = row.find('.nines-tag-name'); }
+            var title = field.hasClass('input-error') ? field.attr('title') + '\n' + p.rule : p.rule;
+            field.addClass('input-error').attr('title', title);
+            // a bar at its left edge that takes no room: the row's fields stay under their headers
+            row.css('box-shadow', 'inset 3px 0 0 var(--red-ui-text-color-error, #d6615f)');
+            $('<li></li>').text(p.text).appendTo(row.children('.nines-tag-row-problems'));
+            if (rows.indexOf(p.path[0] + 1) < 0) { rows.push(p.path[0] + 1); }
         });
-        this.status.text(r.problems.length
-            ? t('problems', { count: r.problems.length })
-            : t('summary', { count: count, reads: r.reads }));
+        if (r.problems.length === 0) {
+            this.status.text(t('summary.' + this.opts.summary, { count: count, reads: r.reads, writable: r.writable }));
+            return;
+        }
+        var named = rows.slice(0, MAX_ROWS_NAMED).join(', ') + (rows.length > MAX_ROWS_NAMED ? ', …' : '');
+        this.status.text(rows.length ? t('problemsInRows', { count: r.problems.length, rows: named }) : t('problems', { count: r.problems.length }));
     };
 
-    /** A CSV sheet: parsed by the runtime; its rows replace the list, its problems say line and column. */
+    /**
+     * A CSV sheet: parsed by the runtime, its problems with their line and column. Into an empty list
+     * its rows go at once; a list that holds tags asks first: replace it, append the sheet's rows
+     * (refused while a name of the sheet is in the list already), or cancel.
+     */
     Editor.prototype.importSheet = function (text, fileName) {
         var self = this;
         $.ajax({
@@ -348,18 +456,48 @@
                 self.sheet.addClass('nines-tags-sheet-error').text(t('sheetError', { file: fileName, message: r.error.message }));
                 return;
             }
-            self.sheet.removeClass('nines-tags-sheet-error').text(t('imported', { file: fileName, count: r.tags.length }));
-            if (r.problems.length) {
-                var ul = $('<ul style="margin: 4px 0 0 18px;"></ul>').appendTo(self.sheet);
-                r.problems.forEach(function (p) { $('<li></li>').text(p.text).appendTo(ul); });
-            }
-            self.list.editableList('empty');
-            r.tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
-            self.changed();
+            self.sheet.removeClass('nines-tags-sheet-error');
+            if (self.rows().length === 0) { self.takeSheet(r, fileName, false); } else { self.ask(r, fileName); }
         }).fail(function (xhr) {
             var e = xhr.responseJSON && xhr.responseJSON.error;
             self.sheet.show().addClass('nines-tags-sheet-error').text(t('sheetError', { file: fileName, message: e ? e.message : xhr.statusText }));
         });
+    };
+
+    /** Asks what a sheet does to a list that holds tags: replace it, be appended to it, or nothing. */
+    Editor.prototype.ask = function (r, fileName) {
+        var self = this;
+        var count = this.rows().length;
+        this.sheet.empty().append($('<div></div>').text(t('ask', { file: fileName, count: r.tags.length, held: count })));
+        var note = $('<div id="nines-tags-sheet-note" style="margin-top: 4px;"></div>');
+        var bar = $('<div style="margin-top: 4px;"></div>').appendTo(this.sheet);
+        note.appendTo(this.sheet);
+        var button = function (id, key, fn) {
+            return $('<button type="button" class="red-ui-button red-ui-button-small" style="margin-right: 6px;"></button>')
+                .attr('id', id).text(t(key)).on('click', fn).appendTo(bar);
+        };
+        button('nines-tags-sheet-replace', 'replace', function () { self.takeSheet(r, fileName, false); });
+        button('nines-tags-sheet-append', 'append', function () {
+            var repeated = Rows.repeatedNames(self.tags(), r.tags);
+            if (repeated.length === 0) { self.takeSheet(r, fileName, true); return; }
+            // nothing is appended: the list would hold two tags of one name, which the runtime refuses
+            note.addClass('nines-tags-sheet-error').css('color', 'var(--red-ui-text-color-error, #d6615f)')
+                .text(t('appendRefused', { file: fileName, count: repeated.length, names: repeated.join(', ') }));
+        });
+        button('nines-tags-sheet-cancel', 'cancelImport', function () { self.sheet.empty().hide(); });
+    };
+
+    /** A parsed sheet's rows replace the list, or go after its rows; the sheet's problems are listed. */
+    Editor.prototype.takeSheet = function (r, fileName, append) {
+        var self = this;
+        this.sheet.empty().show().text(t(append ? 'appended' : 'imported', { file: fileName, count: r.tags.length }));
+        if (r.problems.length) {
+            var ul = $('<ul style="margin: 4px 0 0 18px;"></ul>').appendTo(this.sheet);
+            r.problems.forEach(function (p) { $('<li></li>').text(p.text).appendTo(ul); });
+        }
+        if (!append) { this.list.editableList('empty'); }
+        r.tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
+        this.changed();
     };
 
     /** The protocol changed (poll dialog): rows offer that protocol's tables, and the list is checked again. */
@@ -417,8 +555,10 @@
                 return true;
             }
             if (r.failed || r.problems.length === 0) { return true; }
-            var first = r.problems[0].text;
-            return r.problems.length === 1 ? first : t('problemsFirst', { count: r.problems.length, first: first });
+            // every problem, each on its line of the node's tooltip (a list of strings: Node-RED 3.1 and later)
+            var texts = r.problems.slice(0, MAX_LISTED).map(function (p) { return p.text; });
+            if (r.problems.length > MAX_LISTED) { texts.push(t('more', { count: r.problems.length - MAX_LISTED })); }
+            return texts;
         };
     }
 
@@ -440,9 +580,11 @@
          * the node's own oneditprepare), saved into node.tags, dropped on cancel or delete. The list
          * follows the dialog's protocol and device as they change.
          * @param {object} def the definition given to RED.nodes.registerType (changed in place)
-         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string}} opts
+         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string, summary: string}} opts
          *   protocol, device: each gets the node and whether its dialog is open; watch: the dialog's
-         *   fields (a selector) whose change changes either
+         *   fields (a selector) whose change changes either; summary: what the status line says of a
+         *   clean list, by the node's kind: poll (requests per poll), read (requests per read), write
+         *   (the tags it can write)
          * @returns {object} def
          */
         attach: function (def, opts) {
@@ -455,6 +597,7 @@
                 if (own) { own.call(node); }
                 prepare(node, {
                     container: '#nines-tags',
+                    summary: opts.summary,
                     protocol: function () { return opts.protocol(node, true); },
                     device: function () { return opts.device(node, true); }
                 });
