@@ -8,14 +8,14 @@
  * from the runtime's GET nines-tags/schema, and every list is checked by the runtime's core
  * (POST nines-tags/check, gateway/tags/spec.js): the answer names each problem by its path
  * ([3, 'address']) and in plain words ("row 4, address: … ; got …"): every problem shows at once,
- * under its row, and its field turns red with the rule as its tooltip. A CSV tag sheet is parsed there
- * too (POST nines-tags/sheet), so its problems come with their line and column; a sheet imported into
- * a list that holds tags asks first whether it replaces the list or is appended to it.
+ * under its row, and its field turns red with the rule as its tooltip. A CSV tag sheet is read by
+ * resources/nines-tag-sheet.js (parsed by the runtime too; it asks before it changes a list that holds
+ * tags).
  *
- * The rows are a table: a header names the columns, each field keeps its column's width, and rows
- * never wrap; a list wider than the dialog scrolls sideways, the header with it. A column shows when
- * a row shows its field (a list of coils has no order column); a row that does not take a field
- * shows a blank cell there.
+ * The rows are a table (style: resources/nines-tags.css): a header names the columns, each field
+ * keeps its column's width, and rows never wrap; a list wider than the dialog scrolls sideways, the
+ * header with it. A column shows when a row shows its field (a list of coils has no order column); a
+ * row that does not take a field shows a blank cell there.
  *
  * Node-RED's `validate` is synchronous: the validator answers from a cache of checks keyed by the
  * list, the protocol and the device. A list not checked yet counts as valid while its check runs;
@@ -31,51 +31,12 @@
 
     var NS = 'node-red-contrib-nines/nines-poll:nines-poll.tags.';
     var CHECK_DELAY_MS = 250;
-    /** Each column's width in px, for its header and its field in every row (the row number's first) */
-    var COLUMN_PX = { number: 26, name: 110, table: 84, address: 66, type: 80, order: 76, bit: 42, length: 58, scale: 58, offset: 58, deadband: 66, unit: 58 };
     /** The problems the node's tooltip on the canvas lists (the dialog shows them all) */
     var MAX_LISTED = 10;
     /** Rows a status line names before "…" */
     var MAX_ROWS_NAMED = 12;
 
     function t(key, opts) { return RED._(NS + key, opts); }
-
-    /**
-     * The list's style, added to the page once. The header sticks to the top of the list's scroll box
-     * and scrolls sideways with the rows; `.nines-tags-no-<field>` on the dialog's container hides a
-     * column no row shows; `.nines-tag-off` blanks a field its row does not take, keeping the column.
-     */
-    function installStyle() {
-        if (document.getElementById('nines-tags-style')) { return; }
-        var px = function (f) { return 'width: ' + COLUMN_PX[f] + 'px; '; };
-        var css = [
-            // width 0, min-width 100%: the list takes the dialog's width and never widens the dialog
-            // (Node-RED sizes the edit tray to its content as it opens)
-            '.nines-tags-scroll { overflow: auto; max-height: 360px; width: 0; min-width: 100%; }',
-            '.nines-tags-head, #nines-tags-list { width: max-content; min-width: 100%; box-sizing: border-box; }',
-            '.nines-tags-head { position: sticky; top: 0; z-index: 2; display: flex; gap: 4px; padding: 3px 28px 3px 22px;' +
-                ' background: var(--red-ui-tertiary-background, #f3f3f3); color: var(--red-ui-secondary-text-color, #555);' +
-                ' border-bottom: 1px solid var(--red-ui-secondary-border-color, #ddd); font-size: 12px; line-height: 16px; }',
-            '.nines-tags-head > span { flex: none; box-sizing: border-box; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding-left: 2px; }',
-            '.nines-tag-cells { display: flex; flex-wrap: nowrap; gap: 4px; align-items: center; }',
-            '#nines-tags-list .nines-tag-cells > input, #nines-tags-list .nines-tag-cells > select { flex: none; margin: 0; height: 28px;' +
-                ' line-height: 20px; padding: 2px 4px; font-size: 13px; }',
-            '#nines-tags-list .nines-tag-cells > select { padding-right: 0; }',
-            '.nines-tag-number { flex: none; box-sizing: border-box; text-align: right; padding-right: 2px; color: var(--red-ui-secondary-text-color, #555); font-size: 12px; }',
-            '#nines-tags-list .nines-tag-off { visibility: hidden; }',
-            // as wide as the list's visible part (set from its width), held at its left while the rows scroll sideways
-            '.nines-tag-row-problems { position: sticky; left: 22px; width: 0; min-width: var(--nines-tags-view, 360px); margin: 4px 0 0 0;' +
-                ' padding: 0; list-style: none; color: var(--red-ui-text-color-error, #d6615f); font-size: 12px; line-height: 16px; white-space: normal; }',
-            '.nines-tag-row-problems:empty { display: none; }'
-        ];
-        Object.keys(COLUMN_PX).forEach(function (f) {
-            css.push('.nines-tags-col-' + f + ', #nines-tags-list .nines-tag-' + f + ' { ' + px(f) + '}');
-        });
-        Rows.OPTIONAL.forEach(function (f) {
-            css.push('.nines-tags-no-' + f + ' .nines-tags-col-' + f + ', .nines-tags-no-' + f + ' #nines-tags-list .nines-tag-' + f + ' { display: none; }');
-        });
-        $('<style id="nines-tags-style"></style>').text(css.join('\n')).appendTo('head');
-    }
 
     // ---- the runtime's answers ----
 
@@ -133,7 +94,8 @@
 
     // ---- rows ↔ tags: resources/nines-tag-rows.js (no DOM; tested against the runtime) ----
 
-    var Rows = window.NinesTagRows;
+    // taken when a dialog opens: Node-RED loads a module's scripts side by side, in no set order
+    var Rows = null;
 
     // ---- the editor ----
 
@@ -141,6 +103,7 @@
     var editing = null;
 
     function Editor(node, opts) {
+        Rows = window.NinesTagRows;
         this.node = node;
         this.opts = opts;
         this.timer = null;
@@ -157,7 +120,6 @@
 
     Editor.prototype.build = function () {
         var self = this;
-        installStyle();
         var root = this.root = $(this.opts.container).empty();
         this.list = $('<ol id="nines-tags-list" class="nines-tags-list"></ol>').appendTo(root);
         var bar = $('<div class="nines-tags-bar" style="margin-top: 6px;"></div>').appendTo(root);
@@ -172,7 +134,7 @@
             var f = this.files && this.files[0];
             if (!f) { return; }
             var reader = new FileReader();
-            reader.onload = function () { self.importSheet(String(reader.result), f.name); };
+            reader.onload = function () { window.NinesTagSheet.read(self.sheetTarget(), String(reader.result), f.name); };
             reader.readAsText(f);
         });
         this.list.editableList({
@@ -436,68 +398,21 @@
         this.status.text(rows.length ? t('problemsInRows', { count: r.problems.length, rows: named }) : t('problems', { count: r.problems.length }));
     };
 
-    /**
-     * A CSV sheet: parsed by the runtime, its problems with their line and column. Into an empty list
-     * its rows go at once; a list that holds tags asks first: replace it, append the sheet's rows
-     * (refused while a name of the sheet is in the list already), or cancel.
-     */
-    Editor.prototype.importSheet = function (text, fileName) {
+    /** What a CSV sheet goes into: this list (resources/nines-tag-sheet.js reads the sheet and asks) */
+    Editor.prototype.sheetTarget = function () {
         var self = this;
-        $.ajax({
-            url: 'nines-tags/sheet',
-            method: 'POST',
-            contentType: 'application/json',
-            dataType: 'json',
-            data: JSON.stringify({ protocol: this.protocol(), device: this.device() || undefined, text: text })
-        }).done(function (r) {
-            self.sheet.empty().show();
-            if (r.error) {
-                // a sheet that does not parse changes nothing
-                self.sheet.addClass('nines-tags-sheet-error').text(t('sheetError', { file: fileName, message: r.error.message }));
-                return;
+        return {
+            area: this.sheet,
+            t: t,
+            protocol: this.protocol(),
+            device: this.device(),
+            tags: function () { return self.tags(); },
+            put: function (tags, append) {
+                if (!append) { self.list.editableList('empty'); }
+                tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
+                self.changed();
             }
-            self.sheet.removeClass('nines-tags-sheet-error');
-            if (self.rows().length === 0) { self.takeSheet(r, fileName, false); } else { self.ask(r, fileName); }
-        }).fail(function (xhr) {
-            var e = xhr.responseJSON && xhr.responseJSON.error;
-            self.sheet.show().addClass('nines-tags-sheet-error').text(t('sheetError', { file: fileName, message: e ? e.message : xhr.statusText }));
-        });
-    };
-
-    /** Asks what a sheet does to a list that holds tags: replace it, be appended to it, or nothing. */
-    Editor.prototype.ask = function (r, fileName) {
-        var self = this;
-        var count = this.rows().length;
-        this.sheet.empty().append($('<div></div>').text(t('ask', { file: fileName, count: r.tags.length, held: count })));
-        var note = $('<div id="nines-tags-sheet-note" style="margin-top: 4px;"></div>');
-        var bar = $('<div style="margin-top: 4px;"></div>').appendTo(this.sheet);
-        note.appendTo(this.sheet);
-        var button = function (id, key, fn) {
-            return $('<button type="button" class="red-ui-button red-ui-button-small" style="margin-right: 6px;"></button>')
-                .attr('id', id).text(t(key)).on('click', fn).appendTo(bar);
         };
-        button('nines-tags-sheet-replace', 'replace', function () { self.takeSheet(r, fileName, false); });
-        button('nines-tags-sheet-append', 'append', function () {
-            var repeated = Rows.repeatedNames(self.tags(), r.tags);
-            if (repeated.length === 0) { self.takeSheet(r, fileName, true); return; }
-            // nothing is appended: the list would hold two tags of one name, which the runtime refuses
-            note.addClass('nines-tags-sheet-error').css('color', 'var(--red-ui-text-color-error, #d6615f)')
-                .text(t('appendRefused', { file: fileName, count: repeated.length, names: repeated.join(', ') }));
-        });
-        button('nines-tags-sheet-cancel', 'cancelImport', function () { self.sheet.empty().hide(); });
-    };
-
-    /** A parsed sheet's rows replace the list, or go after its rows; the sheet's problems are listed. */
-    Editor.prototype.takeSheet = function (r, fileName, append) {
-        var self = this;
-        this.sheet.empty().show().text(t(append ? 'appended' : 'imported', { file: fileName, count: r.tags.length }));
-        if (r.problems.length) {
-            var ul = $('<ul style="margin: 4px 0 0 18px;"></ul>').appendTo(this.sheet);
-            r.problems.forEach(function (p) { $('<li></li>').text(p.text).appendTo(ul); });
-        }
-        if (!append) { this.list.editableList('empty'); }
-        r.tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
-        this.changed();
     };
 
     /** The protocol changed (poll dialog): rows offer that protocol's tables, and the list is checked again. */
