@@ -8,7 +8,7 @@
  */
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitStatus, lastStatus } = require('./harness');
+const { helper, roundTrip, expectError, waitStatus, lastStatus, withModbusSim } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const modbusDevice = require('../../nodes/nines-modbus-device');
@@ -36,19 +36,12 @@ function modbusFlow (port) {
 
 describe('a refused msg shows on the node\'s status, apart from the device\'s health', function () {
   this.timeout(20000);
+  // a Modbus simulator per test (the ASCII test starts its own)
   let sim;
-
-  before(() => helper.startServer());
-  after(() => helper.stopServer());
-  afterEach(async () => {
-    await helper.unload();
-    if (sim) await sim.close();
-    sim = null;
-  });
+  withModbusSim(() => sim, (s) => { sim = s; });
 
   describe('on Modbus', () => {
     beforeEach(async () => {
-      sim = await createModbusTcpSimulator({ port: 0 });
       await helper.load([modbusDevice, writeNode, readNode], modbusFlow(sim.port));
       for (const id of ['wt', 'w', 'r']) await waitStatus(helper.getNode(id), green, 'connected');
     });
@@ -89,18 +82,23 @@ describe('a refused msg shows on the node\'s status, apart from the device\'s he
   });
 
   it('shows an ASCII command refused before it is sent, until the next reply', async () => {
-    sim = await createAsciiSimulator({ port: 0, model: 'ED-588' });
-    await helper.load([asciiDevice, asciiNode], [
-      { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port: sim.port, address: '01', checksum: false, timeout: 200, maxConnections: 1 },
-      { id: 'a', type: 'nines-ascii', device: 'dev', command: '', wires: [['out']] },
-      { id: 'out', type: 'helper' }
-    ]);
-    const a = helper.getNode('a');
-    await waitStatus(a, green, 'connected');
-    const err = await expectError(a, { command: '&01' });
-    assert.equal(err.code, 'NINES_ERR_INVALID_COMMAND');
-    assert.deepEqual(await waitStatus(a, (s) => s.fill === 'yellow', 'refused'), { fill: 'yellow', shape: 'ring', text: 'refused: bad command' });
-    await roundTrip(a, helper.getNode('out'), { command: '@01' });
-    await waitStatus(a, green, 'connected again');
+    const ed = await createAsciiSimulator({ port: 0, model: 'ED-588' });
+    try {
+      await helper.load([asciiDevice, asciiNode], [
+        { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port: ed.port, address: '01', checksum: false, timeout: 200, maxConnections: 1 },
+        { id: 'a', type: 'nines-ascii', device: 'dev', command: '', wires: [['out']] },
+        { id: 'out', type: 'helper' }
+      ]);
+      const a = helper.getNode('a');
+      await waitStatus(a, green, 'connected');
+      const err = await expectError(a, { command: '&01' });
+      assert.equal(err.code, 'NINES_ERR_INVALID_COMMAND');
+      assert.deepEqual(await waitStatus(a, (s) => s.fill === 'yellow', 'refused'), { fill: 'yellow', shape: 'ring', text: 'refused: bad command' });
+      await roundTrip(a, helper.getNode('out'), { command: '@01' });
+      await waitStatus(a, green, 'connected again');
+    } finally {
+      await helper.unload();
+      await ed.close();
+    }
   });
 });
