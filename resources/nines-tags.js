@@ -395,7 +395,8 @@
             return;
         }
         var named = rows.slice(0, MAX_ROWS_NAMED).join(', ') + (rows.length > MAX_ROWS_NAMED ? ', …' : '');
-        this.status.text(rows.length ? t('problemsInRows', { count: r.problems.length, rows: named }) : t('problems', { count: r.problems.length }));
+        var key = rows.length === 0 ? 'problems' : rows.length === 1 ? 'problemsInRow' : 'problemsInRows';
+        this.status.text(t(key, { count: r.problems.length, rows: named }));
     };
 
     /** What a CSV sheet goes into: this list (resources/nines-tag-sheet.js reads the sheet and asks) */
