@@ -47,7 +47,9 @@ module.exports = function (RED) {
         command = commandFor(msg);
         validateCommand(command, { checksum: device.checksum });
       } catch (err) {
-        done(nodeError(err, 'NINES_ERR_INVALID_COMMAND'));
+        const e = nodeError(err, 'NINES_ERR_INVALID_COMMAND');
+        device.hub.showFailure(node, e);
+        done(e);
         return;
       }
       // outputs as data: checked against the lines the module has (its model), before they are set
@@ -59,7 +61,7 @@ module.exports = function (RED) {
         msg.raw = reply.raw;
         msg.latency = latencyMs(reply);
         msg.command = command;
-        showStatus(node, device.hub.status);
+        device.hub.showSuccess(node);
         send(msg);
         done();
       }, (err) => {

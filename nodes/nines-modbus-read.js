@@ -74,7 +74,7 @@ module.exports = function (RED) {
         send(msg);
         const bad = badTags(result.quality);
         if (err === null && bad.code === null) {
-          showStatus(node, device.hub.statusOf(node));
+          device.hub.showSuccess(node);
           done();
           return;
         }
@@ -97,7 +97,7 @@ module.exports = function (RED) {
         op = requestFields(msg, config, [1, 2, 3, 4], true);
         validateOp(op);
       } catch (err) {
-        done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
+        failed(nodeError(err, 'NINES_ERR_INVALID_ARG'), done);
         return;
       }
       device.hub.follow(node, op.unitId);
@@ -115,7 +115,7 @@ module.exports = function (RED) {
         if (reply.buffer) msg.buffer = reply.buffer;
         msg.latency = latencyMs(reply);
         msg.modbus = { fc: op.fc, address: op.address, quantity: op.quantity, unitId: op.unitId === undefined ? device.unitId : op.unitId };
-        showStatus(node, device.hub.statusOf(node));
+        device.hub.showSuccess(node);
         send(msg);
         done();
       }, (err) => {

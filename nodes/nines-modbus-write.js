@@ -75,7 +75,7 @@ module.exports = function (RED) {
         const e = nodeError(err, 'NINES_ERR_INVALID_ARG');
         // encodeTagWrites names the tag; Node-RED users know the msg property
         if (e.details && e.details.field === 'values') e.details.field = 'msg.payload';
-        done(e);
+        failed(e, done);
         return;
       }
       const t0 = process.hrtime.bigint();
@@ -84,7 +84,7 @@ module.exports = function (RED) {
         msg.latency = latencyMs({ sentNs: t0, doneNs: process.hrtime.bigint() });
         send(msg);
         if (ok) {
-          showStatus(node, device.hub.statusOf(node));
+          device.hub.showSuccess(node);
           done();
           return;
         }
@@ -115,7 +115,7 @@ module.exports = function (RED) {
         op = writeOp(requestFields(msg, config, [5, 6, 15, 16], false), msg.payload, typeOpts);
         op = validateOp(op);
       } catch (err) {
-        done(nodeError(err, 'NINES_ERR_INVALID_ARG'));
+        failed(nodeError(err, 'NINES_ERR_INVALID_ARG'), done);
         return;
       }
       device.hub.follow(node, op.unitId);
@@ -128,7 +128,7 @@ module.exports = function (RED) {
           unitId: op.unitId === undefined ? device.unitId : op.unitId,
           written: op.values ? Array.from(op.values) : op.value
         };
-        showStatus(node, device.hub.statusOf(node));
+        device.hub.showSuccess(node);
         send(msg);
         done();
       }, (err) => {

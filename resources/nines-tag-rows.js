@@ -124,5 +124,22 @@
         return OPTIONAL.filter(function (f) { return fields.indexOf(f) < 0; });
     }
 
-    return { EDITED: EDITED, OPTIONAL: OPTIONAL, PAIR: PAIR, texts: texts, tagOf: tagOf, takes: takes, visible: visible, emptied: emptied };
+    /**
+     * The names a sheet's tags would repeat if appended to a list: an append that would give two tags
+     * one name is refused (the runtime refuses such a list: names are unique, exactly as spelled).
+     * @param {object[]} list the tags the list holds
+     * @param {object[]} added the sheet's tags
+     * @returns {string[]} each repeated name once, in the sheet's order
+     */
+    function repeatedNames(list, added) {
+        var held = {};
+        list.forEach(function (tag) { if (typeof tag.name === 'string') { held[tag.name] = true; } });
+        var out = [];
+        added.forEach(function (tag) {
+            if (typeof tag.name === 'string' && has(held, tag.name) && out.indexOf(tag.name) < 0) { out.push(tag.name); }
+        });
+        return out;
+    }
+
+    return { EDITED: EDITED, OPTIONAL: OPTIONAL, PAIR: PAIR, texts: texts, tagOf: tagOf, takes: takes, visible: visible, emptied: emptied, repeatedNames: repeatedNames };
 });

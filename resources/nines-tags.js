@@ -7,8 +7,15 @@
  * Node against the runtime); which fields a row takes is the runtime's reading of it. What the rows offer (tables per protocol, their types, the orders) comes
  * from the runtime's GET nines-tags/schema, and every list is checked by the runtime's core
  * (POST nines-tags/check, gateway/tags/spec.js): the answer names each problem by its path
- * ([3, 'address']), and the row's field turns red with the rule as its tooltip. A CSV tag sheet is
- * parsed there too (POST nines-tags/sheet), so its problems come with their line and column.
+ * ([3, 'address']) and in plain words ("row 4, address: … ; got …"): every problem shows at once,
+ * under its row, and its field turns red with the rule as its tooltip. A CSV tag sheet is read by
+ * resources/nines-tag-sheet.js (parsed by the runtime too; it asks before it changes a list that holds
+ * tags).
+ *
+ * The rows are a table (style: resources/nines-tags.css): a header names the columns, each field
+ * keeps its column's width, and rows never wrap; a list wider than the dialog scrolls sideways, the
+ * header with it. A column shows when a row shows its field (a list of coils has no order column); a
+ * row that does not take a field shows a blank cell there.
  *
  * Node-RED's `validate` is synchronous: the validator answers from a cache of checks keyed by the
  * list, the protocol and the device. A list not checked yet counts as valid while its check runs;
@@ -24,6 +31,10 @@
 
     var NS = 'node-red-contrib-nines/nines-poll:nines-poll.tags.';
     var CHECK_DELAY_MS = 250;
+    /** The problems the node's tooltip on the canvas lists (the dialog shows them all) */
+    var MAX_LISTED = 10;
+    /** Rows a status line names before "…" */
+    var MAX_ROWS_NAMED = 12;
 
     function t(key, opts) { return RED._(NS + key, opts); }
 
@@ -83,7 +94,8 @@
 
     // ---- rows ↔ tags: resources/nines-tag-rows.js (no DOM; tested against the runtime) ----
 
-    var Rows = window.NinesTagRows;
+    // taken when a dialog opens: Node-RED loads a module's scripts side by side, in no set order
+    var Rows = null;
 
     // ---- the editor ----
 
@@ -91,6 +103,7 @@
     var editing = null;
 
     function Editor(node, opts) {
+        Rows = window.NinesTagRows;
         this.node = node;
         this.opts = opts;
         this.timer = null;
@@ -107,7 +120,7 @@
 
     Editor.prototype.build = function () {
         var self = this;
-        var root = $(this.opts.container).empty();
+        var root = this.root = $(this.opts.container).empty();
         this.list = $('<ol id="nines-tags-list" class="nines-tags-list"></ol>').appendTo(root);
         var bar = $('<div class="nines-tags-bar" style="margin-top: 6px;"></div>').appendTo(root);
         this.importButton = $('<button type="button" id="nines-tags-import" class="red-ui-button red-ui-button-small"><i class="fa fa-upload"></i> </button>')
@@ -121,10 +134,10 @@
             var f = this.files && this.files[0];
             if (!f) { return; }
             var reader = new FileReader();
-            reader.onload = function () { self.importSheet(String(reader.result), f.name); };
+            reader.onload = function () { window.NinesTagSheet.read(self.sheetTarget(), String(reader.result), f.name); };
             reader.readAsText(f);
         });
-        this.list.css({ 'min-width': '450px' }).editableList({
+        this.list.editableList({
             addItem: function (row, i, data) { self.addRow(row, i, data); },
             removable: true,
             sortable: true,
@@ -134,8 +147,18 @@
             removeItem: function () { self.changed(); },
             sortItems: function () { self.changed(); }
         });
-        // the list grows with its rows up to a screenful, then scrolls (a sheet may hold hundreds)
-        this.list.parent().css({ 'max-height': '360px', 'overflow-y': 'auto' });
+        // the list grows with its rows up to a screenful, then scrolls (a sheet may hold hundreds);
+        // sideways too, when its columns are wider than the dialog, the header with them
+        this.scroller = this.list.parent().addClass('nines-tags-scroll');
+        this.head = $('<div class="nines-tags-head"></div>').prependTo(this.scroller);
+        ['number'].concat(Rows.EDITED).forEach(function (f) {
+            $('<span></span>').addClass('nines-tags-col-' + f).text(t('head.' + f)).attr('title', f === 'number' ? '' : t('field.' + f)).appendTo(self.head);
+        });
+        this.layoutTimer = null;
+        // the problems under a row are as wide as the list's visible part
+        var fit = function () { self.scroller[0].style.setProperty('--nines-tags-view', Math.max(200, self.scroller[0].clientWidth - 60) + 'px'); };
+        fit();
+        if (window.ResizeObserver) { new window.ResizeObserver(fit).observe(this.scroller[0]); }
         withSchema(function () {
             (self.node.tags || []).forEach(function (tag) { self.list.editableList('addItem', { given: $.extend({}, tag) }); });
             self.changed();
@@ -177,21 +200,23 @@
         var shown = Rows.texts(tag, schema, this.protocol());
         row.data('tag', tag);
         row.data('reading', null);
-        row.css({ display: 'flex', 'flex-wrap': 'wrap', gap: '4px', 'align-items': 'center' });
-        var input = function (field, width) {
-            return $('<input type="text">').addClass('nines-tag-' + field).css('width', width)
+        // the fields in one line under the header's columns; the row's problems under them
+        var cells = $('<div class="nines-tag-cells"></div>').appendTo(row);
+        $('<span class="nines-tag-number"></span>').appendTo(cells);
+        $('<ul class="nines-tag-row-problems"></ul>').appendTo(row);
+        var input = function (field) {
+            return $('<input type="text">').addClass('nines-tag-' + field)
                 .attr('placeholder', t('field.' + field)).attr('title', t('field.' + field)).val(shown[field]);
         };
-        input('name', '120px').appendTo(row);
-        var table = $('<select class="nines-tag-table" style="width: 95px;"></select>').attr('title', t('field.table')).appendTo(row);
-        input('address', '60px').appendTo(row);
-        var type = $('<select class="nines-tag-type" style="width: 85px;"></select>').attr('title', t('field.type')).appendTo(row);
-        var orderSel = $('<select class="nines-tag-order" style="width: 85px;"></select>').attr('title', t('field.order')).appendTo(row);
+        var select = function (field) { return $('<select></select>').addClass('nines-tag-' + field).attr('title', t('field.' + field)); };
+        input('name').appendTo(cells);
+        var table = select('table').appendTo(cells);
+        input('address').appendTo(cells);
+        var type = select('type').appendTo(cells);
+        var orderSel = select('order').appendTo(cells);
         var fields = { order: orderSel };
-        ['bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) {
-            fields[f] = input(f, f === 'bit' ? '40px' : f === 'length' ? '50px' : f === 'deadband' ? '60px' : '55px').appendTo(row);
-        });
-        input('unit', '50px').appendTo(row);
+        ['bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) { fields[f] = input(f).appendTo(cells); });
+        input('unit').appendTo(cells);
 
         /** A select's options: the runtime's values, then one it does not offer (a sheet's typo or alias, for the core to judge) */
         function options(select, values, current, blank) {
@@ -216,7 +241,9 @@
             var read = row.data('reading');
             var takes = read ? read.fields : Rows.takes(schema, self.protocol(), table.val(), type.val());
             var show = Rows.visible(self.texts(row), takes);
-            Object.keys(fields).forEach(function (f) { fields[f].toggle(show[f]); });
+            Object.keys(fields).forEach(function (f) { fields[f].toggleClass('nines-tag-off', !show[f]); });
+            row.data('shows', show);
+            self.layout();
         }
         /** The user picked a table or a type: the fields the new one does not take are emptied (in sight) */
         function picked(tableChanged) {
@@ -251,6 +278,31 @@
         if (fresh) { self.changed(); }
     };
 
+    /**
+     * Soon (once for many rows changed at once): numbers the rows, and shows the optional columns
+     * some row shows, hiding the others.
+     */
+    Editor.prototype.layout = function () {
+        var self = this;
+        if (this.layoutTimer !== null) { return; }
+        this.layoutTimer = setTimeout(function () {
+            self.layoutTimer = null;
+            var used = {};
+            self.rows().each(function (i) {
+                var row = $(this);
+                row.find('.nines-tag-number').text(i + 1);
+                var show = row.data('shows') || {};
+                Rows.OPTIONAL.forEach(function (f) { if (show[f]) { used[f] = true; } });
+            });
+            Rows.OPTIONAL.forEach(function (f) { self.root.toggleClass('nines-tags-no-' + f, !used[f]); });
+        }, 0);
+    };
+
+    /** @returns {boolean} whether a row's field shows (its column shows and the row takes it) */
+    function showing(field) {
+        return field.length > 0 && !field.hasClass('nines-tag-off') && field.css('display') !== 'none';
+    }
+
     /** @returns {Object<string, string>} a row's fields as they are */
     Editor.prototype.texts = function (row) {
         var out = {};
@@ -280,6 +332,7 @@
     /** A row changed: check the list with the runtime after a short pause in typing. */
     Editor.prototype.changed = function () {
         var self = this;
+        this.layout();
         // the state says whether the marks shown are the runtime's answer for the rows as they are
         this.status.attr('data-state', 'checking');
         clearTimeout(this.timer);
@@ -297,14 +350,18 @@
         });
     };
 
-    /** Marks the fields the core refused, the rule as their tooltip, and lists the problems. */
+    /**
+     * Shows every problem the core found at once: each under its row, in plain words, its field red
+     * with the rule as its tooltip; the list's own problems under the list.
+     */
     Editor.prototype.show = function (r, count) {
         var items = this.rows();
         items.find('.input-error').removeClass('input-error').each(function () {
             var f = /nines-tag-(\w+)/.exec(this.className);
             $(this).attr('title', f ? t('field.' + f[1]) : '');
         });
-        items.css('border-left', '');
+        items.css('box-shadow', '');
+        items.children('.nines-tag-row-problems').empty();
         this.problems.empty();
         this.status.attr('data-state', 'ready');
         if (r.failed) { this.status.text(t('checkFailed')); return; }
@@ -315,51 +372,48 @@
             var fn = items.eq(i).data('read');
             if (fn) { fn(reading); }
         });
+        var rows = [];
         r.problems.forEach(function (p) {
             var row = typeof p.path[0] === 'number' ? items.eq(p.path[0]) : null;
-            if (row && row.length) {
-                var name = p.path[1] === 'wordOrder' || p.path[1] === 'byteOrder' ? 'order' : p.path[1];
-                var field = row.find('.nines-tag-' + name + ':visible');
-                // a field the row does not show (a sheet's wordOrder): the row is marked, by its name
-                if (!field.length) { field = row.find('.nines-tag-name'); }
-                field.addClass('input-error').attr('title', p.rule);
-                row.css('border-left', '3px solid var(--red-ui-text-color-error, #d6615f)');
-            }
-            $('<li></li>').text(p.text).appendTo(self.problems);
-        });
-        this.status.text(r.problems.length
-            ? t('problems', { count: r.problems.length })
-            : t('summary', { count: count, reads: r.reads }));
-    };
-
-    /** A CSV sheet: parsed by the runtime; its rows replace the list, its problems say line and column. */
-    Editor.prototype.importSheet = function (text, fileName) {
-        var self = this;
-        $.ajax({
-            url: 'nines-tags/sheet',
-            method: 'POST',
-            contentType: 'application/json',
-            dataType: 'json',
-            data: JSON.stringify({ protocol: this.protocol(), device: this.device() || undefined, text: text })
-        }).done(function (r) {
-            self.sheet.empty().show();
-            if (r.error) {
-                // a sheet that does not parse changes nothing
-                self.sheet.addClass('nines-tags-sheet-error').text(t('sheetError', { file: fileName, message: r.error.message }));
+            if (!row || !row.length) {
+                $('<li></li>').text(p.text).appendTo(self.problems);
                 return;
             }
-            self.sheet.removeClass('nines-tags-sheet-error').text(t('imported', { file: fileName, count: r.tags.length }));
-            if (r.problems.length) {
-                var ul = $('<ul style="margin: 4px 0 0 18px;"></ul>').appendTo(self.sheet);
-                r.problems.forEach(function (p) { $('<li></li>').text(p.text).appendTo(ul); });
-            }
-            self.list.editableList('empty');
-            r.tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
-            self.changed();
-        }).fail(function (xhr) {
-            var e = xhr.responseJSON && xhr.responseJSON.error;
-            self.sheet.show().addClass('nines-tags-sheet-error').text(t('sheetError', { file: fileName, message: e ? e.message : xhr.statusText }));
+            var name = p.path[1] === 'wordOrder' || p.path[1] === 'byteOrder' ? 'order' : p.path[1];
+            var field = row.find('.nines-tag-' + name);
+            // a field the row does not show (a sheet's wordOrder): the row is marked, by its name
+            if (!showing(field)) { field = row.find('.nines-tag-name'); }
+            var title = field.hasClass('input-error') ? field.attr('title') + '\n' + p.rule : p.rule;
+            field.addClass('input-error').attr('title', title);
+            // a bar at its left edge that takes no room: the row's fields stay under their headers
+            row.css('box-shadow', 'inset 3px 0 0 var(--red-ui-text-color-error, #d6615f)');
+            $('<li></li>').text(p.text).appendTo(row.children('.nines-tag-row-problems'));
+            if (rows.indexOf(p.path[0] + 1) < 0) { rows.push(p.path[0] + 1); }
         });
+        if (r.problems.length === 0) {
+            this.status.text(t('summary.' + this.opts.summary, { count: count, reads: r.reads, writable: r.writable }));
+            return;
+        }
+        var named = rows.slice(0, MAX_ROWS_NAMED).join(', ') + (rows.length > MAX_ROWS_NAMED ? ', …' : '');
+        var key = rows.length === 0 ? 'problems' : rows.length === 1 ? 'problemsInRow' : 'problemsInRows';
+        this.status.text(t(key, { count: r.problems.length, rows: named }));
+    };
+
+    /** What a CSV sheet goes into: this list (resources/nines-tag-sheet.js reads the sheet and asks) */
+    Editor.prototype.sheetTarget = function () {
+        var self = this;
+        return {
+            area: this.sheet,
+            t: t,
+            protocol: this.protocol(),
+            device: this.device(),
+            tags: function () { return self.tags(); },
+            put: function (tags, append) {
+                if (!append) { self.list.editableList('empty'); }
+                tags.forEach(function (tag) { self.list.editableList('addItem', { given: tag }); });
+                self.changed();
+            }
+        };
     };
 
     /** The protocol changed (poll dialog): rows offer that protocol's tables, and the list is checked again. */
@@ -417,8 +471,10 @@
                 return true;
             }
             if (r.failed || r.problems.length === 0) { return true; }
-            var first = r.problems[0].text;
-            return r.problems.length === 1 ? first : t('problemsFirst', { count: r.problems.length, first: first });
+            // every problem, each on its line of the node's tooltip (a list of strings: Node-RED 3.1 and later)
+            var texts = r.problems.slice(0, MAX_LISTED).map(function (p) { return p.text; });
+            if (r.problems.length > MAX_LISTED) { texts.push(t('more', { count: r.problems.length - MAX_LISTED })); }
+            return texts;
         };
     }
 
@@ -440,9 +496,11 @@
          * the node's own oneditprepare), saved into node.tags, dropped on cancel or delete. The list
          * follows the dialog's protocol and device as they change.
          * @param {object} def the definition given to RED.nodes.registerType (changed in place)
-         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string}} opts
+         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string, summary: string}} opts
          *   protocol, device: each gets the node and whether its dialog is open; watch: the dialog's
-         *   fields (a selector) whose change changes either
+         *   fields (a selector) whose change changes either; summary: what the status line says of a
+         *   clean list, by the node's kind: poll (requests per poll), read (requests per read), write
+         *   (the tags it can write)
          * @returns {object} def
          */
         attach: function (def, opts) {
@@ -455,6 +513,7 @@
                 if (own) { own.call(node); }
                 prepare(node, {
                     container: '#nines-tags',
+                    summary: opts.summary,
                     protocol: function () { return opts.protocol(node, true); },
                     device: function () { return opts.device(node, true); }
                 });

@@ -63,6 +63,8 @@ class DeviceHub {
     this._users = new Map();
     /** @type {WeakMap<object, number>} user node → the unit id it talks to (a line's nodes: whose health it shows) */
     this._unitOf = new WeakMap();
+    /** @type {WeakMap<object, object>} user node → the status of its last msg, refused before it was sent (until its next request ends) */
+    this._refused = new WeakMap();
     this._handle = null;
     this._listeners = null;
     /** the device's last health, null until the pool reports it */
@@ -91,12 +93,16 @@ class DeviceHub {
 
   /**
    * The status one user node shows now: the device's, and on a line of units its unit's while the
-   * device is up (a red ring "unit 3 down" while its unit is left alone).
+   * device is up (a red ring "unit 3 down" while its unit is left alone). While the device (and its
+   * unit) is up, a node whose last msg was refused shows the refusal (a yellow ring) instead of the
+   * green dot; a device problem shows over it.
    * @param {object} node
    * @returns {object}
    */
   statusOf (node) {
     if (this.configError) return status.errorStatus(this.configError);
+    const refused = this._refused.get(node);
+    if (refused && this.health && this.health.state === 'up' && !this.unitDown(node)) return refused;
     return status.fromUnitHealth(this.health, this._unitOf.get(node));
   }
 
@@ -114,14 +120,31 @@ class DeviceHub {
    * Shows a failed request on the node that sent it: a unit left alone (or gone down with this
    * request) and a lost connection through the health, as every node of that unit or device shows
    * them; the request's own failure (a timeout, an exception, a "?" reply) on this node until its next
-   * reply; a bad msg not at all (the node stays healthy).
+   * reply; a msg refused before it was sent (isMsgError) as a yellow ring "refused: …" until the
+   * node's next request ends (showSuccess, or a failure of its own), the device's health untouched.
    * @param {object} node
    * @param {{code: string, details?: object}} err the request's error (nodeError)
    */
   showFailure (node, err) {
+    if (isMsgError(err)) {
+      this._refused.set(node, status.refusedStatus(err));
+      status.showStatus(node, this.statusOf(node));
+      return;
+    }
+    this._refused.delete(node);
     if (err.code === 'NINES_ERR_UNIT_DOWN' && err.details && Number.isInteger(err.details.unitId)) status.showStatus(node, status.unitDownStatus(err.details.unitId));
     else if (status.isConnectionError(err) || this.unitDown(node)) status.showStatus(node, this.statusOf(node));
-    else if (!isMsgError(err)) status.showStatus(node, status.errorStatus(err));
+    else status.showStatus(node, status.errorStatus(err));
+  }
+
+  /**
+   * Shows a request that went through on the node that sent it: a refusal it showed is over, and it
+   * shows its device's (or unit's) health again.
+   * @param {object} node
+   */
+  showSuccess (node) {
+    this._refused.delete(node);
+    status.showStatus(node, this.statusOf(node));
   }
 
   /**

@@ -89,6 +89,17 @@ function fromLineHealth (health) {
   return fromHealth(health);
 }
 
+/**
+ * The status of a node whose last msg was refused before anything was sent (a value its tag cannot
+ * hold, a read-only tag, a bad msg property): a yellow ring, where the device's own health uses dots
+ * and red rings, so a refused msg is not taken for a device problem, nor hidden behind a green dot.
+ * @param {{code?: string}} err the refusal (a msg error: errors.js isMsgError)
+ * @returns {{fill: string, shape: string, text: string}} "refused: bad value"
+ */
+function refusedStatus (err) {
+  return { fill: 'yellow', shape: 'ring', text: `refused: ${statusText(err && err.code)}` };
+}
+
 /** @param {{code: string}} warning @returns {{fill: string, shape: string, text: string}} a yellow dot naming the warning */
 function warningStatus (warning) {
   return { fill: 'yellow', shape: 'dot', text: statusText(warning.code) };
@@ -127,5 +138,5 @@ function isConnectionError (err) {
 }
 
 module.exports = {
-  CONNECTING, CONNECTED, DISCONNECTED, errorStatus, fromHealth, fromUnitHealth, fromLineHealth, unitHealth, unitDownStatus, isConnectionError, showStatus
+  CONNECTING, CONNECTED, DISCONNECTED, errorStatus, refusedStatus, fromHealth, fromUnitHealth, fromLineHealth, unitHealth, unitDownStatus, isConnectionError, showStatus
 };

@@ -7,13 +7,14 @@
  * - GET  nines-tags/schema: tables per protocol, the types each takes and its default type, the
  *   word/byte orders, register widths; what the rows offer and show;
  * - POST nines-tags/check {protocol, device?, tags}: the core's problems with their paths
- *   ([3, 'address']) and, for a clean list, the reads one poll takes;
+ *   ([3, 'address']) and each in plain words by row ("row 4, address: …; got …"), and, for a clean
+ *   list, the reads one poll takes and the tags a write can write;
  * - POST nines-tags/sheet {protocol, device?, text}: a CSV tag sheet parsed into rows, with each
  *   problem's line and column; a malformed sheet gives the line (and column) and no rows.
  * A deployed device config node lends its request limits; a new one the protocol's.
  */
 
-const { checkTags, parseTagSheet, planReads, tagContext, tagFields, readTag, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, MAX_TAGS, KEYS } = require('../../gateway/tags');
+const { checkTags, parseTagSheet, planReads, tagContext, tagFields, readTag, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, MAX_TAGS, KEYS } = require('../../gateway/tags');
 const { TYPES, ORDERS } = require('../../gateway/values/registers');
 const { toNinesError } = require('../../gateway/base/errors');
 const { rawTags, NUMBER_FIELDS, NUMBER_TEXT } = require('./tag-list');
@@ -100,7 +101,7 @@ function editorContext (protocol) {
 
 /**
  * @returns {{count: number, problems: Array<{path: Array<string|number>, value: unknown, rule: string, text: string}>,
- *   rows: Array<{table: string, type: string, fields: string[]}|null>, addressBase: 0|1, reads?: number}}
+ *   rows: Array<{table: string, type: string, fields: string[]}|null>, addressBase: 0|1, reads?: number, writable?: number}}
  */
 function checkList (RED, body) {
   const ctx = contextFor(RED, body);
@@ -108,13 +109,17 @@ function checkList (RED, body) {
   const { tags, problems } = checkTags(raw, ctx);
   const out = {
     count: Array.isArray(body.tags) ? body.tags.length : 0,
-    problems: problems.map((p) => ({ ...p, text: `tags${formatPath(p.path)}: ${show(p.value)} ${p.rule}` })),
+    problems: problems.map((p) => ({ ...p, text: problemText(rowPlace(p.path), p) })),
     // each row as the core reads it (canonical table and type, the fields it takes), so the dialog
     // shows a row spelled "HR" / "INT" the fields the core applies to holding / int16
     rows: Array.isArray(raw) && raw.length <= MAX_TAGS ? raw.map((r) => readTag(r, ctx)) : [],
     addressBase: ctx.addressBase
   };
-  if (problems.length === 0) out.reads = planReads(tags, ctx).length;
+  if (problems.length === 0) {
+    out.reads = planReads(tags, ctx).length;
+    // what a write node can write of the list (a tag on a read-only table, or readOnly, is refused)
+    out.writable = tags.filter((t) => !t.readOnly).length;
+  }
   return out;
 }
 
@@ -140,13 +145,36 @@ function readSheet (RED, body) {
     const line = row ? row.line : undefined;
     const column = row && field ? row.columns[field] : undefined;
     const where = `line ${line === undefined ? '?' : line}${column === undefined ? '' : `, column ${column}`}${field ? ` (${field})` : ''}`;
-    return { path: p.path, line, column, field, value: p.value, rule: p.rule, text: `${where}: ${show(p.value)} ${p.rule}` };
+    return { path: p.path, line, column, field, value: p.value, rule: p.rule, text: problemText(where, p) };
   }).sort((a, b) => (a.line || 0) - (b.line || 0) || (a.column || 0) - (b.column || 0));
   return { tags: sheet.tags, problems: located };
 }
 
+/**
+ * Where a problem of the dialog's list is, as the dialog numbers its rows (from 1): "row 3, address",
+ * "row 3", "the tag list".
+ * @param {Array<string|number>} path the core's path ([2, 'address'])
+ * @returns {string}
+ */
+function rowPlace (path) {
+  if (typeof path[0] !== 'number') return 'the tag list';
+  return `row ${path[0] + 1}${path.length > 1 ? `, ${path.slice(1).join('.')}` : ''}`;
+}
+
+/**
+ * A problem in plain words, its place first: `row 3, address: must be an integer from 0 to 65535 …;
+ * got "abc"`. A field left empty "is required" (the core's rule follows), rather than "nothing must be …".
+ * @param {string} where rowPlace(), or a sheet's line and column
+ * @param {{path: Array<string|number>, value: unknown, rule: string}} p the core's problem
+ * @returns {string}
+ */
+function problemText (where, p) {
+  if (p.path.length === 0) return `${where}: ${p.rule}`;
+  if (p.value === undefined) return `${where}: is required${/^must /.test(p.rule) ? `; it ${p.rule}` : ` (${p.rule})`}`;
+  return `${where}: ${p.rule}; got ${show(p.value)}`;
+}
+
 function show (v) {
-  if (v === undefined) return 'nothing';
   const text = JSON.stringify(v);
   return text.length > 60 ? text.slice(0, 59) + '…' : text;
 }

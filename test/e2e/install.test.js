@@ -125,11 +125,19 @@ describe('clean install into a fresh Node-RED user dir (npm install <path>)', fu
     for (const type of TYPES) assert.ok(messages.body[`${PKG.name}/${type}`], `${type} messages`);
   });
 
-  it('serves the tag list editor the dialogs share from the package\'s resources, which it ships', async () => {
+  it('serves every file the dialogs load from the package\'s resources (the tag list editor, its style), which it ships', async () => {
     assert.ok(PKG.files.includes('resources/'), 'package.json files ships resources/');
-    const res = await fetch(`${nr.url}/resources/${PKG.name}/nines-tags.js`);
-    assert.equal(res.status, 200);
-    assert.match(await res.text(), /window\.NinesTags = \{/);
+    const loaded = new Set();
+    for (const f of fs.readdirSync(path.join(ROOT, 'nodes')).filter((n) => n.endsWith('.html'))) {
+      for (const m of fs.readFileSync(path.join(ROOT, 'nodes', f), 'utf8').matchAll(/(?:src|href)="resources\/[^/"]+\/([^"]+)"/g)) loaded.add(m[1]);
+    }
+    assert.ok(loaded.has('nines-tags.js') && loaded.has('nines-tags.css'), [...loaded].join(', '));
+    for (const file of loaded) {
+      const res = await fetch(`${nr.url}/resources/${PKG.name}/${file}`);
+      assert.equal(res.status, 200, file);
+      if (file === 'nines-tags.js') assert.match(await res.text(), /window\.NinesTags = \{/);
+      else await res.arrayBuffer();
+    }
   });
 
   it('logs no warning or error while Node-RED loads it', () => {

@@ -109,7 +109,7 @@ describe('tag list in the editor (headless Chromium)', function () {
     const address = row(1).locator('.nines-tag-address');
     assert.equal(await address.evaluate((n) => n.classList.contains('input-error')), true, 'the address is red');
     assert.match(await address.getAttribute('title'), /overlaps tag "boiler_temp"/);
-    assert.match(await page.locator('#nines-tags-problems').innerText(), /tags\[1\]\.address: 101 overlaps/);
+    assert.match(await row(1).locator('.nines-tag-row-problems').innerText(), /^row 2, address: overlaps tag "boiler_temp" .*; got 101$/);
     // saved as it is, the node is invalid, with the core's rule as the reason
     await done();
     await page.waitForFunction(() => RED.nodes.node('tl-poll').valid === false, null, { timeout: 5000 });
@@ -139,6 +139,7 @@ describe('tag list in the editor (headless Chromium)', function () {
       assert.match(await page.locator('#nines-tags-sheet').innerText(), /line 2/);
       assert.equal(await page.locator('#nines-tags-list > li').count(), 2, 'the list is unchanged');
 
+      // the list holds tags: the sheet replaces them only when asked to
       await upload('plant.csv', [
         '# plant IO list',
         'name;table;address;type;order;scale;unit',
@@ -147,8 +148,9 @@ describe('tag list in the editor (headless Chromium)', function () {
         'pump_on;coil;3;;;;',
         'spare;holding;70000;;;;'
       ].join('\n'));
+      await page.click('#nines-tags-sheet-replace');
       await page.waitForFunction(() => /Tags imported from plant\.csv: 4/.test(document.querySelector('#nines-tags-sheet').textContent), null, { timeout: 5000 });
-      assert.match(await page.locator('#nines-tags-sheet').innerText(), /line 6, column 3 \(address\): 70000 must be an integer from 0 to 65535/);
+      assert.match(await page.locator('#nines-tags-sheet').innerText(), /line 6, column 3 \(address\): must be an integer from 0 to 65535 .*; got 70000/);
       assert.equal(await page.locator('#nines-tags-list > li').count(), 4);
       await waitStatus(/Problems: 1/);
       assert.equal(await row(3).locator('.nines-tag-address').evaluate((n) => n.classList.contains('input-error')), true);
@@ -204,7 +206,9 @@ describe('tag list in the editor (headless Chromium)', function () {
         assert.equal(await page.locator('#node-input-fc').isVisible(), false);
         await page.click(`.${type}-tags .red-ui-editableList-addButton`);
         await setField(0, 'table', 'input');
-        await waitStatus(/Tags: 1 · requests per poll: 1/);
+        // what applies to the node: the requests one read takes; the tags a write can write (an input register: none)
+        await waitStatus(type === 'nines-modbus-read' ? /^Tags: 1 · requests per read: 1$/ : /^Tags: 1 · writable: 0 /);
+        assert.doesNotMatch(await status(), /per poll/);
         // every text of the list is translated
         const texts = await page.$$eval('#nines-tags button, #nines-tags input, #nines-tags span', (els) => els.map((e) => e.textContent + ' ' + (e.getAttribute('placeholder') || '')));
         assert.ok(texts.every((s) => !/nines-poll\.tags/.test(s)), texts.join(' | '));

@@ -79,6 +79,9 @@ describe('a CSV tag sheet through the editor keeps what the runtime reads in it 
     if (await page.inputValue('#node-input-protocol') !== protocol) await page.selectOption('#node-input-protocol', protocol);
     await page.setInputFiles('#nines-tags-file', { name, mimeType: 'text/csv', buffer: Buffer.from(text) });
     await page.waitForFunction((n) => document.querySelector('#nines-tags-sheet').textContent.includes(n), name, { timeout: 5000 });
+    // a list that holds tags asks first: the sheet replaces them
+    if (await page.locator('#nines-tags-sheet-replace').count()) await page.click('#nines-tags-sheet-replace');
+    await page.waitForFunction((n) => document.querySelector('#nines-tags-sheet').textContent.includes(`Tags imported from ${n}`), name, { timeout: 5000 });
     await page.waitForFunction(() => document.querySelector('#nines-tags-status').getAttribute('data-state') === 'ready', null, { timeout: 5000 });
     await page.click('#node-dialog-ok');
     await page.waitForFunction(() => !document.querySelector('#nines-tags-import'), null, { timeout: 5000 });

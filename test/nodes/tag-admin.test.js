@@ -38,16 +38,30 @@ describe('tag endpoints of the editor', function () {
     const p = bad.body.problems.find((x) => x.path.join('.') === '5.address');
     assert.equal(p.value, 70000);
     assert.match(p.rule, /0 to 65535/);
-    assert.match(p.text, /^tags\[5\]\.address: 70000 must be/);
+    // in plain words, by the row the dialog shows (from 1), the value last
+    assert.match(p.text, /^row 6, address: must be an integer from 0 to 65535 .*; got 70000$/);
 
     const good = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ name: 'a', table: 'holding', address: 0, type: 'float32' }, { name: 'b', table: 'coil', address: 1 }] }).expect(200);
     assert.deepEqual(good.body, {
       count: 2,
       problems: [],
       reads: 2,
+      writable: 2,
       rows: [{ table: 'holding', type: 'float32', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband'] }, { table: 'coil', type: 'bool', fields: [] }],
       addressBase: 0
     });
+  });
+
+  it('says an empty field "is required" (not "nothing must be"), a list problem of the list, and what a write can write', async () => {
+    const res = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ table: 'holding', address: 0 }, { name: 'b', table: 'holding' }] }).expect(200);
+    assert.deepEqual(res.body.problems.map((p) => p.text), [
+      'row 1, name: is required; it must start with a letter or _ and hold 1-128 letters, digits, _ . - or /',
+      'row 2, address: is required; it must be an integer from 0 to 65535 (the 0-based protocol address), or a Modicon reference such as "40101"'
+    ]);
+    const empty = await post('/nines-tags/check', { protocol: 'modbus', tags: [] }).expect(200);
+    assert.deepEqual(empty.body.problems.map((p) => p.text), ['the tag list: must hold at least one tag']);
+    const mixed = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ name: 'a', table: 'holding', address: 0 }, { name: 'b', table: 'input', address: 0 }] }).expect(200);
+    assert.equal(mixed.body.writable, 1, 'an input register is not written');
   });
 
   it('gives each row as the core reads it, aliases and IEC names resolved, whatever else is wrong with it', async () => {
@@ -94,7 +108,7 @@ describe('tag endpoints of the editor', function () {
     assert.equal(res.body.problems.length, 1);
     const p = res.body.problems[0];
     assert.deepEqual([p.line, p.column, p.field, p.path], [5, 3, 'address', [2, 'address']]);
-    assert.match(p.text, /^line 5, column 3 \(address\): 70000 must be/);
+    assert.match(p.text, /^line 5, column 3 \(address\): must be an integer .*; got 70000$/);
   });
 
   for (const [what, text, line, column] of [

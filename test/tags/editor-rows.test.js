@@ -99,4 +99,14 @@ describe('editor tag rows against the runtime (issue 21)', () => {
     assert.deepEqual([reading.table, reading.type], ['holding', 'int16']);
     assert.deepEqual(Rows.visible(now, reading.fields), { order: true, bit: false, length: false, scale: true, offset: true, deadband: true });
   });
+
+  it('names the tags a sheet appended to a list would repeat, as the runtime refuses them (names exactly as spelled)', () => {
+    const list = [{ name: 'level', table: 'holding', address: 1 }, { name: 'pump', table: 'coil', address: 0 }];
+    const sheet = [{ name: 'Level', table: 'holding', address: 5 }, { name: 'pump', table: 'coil', address: 3 }, { name: 'pump', table: 'coil', address: 4 }, { name: 'flow', table: 'holding', address: 9 }];
+    assert.deepEqual(Rows.repeatedNames(list, sheet), ['pump']);
+    // the runtime agrees: "Level" is another name, "pump" a repeated one
+    const { problems } = checkTags([...list, sheet[0], sheet[1]], MODBUS);
+    assert.deepEqual(problems.map((p) => [p.path.join('.'), p.value]), [['3.name', 'pump']]);
+    assert.deepEqual(Rows.repeatedNames(list, [sheet[0], sheet[3]]), []);
+  });
 });
