@@ -11,7 +11,7 @@
  */
 
 /** Whole folders, then single files per folder (the other files there use sockets or processes) */
-const FOLDERS = ['test/latency', 'test/jobs', 'test/docs', 'test/fuzz', 'test/sparkplug', 'test/bench'];
+const FOLDERS = ['test/latency', 'test/jobs', 'test/fuzz', 'test/sparkplug', 'test/bench'];
 const FILES = {
   'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
   'test/modbus': ['pdu', 'op', 'pipeline-guard'],
@@ -21,6 +21,8 @@ const FILES = {
   'test/scheduler': ['scheduler'],
   'test/gateway': ['config', 'config-rules', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors', 'config-tags', 'config-sparkplug', 'spool', 'spool-recovery', 'store-forward', 'rounding'],
   'test/tools': ['system-tools', 'unit-set', 'package'],
+  // the docs' snippets run the CLI and a walkthrough (snippets.test.js): only the README's checks here
+  'test/docs': ['readme'],
   'test/tags': ['spec', 'plan', 'csv', 'write', 'values', 'editor-rows'],
   'test/nodes': ['unit-list']
 };
