@@ -55,7 +55,7 @@ describe('tag endpoints of the editor', function () {
   it('says an empty field "is required" (not "nothing must be"), a list problem of the list, and what a write can write', async () => {
     const res = await post('/nines-tags/check', { protocol: 'modbus', tags: [{ table: 'holding', address: 0 }, { name: 'b', table: 'holding' }] }).expect(200);
     assert.deepEqual(res.body.problems.map((p) => p.text), [
-      'row 1, name: is required; it must start with a letter or _ and hold 1-128 letters, digits, _ . - or /',
+      'row 1, name: is required; it must start with a letter or _ and hold 1-128 letters, digits, _ . - or /, and not be __proto__',
       'row 2, address: is required; it must be an integer from 0 to 65535 (the 0-based protocol address), or a Modicon reference such as "40101"'
     ]);
     const empty = await post('/nines-tags/check', { protocol: 'modbus', tags: [] }).expect(200);
