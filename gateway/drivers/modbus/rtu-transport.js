@@ -49,6 +49,12 @@ const { responsePduLength } = require('./pdu');
 
 const hrtime = process.hrtime.bigint;
 
+/**
+ * What confirms a quiet period over on a serial port (RtuTransport#_onConfirm): turns of the event
+ * loop, and time for the thread pool's read to come back
+ */
+const SERIAL_CONFIRM = Object.freeze({ turns: 3, ns: 5000000n });
+
 /** @returns {Function} the SerialPort class */
 function defaultLoadSerialPort () {
   // Lazy on purpose: serialport is a native module that may be absent or fail to build
@@ -97,8 +103,11 @@ class RtuTransport {
     this._owedQuietNs = 0n;
     // The line was held quiet after a timeout and nothing has been written since
     this._held = false;
-    // The quiet period for _owed has passed by the clock AND a poll phase has run since (ready())
+    // The quiet period for _owed has passed by the clock AND what arrived before its end has been read (ready())
     this._confirmed = false;
+    // When the clock first said so (0n: not yet), and the turns of the event loop since
+    this._confirmFrom = 0n;
+    this._confirmTurns = 0;
     /** @type {NodeJS.Immediate|null} the check that a poll phase has run, pending */
     this._confirming = null;
     this._wakeTimer = null;
@@ -247,23 +256,48 @@ class RtuTransport {
       return false;
     }
     // After a timeout the period has passed by the clock; but if this thread was busy meanwhile, the
-    // owed reply may have come in time and wait unread in the port's buffer, and a write now (from a
-    // timer: this wake-up, a scheduler's) would go before the poll phase reads it, and the reply
-    // would be taken for the new request's (issue 18: 1 % of values on a serial line under load).
-    // So the write waits for one poll phase: setImmediate runs after it.
+    // owed reply may have come in time and wait unread, and a write now (from a timer: this wake-up,
+    // a scheduler's) would go before it is read, and the reply would be taken for the new request's
+    // (issue 18: 1 % of values on a serial line under load). So the write waits until what arrived
+    // before the period's end has been read (_onConfirm).
     if (this._owed !== null && !this._confirmed) {
-      if (this._confirming === null) this._confirming = setImmediate(this._onConfirm);
+      if (this._confirming === null) {
+        this._confirmFrom = now;
+        this._confirmTurns = 0;
+        this._confirming = setImmediate(this._onConfirm);
+      }
       return false;
     }
     return true;
   }
 
-  /** A poll phase has run since ready() found the quiet period over: what arrived meanwhile has been read. */
+  /**
+   * Runs after a poll phase (setImmediate) while the quiet period is being confirmed. A socket's
+   * bytes are read in the poll phase itself, so one turn suffices; a serial port's reach us later:
+   * serialport reads through the libuv thread pool (fs.read once the fd polls readable), so its
+   * bytes come a poll phase or two after they arrived, and later when that pool is busy. So a port
+   * waits CONFIRM_TURNS turns and CONFIRM_MS, the bound this guard gives the pool.
+   */
   _onConfirm () {
     this._confirming = null;
-    // still owed and still quiet by the clock (nothing arrived to restart the period): confirmed
-    if (this._owed !== null && hrtime() >= this._lineFreeAt) this._confirmed = true;
+    if (this._owed === null || hrtime() < this._lineFreeAt) {
+      // the owed reply came, or bytes restarted the period: ready() decides afresh
+      this._sink._pump();
+      return;
+    }
+    this._confirmTurns++;
+    const { turns, ns } = this._confirmNeeds();
+    if (this._confirmTurns < turns || hrtime() - this._confirmFrom < ns) {
+      this._confirming = setImmediate(this._onConfirm);
+      return;
+    }
+    this._confirmed = true;
     this._sink._pump();
+  }
+
+  /** @returns {{turns: number, ns: bigint}} what confirms a quiet period on a serial port (above) */
+  _confirmNeeds () {
+    return SERIAL_CONFIRM;
   }
 
   /** @param {{op: any, pdu: Buffer, unitId: number, sentNs: bigint}} p */

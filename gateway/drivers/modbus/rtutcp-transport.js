@@ -41,6 +41,8 @@ const RTU_BITS_PER_CHAR = 11;
 /** t3.5 when the line's baud rate is not given: the spec's fixed value above 19200 baud (Modbus over Serial Line §2.5.1.1) */
 const DEFAULT_SILENCE_US = 1750;
 const EMPTY = Buffer.alloc(0);
+/** One turn of the event loop confirms a quiet period over (RtuTransport#_onConfirm) */
+const SOCKET_CONFIRM = Object.freeze({ turns: 1, ns: 0n });
 
 class RtuTcpTransport extends RtuTransport {
   /**
@@ -121,6 +123,11 @@ class RtuTcpTransport extends RtuTransport {
         this._sink._onDown(new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${this._where} lost: ${cause}`, { target: t.url, cause }));
       }
     });
+  }
+
+  /** A socket's bytes are read in the poll phase itself: one turn of the loop confirms a quiet period (rtu-transport.js). */
+  _confirmNeeds () {
+    return SOCKET_CONFIRM;
   }
 
   /** @param {() => void} cb called when the socket is closed */
