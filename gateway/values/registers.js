@@ -302,7 +302,7 @@ function toRaw (v, i, o) {
     if (o.scale !== 1 || o.offset !== 0) v = Number(v);
   } else if (typeof v !== 'number' || !Number.isFinite(v)) {
     const what = t.big ? 'a finite JSON number or decimal integer text' : 'a finite number';
-    failValue(`value ${i} must be ${what} for ${o.type}; got ${shown()}`, { field: `values[${i}]`, value: shown(), type: o.type });
+    failValue(`values[${i}] must be ${what} for ${o.type}; got ${shown()}`, { field: `values[${i}]`, value: shown(), type: o.type });
   }
   let raw = typeof v === 'bigint' ? v : (v - o.offset) / o.scale;
   if (t.integer) {
@@ -313,24 +313,24 @@ function toRaw (v, i, o) {
       const slack = Math.max(WHOLE_TOLERANCE * Math.max(1, Math.abs(raw)), 4 * Number.EPSILON * (Math.abs(v) + Math.abs(o.offset)) / Math.abs(o.scale));
       if (Math.abs(raw - whole) > slack) {
         const how = o.scale === 1 && o.offset === 0 ? '' : ` (raw = (value - ${o.offset}) / ${o.scale})`;
-        failValue(`value ${i} (${shown()}) is not representable as ${o.type}: raw ${raw}${how} is not a whole number, and it is not rounded`,
+        failValue(`${shown()} (values[${i}]) is not representable as ${o.type}: raw ${raw}${how} is not a whole number, and it is not rounded`,
           { field: `values[${i}]`, value: shown(), type: o.type, raw });
       }
       raw = whole;
       if (t.big) {
-        if (!Number.isSafeInteger(raw)) failValue(`value ${i} (${shown()}) is not exact as a number; pass a BigInt (or decimal integer text) for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: shown(), type: o.type });
+        if (!Number.isSafeInteger(raw)) failValue(`${shown()} (values[${i}]) is not exact as a number; pass a BigInt (or decimal integer text) for ${o.type} values beyond ±2^53`, { field: `values[${i}]`, value: shown(), type: o.type });
         raw = BigInt(raw);
       }
     }
     if (raw < t.min || raw > t.max) {
-      failValue(`value ${i} (${shown()}) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: shown(), type: o.type });
+      failValue(`${shown()} (values[${i}]) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: shown(), type: o.type });
     }
   } else if (o.type === 'float32') {
     const stored = Math.fround(raw);
-    if (!Number.isFinite(stored)) failValue(`value ${i} (${shown()}) is outside the float32 range (±${FLOAT32_MAX}): it would be stored as Infinity`, { field: `values[${i}]`, value: shown(), type: o.type });
-    if (stored === 0 && raw !== 0) failValue(`value ${i} (${shown()}) is too small for float32 (below about 1.4e-45): it would be stored as 0`, { field: `values[${i}]`, value: shown(), type: o.type });
+    if (!Number.isFinite(stored)) failValue(`${shown()} (values[${i}]) is outside the float32 range (±${FLOAT32_MAX}): it would be stored as Infinity`, { field: `values[${i}]`, value: shown(), type: o.type });
+    if (stored === 0 && raw !== 0) failValue(`${shown()} (values[${i}]) is too small for float32 (below about 1.4e-45): it would be stored as 0`, { field: `values[${i}]`, value: shown(), type: o.type });
   } else if (!Number.isFinite(raw)) {
-    failValue(`value ${i} (${shown()}) gives raw ${raw} after scale and offset, which float64 cannot hold`, { field: `values[${i}]`, value: shown(), type: o.type });
+    failValue(`${shown()} (values[${i}]) gives raw ${raw} after scale and offset, which float64 cannot hold`, { field: `values[${i}]`, value: shown(), type: o.type });
   }
   return raw;
 }

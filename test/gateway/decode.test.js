@@ -169,7 +169,7 @@ describe('gateway/decode', () => {
       invalidValue(() => encodeValues('1e3', { type: 'int64' }), /decimal integer text/);
     });
     it('refuses a float32 that would be stored as 0 or Infinity, and names Infinity as such (issue 18)', () => {
-      invalidValue(() => encodeValues(1e-50, { type: 'float32' }), /\(1e-50\) is too small for float32.*stored as 0/);
+      invalidValue(() => encodeValues(1e-50, { type: 'float32' }), /^1e-50 \(values\[0\]\) is too small for float32.*stored as 0/);
       invalidValue(() => encodeValues(-1e-46, { type: 'float32' }), /stored as 0/);
       invalidValue(() => encodeValues(3.5e38, { type: 'float32' }), /stored as Infinity/);
       invalidValue(() => encodeValues(Infinity, { type: 'float64' }), /got Infinity/);

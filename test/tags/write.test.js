@@ -87,7 +87,7 @@ describe('tags/write: writes by name, every value checked before anything is sen
   }
 
   it('refuses 3.7 for a one-register integer instead of writing 4', () => {
-    refused({ raw: 3.7 }, 'NINES_ERR_INVALID_VALUE', /tag "raw" \(uint16\): value 0 \(3.7\) is not representable as uint16/);
+    refused({ raw: 3.7 }, 'NINES_ERR_INVALID_VALUE', /tag "raw" \(uint16\): 3\.7 \(values\[0\]\) is not representable as uint16/);
     refused({ setpoint: 71.35 }, 'NINES_ERR_INVALID_VALUE', /not a whole number/);
     refused({ raw: 70000 }, 'NINES_ERR_INVALID_VALUE', /outside uint16 range/);
     refused({ label: 'TOO LONG' }, 'NINES_ERR_INVALID_VALUE', /longer than count 4/);
