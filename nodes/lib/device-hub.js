@@ -74,14 +74,20 @@ class DeviceHub {
   }
 
   /**
-   * Logs a line about the device through the first user node (on a flow, so the debug sidebar can
-   * show where it comes from); held until a node registers when none has yet.
+   * Logs a line about the device through a user node (on a flow, so the debug sidebar can show where
+   * it comes from): the first with a name, else the first; held until a node registers when none has yet.
    * @param {'warn'|'error'} level
    * @param {string} text
    */
   report (level, text) {
-    const [first] = this._users.keys();
-    if (first) first[level](text);
+    // a named node if the device has one: Node-RED's log names the speaker, and "[nines-poll:3f2a…]"
+    // says nothing about the device (issue 21); the text itself names the device
+    let speaker = null;
+    for (const node of this._users.keys()) {
+      if (speaker === null) speaker = node;
+      if (typeof node.name === 'string' && node.name.trim() !== '') { speaker = node; break; }
+    }
+    if (speaker !== null) speaker[level](text);
     else if (this._pending.length < 10) this._pending.push([level, text]);
   }
 

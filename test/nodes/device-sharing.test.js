@@ -90,3 +90,27 @@ describe('nodes sharing one device', function () {
     assert.equal(sim.stats.connections, 1);
   });
 });
+
+describe('a device\'s own warnings', function () {
+  this.timeout(20000);
+  before(() => helper.startServer());
+  after(() => helper.stopServer());
+  afterEach(() => helper.unload());
+
+  it('are logged through a named node of the device when it has one, not the first unnamed one (issue 21)', async () => {
+    // nothing listens on port 1: the device's connection failure is reported once, by one of its nodes
+    await helper.load([deviceNode, readNode], [
+      { id: 'dev', type: 'nines-modbus-device', name: 'boiler PLC', transport: 'tcp', host: '127.0.0.1', port: 1, unitId: 1, timeout: 200, maxConnections: 1, connectTimeout: 200, backoffMin: 20, backoffMax: 200, allowWrites: false },
+      { id: 'r1', type: 'nines-modbus-read', device: 'dev', fc: 3, address: 0, quantity: 1, dataType: 'uint16', wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0, wires: [[]] },
+      { id: 'r2', type: 'nines-modbus-read', name: 'boiler temperature', device: 'dev', fc: 3, address: 1, quantity: 1, dataType: 'uint16', wordOrder: 'big', byteOrder: 'big', scale: 1, offset: 0, wires: [[]] }
+    ]);
+    const warned = [];
+    for (const id of ['r1', 'r2']) helper.getNode(id).on('call:warn', (c) => warned.push([id, String(c.args[0])]));
+    // a request makes the device connect (and fail)
+    helper.getNode('r1').receive({ payload: 1 });
+    await waitFor(() => warned.length > 0, 'the device\'s warning', 10000);
+    assert.equal(warned[0][0], 'r2', JSON.stringify(warned));
+    // (the test runtime gives the catalog key; Node-RED's catalog names the device in it)
+    assert.match(warned[0][1], /nines-modbus-device\.errors\.connection/);
+  });
+});
