@@ -113,8 +113,9 @@ describe('the tag list as a table, its problems and its sheet import (headless C
       await page.setViewportSize(viewport);
       await open(page, 'tt-wide');
       const g = await geometry(page);
-      // the list does not widen the dialog (Node-RED sizes its tray to the content as it opens)
-      assert.ok(g.tray < 520, `tray ${g.tray} px`);
+      // the list does not widen the dialog (Node-RED sizes its tray to the content as it opens): its
+      // default is 509 px in Node-RED 4 and 526 px in 5; widened by the list it was 953 px
+      assert.ok(g.tray < 600, `tray ${g.tray} px`);
       assert.deepEqual(g.head.map((h) => h.col), ['number', 'name', 'table', 'address', 'type', 'order', 'bit', 'length', 'scale', 'offset', 'deadband', 'unit']);
       assert.deepEqual(g.head.map((h) => h.text), ['#', 'name', 'table', 'address', 'type', 'order', 'bit', 'registers', 'scale', 'offset', 'deadband', 'unit']);
       for (const h of g.head) assert.ok(h.fits, `header ${h.text} is cut off`);
