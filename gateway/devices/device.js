@@ -291,7 +291,10 @@ class Device extends EventEmitter {
     // connection, so nothing starts late
     const notAfter = opts !== undefined && opts !== null ? opts.notAfter : undefined;
     const startBy = typeof notAfter === 'number' ? notAfter - performance.timeOrigin : Infinity;
-    if (startBy <= now()) return this._reject(user, ERROR, E.expiredError(this, user, now() - startBy));
+    if (startBy !== Infinity) {
+      const t = now();
+      if (startBy <= t) return this._reject(user, ERROR, E.expiredError(this, user, t - startBy));
+    }
     if (this._units !== null) return this._unitRequest(user, op, timeoutMs, startBy);
     return this._send(user, op, timeoutMs, startBy);
   }

@@ -27,6 +27,7 @@ const { spawn } = require('node:child_process');
 const mqtt = require('mqtt');
 const { freePort } = require('../helpers/mosquitto');
 const { createPtyPair } = require('../helpers/pty');
+const { startChildSim } = require('../helpers/child-sim');
 const { signatureValue } = require('../../gateway/simulators/modbus/model');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
 
@@ -52,32 +53,6 @@ const RATE = '20/s';
 const TCP_RATE = '10/s';
 const UNITS = [1, 2, 3];
 const ASCII_CHANNELS = [0, 1, 2, 3];
-
-/**
- * `nines sim …` in its own process; resolves with the URLs it printed once it runs.
- * @param {string[]} args
- * @returns {Promise<{urls: string[], stop: () => Promise<void>}>}
- */
-function startSim (args) {
-  const child = spawn(process.execPath, [NINES, 'sim', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`nines sim ${args.join(' ')} did not start: ${err}`)); }, 10000);
-    child.stderr.on('data', (d) => { err += d; });
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (!/Ctrl-C to stop|running for/.test(out)) return;
-      clearTimeout(timer);
-      resolve({
-        urls: out.match(/(?:ascii|modbus\+tcp|modbus\+rtutcp|modbus\+rtu):\/\/\S+/g) || [],
-        stop: async () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); await exited; }
-      });
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`nines sim exited with ${code}: ${err}`)); });
-  });
-}
 
 /** @returns {string} a URL's host:port part */
 const hostPort = (url) => new URL(url).host;
@@ -163,15 +138,15 @@ async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
     const pty = await createPtyPair();
     cleanups.push(() => pty.close());
     const sims = await Promise.all([
-      startSim(['rtu', '--path', pty.a, '--baud', '115200', '--preset', 'signature', '--faults', `${LATE},seed=${seed}`]),
-      startSim(['rtutcp', '--port', '0', '--preset', 'signature', '--faults', `${LATE},seed=${seed + 1}`]),
-      startSim(['modbus', '--port', '0', '--preset', 'signature', '--faults', `${FEWER_LATE},seed=${seed + 2}`]),
-      startSim(['modbus', '--port', '0', '--preset', 'signature', '--faults', `${FEWER_LATE},seed=${seed + 3}`]),
-      startSim(['rtutcp', '--port', '0', '--preset', 'signature', '--unit-id', UNITS.join(','), '--faults', `${FEWER_LATE},seed=${seed + 4}`]),
-      startSim(['ascii', '--model', 'ED-560', '--port', '0', '--faults', `${LATE},seed=${seed + 5}`])
+      startChildSim('rtu', ['--path', pty.a, '--baud', '115200', '--preset', 'signature', '--faults', `${LATE},seed=${seed}`]),
+      startChildSim('rtutcp', ['--preset', 'signature', '--faults', `${LATE},seed=${seed + 1}`]),
+      startChildSim('modbus', ['--preset', 'signature', '--faults', `${FEWER_LATE},seed=${seed + 2}`]),
+      startChildSim('modbus', ['--preset', 'signature', '--faults', `${FEWER_LATE},seed=${seed + 3}`]),
+      startChildSim('rtutcp', ['--preset', 'signature', '--unit-id', UNITS.join(','), '--faults', `${FEWER_LATE},seed=${seed + 4}`]),
+      startChildSim('ascii', ['--model', 'ED-560', '--faults', `${LATE},seed=${seed + 5}`])
     ]);
     for (const s of sims) cleanups.push(() => s.stop());
-    const [, [rtutcp], [tcp1], [tcp8], [line], [ascii]] = sims.map((s) => s.urls);
+    const [, rtutcp, tcp1, tcp8, line, ascii] = sims.map((s) => s.url);
     // the ED-560's channels hold 1-4 V (written before the faults could matter: retried until answered)
     const ao = new AsciiClient(ascii, { timeoutMs: 1000 });
     try {

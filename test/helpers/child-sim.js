@@ -8,12 +8,14 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 /**
  * Runs `nines sim <kind> --port 0 …` in a child process, so blocking this process's event loop
  * cannot stall the device. Resolves once it printed its URL.
- * @param {string} kind ascii | modbus | rtutcp
+ * @param {string} kind ascii | modbus | rtutcp | rtu (rtu: give --path)
  * @param {string[]} [args]
  * @returns {Promise<{url: string, stop: () => Promise<void>}>}
  */
 function startChildSim (kind, args = []) {
-  const child = spawn(process.execPath, [BIN, 'sim', kind, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // a serial simulator opens the path given, and listens on no port
+  const port = kind === 'rtu' ? [] : ['--port', '0'];
+  const child = spawn(process.execPath, [BIN, 'sim', kind, ...port, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -22,7 +24,7 @@ function startChildSim (kind, args = []) {
     child.stderr.on('data', (d) => { err += d; });
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /((?:ascii|modbus\+tcp|modbus\+rtutcp):\/\/\S+)/.exec(out);
+      const m = /((?:ascii|modbus\+tcp|modbus\+rtutcp|modbus\+rtu):\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve({
