@@ -30,6 +30,7 @@ const { createPtyPair } = require('../helpers/pty');
 const { startChildSim } = require('../helpers/child-sim');
 const { signatureValue } = require('../../gateway/simulators/modbus/model');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
+const { analyseWire } = require('./wire-analysis');
 
 const NINES = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 
@@ -126,23 +127,32 @@ function tagsWrong (json, want) {
 
 /**
  * Runs the drill for durationMs of polling.
- * @param {{durationMs: number, seed?: number, log?: (line: string) => void}} o
- * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number, targets: Set<string>}>, requests: number, gatewayLog: string}>}
+ * @param {{durationMs: number, seed?: number, log?: (line: string) => void, trace?: boolean}} o trace: load the
+ *   wire trace (wire-trace-preload.js) into the gateway and the RTU simulators, and classify every late reply
+ * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number, targets: Set<string>}>, requests: number, gatewayLog: string, wire: object[]|null}>}
  *   targets: the target URLs the job's summaries named
  */
-async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
+async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-correlation-'));
+  const traceDir = path.join(dir, 'trace');
+  /** @returns {object} a child's environment: with the wire trace loaded when asked for */
+  const envFor = (label) => {
+    if (!trace) return process.env;
+    const preload = path.join(__dirname, 'wire-trace-preload.js');
+    return { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${preload}`.trim(), NINES_DRILL_TRACE: traceDir, NINES_DRILL_TRACE_LABEL: label };
+  };
+  if (trace) fs.mkdirSync(traceDir);
   const cleanups = [];
   const cleanup = async () => { for (const c of cleanups.reverse()) await c().catch(() => {}); fs.rmSync(dir, { recursive: true, force: true }); };
   try {
     const pty = await createPtyPair();
     cleanups.push(() => pty.close());
     const sims = await Promise.all([
-      startChildSim('rtu', ['--path', pty.a, '--baud', '115200', '--preset', 'signature', '--faults', `${LATE},seed=${seed}`]),
-      startChildSim('rtutcp', ['--preset', 'signature', '--faults', `${LATE},seed=${seed + 1}`]),
+      startChildSim('rtu', ['--path', pty.a, '--baud', '115200', '--preset', 'signature', '--faults', `${LATE},seed=${seed}`], { env: envFor('rtu') }),
+      startChildSim('rtutcp', ['--preset', 'signature', '--faults', `${LATE},seed=${seed + 1}`], { env: envFor('rtutcp') }),
       startChildSim('modbus', ['--preset', 'signature', '--faults', `${FEWER_LATE},seed=${seed + 2}`]),
       startChildSim('modbus', ['--preset', 'signature', '--faults', `${FEWER_LATE},seed=${seed + 3}`]),
-      startChildSim('rtutcp', ['--preset', 'signature', '--unit-id', UNITS.join(','), '--faults', `${FEWER_LATE},seed=${seed + 4}`]),
+      startChildSim('rtutcp', ['--preset', 'signature', '--unit-id', UNITS.join(','), '--faults', `${FEWER_LATE},seed=${seed + 4}`], { env: envFor('line') }),
       startChildSim('ascii', ['--model', 'ED-560', '--faults', `${LATE},seed=${seed + 5}`])
     ]);
     for (const s of sims) cleanups.push(() => s.stop());
@@ -165,7 +175,7 @@ async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
     const { yaml, expect } = drillConfig({ id, brokerPort, rtuPath: pty.b, rtutcp, tcp1, tcp8, line, ascii });
     const configPath = path.join(dir, 'gateway.yaml');
     fs.writeFileSync(configPath, yaml);
-    const gw = spawn(process.execPath, [NINES, 'run', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const gw = spawn(process.execPath, [NINES, 'run', configPath], { stdio: ['ignore', 'pipe', 'pipe'], env: envFor('gateway') });
     let gatewayLog = '';
     gw.stdout.on('data', (d) => { gatewayLog += d; if (gatewayLog.length > 1e6) gatewayLog = gatewayLog.slice(-5e5); });
     gw.stderr.on('data', (d) => { gatewayLog += d; });
@@ -205,7 +215,18 @@ async function runDrill ({ durationMs, seed = 7, log = () => {} }) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     let requests = 0;
     for (const j of jobs.values()) requests += j.ok + j.timeouts + j.errors;
-    return { jobs, requests, gatewayLog };
+    for (const s of sims) await s.stop(); // the simulators' traces are complete
+    const wire = trace
+      ? analyseWire(traceDir, {
+        windowMs: 2 * TIMEOUT_MS,
+        devices: [
+          { match: 'modbus+rtu:', sim: 'rtu' },
+          { match: `modbus+rtutcp://${hostPort(rtutcp)}`, sim: 'rtutcp' },
+          { match: `modbus+rtutcp://${hostPort(line)}`, sim: 'line' }
+        ]
+      })
+      : null;
+    return { jobs, requests, gatewayLog, wire };
   } finally {
     await cleanup();
   }

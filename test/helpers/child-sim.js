@@ -10,12 +10,13 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
  * cannot stall the device. Resolves once it printed its URL.
  * @param {string} kind ascii | modbus | rtutcp | rtu (rtu: give --path)
  * @param {string[]} [args]
+ * @param {{env?: object}} [opts] env: the child's environment (default: this process's)
  * @returns {Promise<{url: string, stop: () => Promise<void>}>}
  */
-function startChildSim (kind, args = []) {
+function startChildSim (kind, args = [], { env = process.env } = {}) {
   // a serial simulator opens the path given, and listens on no port
   const port = kind === 'rtu' ? [] : ['--port', '0'];
-  const child = spawn(process.execPath, [BIN, 'sim', kind, ...port, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'sim', kind, ...port, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   let err = '';
   const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,0 +1,121 @@
+'use strict';
+
+/**
+ * Reads the correlation drill's wire trace (wire-trace-preload.js) and finds every RTU reply that
+ * reached the gateway after it had written a newer request: the replies a master that matches by shape
+ * could take for the newer request's. Each is put in one class, by when it was written and read:
+ * - `early-write`: the gateway wrote the newer request less than timeout + quiet after the old one,
+ *   inside the window in which the old reply may still come: the gateway's fault;
+ * - `in-transit`: the simulator wrote the reply before the gateway wrote the newer request, and the
+ *   gateway read it only after: held up between the two (a PTY relay, the kernel, a thread pool or the
+ *   gateway's own event loop), later than the window allows for;
+ * - `late-device`: the simulator wrote the reply only after the gateway wrote the newer request: the
+ *   device answered later than the window (the simulator's own timers, late on a busy machine).
+ * `taken`: no reply and no timeout of the newer request came before it, so the gateway took it for that
+ * request's reply (a wrong value, unless its values happen to match).
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+/** An FC3 reply for two registers: unit, 3, 4, four data bytes, CRC */
+const REPLY_BYTES = 9;
+/** A gap between chunks longer than this starts a new frame (t3.5 at 115200 baud is 0.3 ms) */
+const FRAME_GAP_NS = 5000000n;
+
+/**
+ * @param {string} dir the trace folder
+ * @param {{windowMs: number, devices: {match: string, sim: string}[]}} o each RTU device: how its target URL
+ *   starts as the gateway traces it, and its simulator's trace label
+ * @returns {{device: string, replies: number, suspects: object[]}[]} per device: the replies read and the suspects
+ */
+function analyseWire (dir, { windowMs, devices }) {
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.trace'));
+  const read = (prefix) => files.filter((f) => f.startsWith(prefix + '-'))
+    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')));
+  const gateway = read('gateway');
+  const windowNs = BigInt(windowMs) * 1000000n;
+  return devices.map(({ match, sim }) => {
+    const events = gateway.filter((e) => e[2].startsWith(match)).map((e) => ({ kind: e[0], ns: BigInt(e[1]), hex: e[3] }));
+    events.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
+    const simEvents = read(sim).map((e) => ({ kind: e[0], ns: BigInt(e[1]), unit: Number(e[2]), address: Number(e[3]) }));
+    simEvents.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
+    const simLast = (kind, unit, address, beforeNs) => {
+      let found = null;
+      for (const e of simEvents) {
+        if (e.ns > beforeNs) break;
+        if (e.kind === kind && e.unit === unit && e.address === address) found = e;
+      }
+      return found;
+    };
+    const writes = []; // {ns, unit, address}
+    let since = null; // since the last write: a reply or a timeout came
+    let buf = '';
+    let lastRx = 0n;
+    let replies = 0;
+    const suspects = [];
+    for (const e of events) {
+      if (e.kind === 'w') {
+        const b = Buffer.from(e.hex, 'hex');
+        writes.push({ ns: e.ns, unit: b[0], address: b.readUInt16BE(2) });
+        since = null;
+        buf = '';
+        continue;
+      }
+      if (e.kind === 't') { since = since || 'timeout'; buf = ''; continue; }
+      if (buf !== '' && e.ns - lastRx > FRAME_GAP_NS) buf = '';
+      lastRx = e.ns;
+      buf += e.hex;
+      if (buf.length < REPLY_BYTES * 2) continue;
+      const frame = Buffer.from(buf.slice(0, REPLY_BYTES * 2), 'hex');
+      buf = buf.slice(REPLY_BYTES * 2);
+      replies++;
+      const unit = frame[0];
+      const address = frame.readUInt16BE(3) - unit * 1000;
+      const last = writes[writes.length - 1];
+      if (last === undefined) continue;
+      if (last.unit === unit && last.address === address) { since = since || 'reply'; continue; }
+      let own = null;
+      for (let i = writes.length - 1; i >= 0; i--) if (writes[i].unit === unit && writes[i].address === address) { own = writes[i]; break; }
+      if (own === null) continue;
+      const x = simLast('x', unit, address, e.ns);
+      const q = x === null ? null : simLast('q', unit, address, x.ns);
+      const ms = (ns) => Number(ns) / 1e6;
+      const cls = last.ns - own.ns < windowNs ? 'early-write' : (x !== null && x.ns < last.ns ? 'in-transit' : 'late-device');
+      suspects.push({
+        cls,
+        taken: since === null,
+        unit,
+        address,
+        nextUnit: last.unit,
+        nextAddress: last.address,
+        readMs: ms(e.ns - own.ns), // the old request's write → its reply read
+        nextWriteMs: ms(last.ns - own.ns), // the old request's write → the newer request's write
+        simInMs: q === null ? null : ms(q.ns - own.ns), // → the simulator took the request in
+        simOutMs: x === null ? null : ms(x.ns - own.ns) // → the simulator wrote its reply
+      });
+      since = since || 'foreign';
+    }
+    return { device: match, replies, suspects };
+  });
+}
+
+/**
+ * @param {ReturnType<typeof analyseWire>} result
+ * @returns {string} one line per device and class, and each taken suspect
+ */
+function formatWire (result) {
+  const lines = [];
+  for (const { device, replies, suspects } of result) {
+    const by = {};
+    for (const s of suspects) by[s.cls] = (by[s.cls] || 0) + 1;
+    const taken = suspects.filter((s) => s.taken);
+    lines.push(`${device}: ${replies} replies read, ${suspects.length} after a newer write (${JSON.stringify(by)}), ${taken.length} taken`);
+    for (const s of taken) {
+      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)} ms`);
+    }
+  }
+  return lines.join('\n');
+}
+
+module.exports = { analyseWire, formatWire };

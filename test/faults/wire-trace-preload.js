@@ -1,0 +1,60 @@
+'use strict';
+
+/**
+ * The correlation drill's wire trace (correlation.js, `trace: true`), loaded into the gateway and the
+ * RTU simulators with NODE_OPTIONS=--require, so the code under test is not changed to be measured.
+ * Each process (and worker thread) appends one line per event to <NINES_DRILL_TRACE>/<label>-<pid>-<thread>.trace:
+ *   gateway (drivers/modbus/rtu-transport.js): `w <ns> <target> <frame hex>` a request written,
+ *     `r <ns> <target> <chunk hex>` bytes read, `t <ns> <target>` the request in flight timed out;
+ *   simulator (simulators/modbus/rtu-line.js): `q <ns> <unit> <address>` a request taken in,
+ *     `x <ns> <unit> <address>` its reply written.
+ * <ns> is process.hrtime.bigint(), CLOCK_MONOTONIC on Linux: one clock for every process of the machine.
+ * A synchronous write per event: at the drill's rates (a few hundred events a second) it costs the
+ * gateway a few microseconds per request, far below the 100 ms timeouts the drill is about.
+ */
+
+const dir = process.env.NINES_DRILL_TRACE;
+if (dir) install(dir, process.env.NINES_DRILL_TRACE_LABEL || 'proc');
+
+function install (dir, label) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const { threadId } = require('node:worker_threads');
+  const hrtime = process.hrtime.bigint;
+  let fd = null;
+  const rec = (line) => {
+    if (fd === null) fd = fs.openSync(path.join(dir, `${label}-${process.pid}-${threadId}.trace`), 'a');
+    fs.writeSync(fd, line + '\n');
+  };
+
+  const { RtuTransport } = require('../../gateway/drivers/modbus/rtu-transport');
+  const { send, abort, _onData: onData } = RtuTransport.prototype;
+  RtuTransport.prototype.send = function (p) {
+    send.call(this, p);
+    rec(`w ${p.sentNs} ${this._target.url} ${this._txBuf.toString('hex')}`);
+  };
+  // NINES_DRILL_BREAK=hold: the line is not held after a timeout (the defect of issue 18), so the
+  // drill can show that it finds what it looks for
+  const breakHold = process.env.NINES_DRILL_BREAK === 'hold';
+  RtuTransport.prototype.abort = function (p) {
+    rec(`t ${hrtime()} ${this._target.url}`);
+    if (breakHold) { if (this._p === p) this._p = null; this._rxLen = 0; return; }
+    abort.call(this, p);
+  };
+  // bound in the constructor, so patched before any transport exists
+  RtuTransport.prototype._onData = function (chunk) {
+    rec(`r ${hrtime()} ${this._target.url} ${chunk.toString('hex')}`);
+    onData.call(this, chunk);
+  };
+
+  const { RtuLine } = require('../../gateway/simulators/modbus/rtu-line');
+  const { _frame: frame, _reply: reply } = RtuLine.prototype;
+  RtuLine.prototype._frame = function (buf, start, end) {
+    if (end - start >= 4) rec(`q ${hrtime()} ${buf[start]} ${buf.readUInt16BE(start + 2)}`);
+    frame.call(this, buf, start, end);
+  };
+  RtuLine.prototype._reply = function (unitId, buf, start, end) {
+    rec(`x ${hrtime()} ${unitId} ${buf.readUInt16BE(start + 1)}`);
+    reply.call(this, unitId, buf, start, end);
+  };
+}
