@@ -6,7 +6,8 @@
  * 71.30000305175781 for the float32 nearest 71.3). The rule:
  *
  * - a float32 is the shortest decimal that reads back as the same float32 (`Math.fround`): the
- *   float32 nearest 71.3 is 71.3. At most 9 significant digits, as every float32 needs.
+ *   float32 nearest 71.3 is 71.3. At most 9 significant digits, as every float32 needs. A float16
+ *   likewise (at most 5 digits), except a whole one, given as it is (65504, not 65500).
  * - raw × scale + offset is the exact decimal result, as a number: the raw value (an integer, or the
  *   float's shortest decimal) carries d₁ decimals, the scale d₂, the offset d₃, and the value is
  *   rounded to max(d₁ + d₂, d₃) decimals, the most the exact product and sum can have. So 701 at
