@@ -24,9 +24,9 @@
     'use strict';
 
     /** The fields a row edits, in the order they show */
-    var EDITED = ['name', 'table', 'address', 'type', 'order', 'bit', 'length', 'scale', 'offset', 'deadband', 'unit'];
+    var EDITED = ['name', 'table', 'address', 'type', 'order', 'bit', 'byte', 'length', 'scale', 'offset', 'deadband', 'unit'];
     /** The fields that show only for some tags */
-    var OPTIONAL = ['order', 'bit', 'length', 'scale', 'offset', 'deadband'];
+    var OPTIONAL = ['order', 'bit', 'byte', 'length', 'scale', 'offset', 'deadband'];
     /** The order select's value for a tag that gives wordOrder/byteOrder (kept as they came) */
     var PAIR = '=';
 

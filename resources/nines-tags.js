@@ -215,7 +215,7 @@
         var type = select('type').appendTo(cells);
         var orderSel = select('order').appendTo(cells);
         var fields = { order: orderSel };
-        ['bit', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) { fields[f] = input(f).appendTo(cells); });
+        ['bit', 'byte', 'length', 'scale', 'offset', 'deadband'].forEach(function (f) { fields[f] = input(f).appendTo(cells); });
         input('unit').appendTo(cells);
 
         /** A select's options: the runtime's values, then one it does not offer (a sheet's typo or alias, for the core to judge) */

@@ -19,11 +19,11 @@ const FILES = {
   'test/devices': ['spec', 'fifo'],
   'test/drivers': ['connection-options'],
   'test/scheduler': ['scheduler'],
-  'test/gateway': ['config', 'config-rules', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors', 'config-tags', 'config-sparkplug', 'spool', 'spool-recovery', 'store-forward', 'rounding'],
+  'test/gateway': ['config', 'config-rules', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors', 'config-tags', 'config-sparkplug', 'spool', 'spool-recovery', 'store-forward', 'rounding', 'register-types'],
   'test/tools': ['system-tools', 'unit-set', 'package'],
   // the docs' snippets run the CLI and a walkthrough (snippets.test.js): only the README's checks here
   'test/docs': ['readme'],
-  'test/tags': ['spec', 'plan', 'csv', 'write', 'values', 'editor-rows'],
+  'test/tags': ['spec', 'plan', 'csv', 'write', 'values', 'editor-rows', 'types'],
   'test/nodes': ['unit-list']
 };
 

@@ -8,6 +8,9 @@
  *   boiler_temp,holding,100,float32,CDAB,0.1,°C,0.2
  *   pump_on,coil,3,,,,,
  *
+ * A cell holds what the field holds in YAML: a bits tag's `bit` a range (4-6), an `enum` its pairs
+ * as text (0=off|1=heat|2=cool, tags/enum.js), `byte` high or low, `scaleFrom` a tag name.
+ *
  * Comma, semicolon (spreadsheets in locales with a decimal comma) or tab separated, found from the
  * header; quotes as RFC 4180; empty cells are absent fields; lines starting with # are comments.
  * Every problem names its line and column, the sheet's own coordinates, and the field: a malformed
@@ -23,6 +26,8 @@ const MAX_SHEET_BYTES = 2 * 1024 * 1024;
 const INTEGER_FIELDS = Object.freeze(['address', 'bit', 'length']);
 const NUMBER_FIELDS = Object.freeze(['scale', 'offset', 'deadband']);
 const BOOLEAN_FIELDS = Object.freeze(['readOnly']);
+/** A range of bits (a bits tag's `bit`), kept as text for the tag rules */
+const BIT_RANGE_TEXT = /^\d+\s*-\s*\d+$/;
 /** header spelling (lower case, no spaces, _ or -) → field */
 const COLUMNS = Object.freeze(Object.fromEntries(KEYS.map((k) => [k.toLowerCase(), k])));
 
@@ -111,6 +116,7 @@ function csvProblem (err, headerCells) {
 
 /** A cell as its field's type. */
 function typed (field, cell, line, column) {
+  if (field === 'bit' && BIT_RANGE_TEXT.test(cell)) return cell;
   if (INTEGER_FIELDS.includes(field) || NUMBER_FIELDS.includes(field)) {
     // a decimal comma from a semicolon-separated sheet (0,1) reads as 0.1
     const n = Number(cell.replace(/^(-?\d+),(\d+)$/, '$1.$2'));

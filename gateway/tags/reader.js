@@ -22,19 +22,19 @@
  */
 
 const { NinesError, toNinesError } = require('../base/errors');
-const { decodeBlock } = require('./decode');
+const { decodeBlock, applyScaleFrom, scaleLinks } = require('./decode');
 const { splitBlock } = require('./plan');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const EXCEPTION = 'NINES_ERR_MODBUS_EXCEPTION';
 /** Exceptions that mean "the read covers something the device does not have": split and retry */
 const MAP_EXCEPTIONS = Object.freeze([2, 3]);
-const OK = 'ok';
 
 /**
  * @typedef {object} PollResult
  * @property {Record<string, unknown>} values by tag name; null where quality is not ok
- * @property {Record<string, string>} quality by tag name: 'ok' or the error code
+ * @property {Record<string, string>} quality by tag name: 'ok' or the error code (a read's, or one of
+ *   values/quality.js for a register that holds no value)
  * @property {number} ts epoch ms when the last reply of the poll arrived (the values' read time)
  * @property {bigint|undefined} sentNs hrtime of the first write (undefined: nothing was sent)
  * @property {bigint} doneNs hrtime of the last reply
@@ -58,6 +58,8 @@ class TagReader {
     this.unitId = unitId;
     this.onTagError = onTagError || null;
     this.blocks = blocks.map((b) => this._prepare(b));
+    /** [tag, its scale tag] for tags scaled from another register: applied once a poll is in */
+    this.scaled = scaleLinks(tags);
     /** reads split after an exception, over this reader's life */
     this.splits = 0;
   }
@@ -108,8 +110,7 @@ class TagReader {
   _onReply (block, state, reply) {
     this._sent(state, reply.sentNs, reply.doneNs);
     try {
-      decodeBlock(block, this.tags, reply, state.values);
-      for (const i of block.tags) state.codes[i] = OK;
+      decodeBlock(block, this.tags, reply, state.values, state.codes);
     } catch (err) {
       const e = err instanceof NinesError ? err : new NinesError('NINES_ERR_BAD_REPLY', `the reply to ${block.label} does not hold what its tags need: ${err.message}`, { read: block.label });
       this._fail(block, state, e);
@@ -150,6 +151,7 @@ class TagReader {
 
   _settle (state) {
     if (--state.pending !== 0) return;
+    if (this.scaled.length !== 0) applyScaleFrom(this.tags, this.scaled, state.values, state.codes);
     const values = {};
     const quality = {};
     for (let i = 0; i < this.names.length; i++) {

@@ -17,19 +17,25 @@
  * - ASCII ED series: `input` and `output` (digital lines 0-7, ED-588 `@AA`), `counter` (0-7, `#AAN`),
  *   `analog` (analog output channel 0-3 of an ED-560, read back with `$AA6n`, in volts).
  *
- * Types: bool (bit tables and digital lines), bit (one bit of a register: `bit: 0-15`), int16,
- * uint16, int32, uint32, float32, int64, uint64, float64, string (`length` registers, two Latin-1
- * characters each). IEC 61131 names are accepted too (INT, UINT, DINT, UDINT, LINT, ULINT, REAL,
- * LREAL, WORD, DWORD, BOOL). Word and byte order: `order: ABCD|CDAB|BADC|DCBA`, or `wordOrder` and
+ * Types: bool (bit tables and digital lines), bit (one bit of a register: `bit: 0-15`), bits (an
+ * unsigned field of several bits of a register: `bit: 4-6`), int16, uint16, int32, uint32, float32,
+ * int64, uint64, float64, float16, bcd (4 digits), lbcd (8 digits, two registers), int8 and uint8
+ * (one byte of a register: `byte: high|low`), string (`length` registers, two Latin-1 characters
+ * each). IEC 61131 names are accepted too (INT, UINT, DINT, UDINT, LINT, ULINT, REAL, LREAL, WORD,
+ * DWORD, BOOL, SINT, USINT). Word and byte order: `order: ABCD|CDAB|BADC|DCBA`, or `wordOrder` and
  * `byteOrder` (values/registers.js explains the letters). Values are `raw × scale + offset`; the
- * deadband is in those engineering units.
+ * deadband is in those engineering units. An integer tag may map raw values to labels (`enum`,
+ * tags/enum.js); a numeric tag may take a power-of-ten exponent from an int16 tag of the same list
+ * (`scaleFrom`, SunSpec's scale factors): value = raw × scale × 10^exponent + offset.
  *
  * Overlap: two value tags may not share a register or a bit (a typo in an address, almost always);
- * `bit` tags may sit on a register another tag reads too (a status word and its named bits).
+ * tags of a part of a register (bit, bits, int8, uint8) may sit on a register another tag reads too
+ * (a status word and its named bits), but two of them may not share a bit.
  */
 
 const { NinesError } = require('../base/errors');
-const { TYPES, ORDERS } = require('../values/registers');
+const { TYPES, ORDERS, BYTES } = require('../values/registers');
+const { checkEnum } = require('./enum');
 const C = require('../base/constants');
 
 const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
@@ -43,7 +49,7 @@ const NAME_RE = new RegExp(`^${C.NOT_RESERVED}[A-Za-z_][A-Za-z0-9_.\\-/]{0,127}$
 const MAX_UNIT_LENGTH = 32;
 const MAX_DESCRIPTION_LENGTH = 256;
 const KEYS = Object.freeze(['name', 'table', 'address', 'type', 'bit', 'length', 'order', 'wordOrder', 'byteOrder',
-  'scale', 'offset', 'unit', 'deadband', 'readOnly', 'description']);
+  'scale', 'offset', 'unit', 'deadband', 'readOnly', 'description', 'byte', 'enum', 'scaleFrom']);
 
 /**
  * Tables per protocol: what they hold, which function code reads them, and how they are written.
@@ -76,20 +82,36 @@ const TYPE_ALIASES = Object.freeze({
   real: 'float32',
   float: 'float32',
   lreal: 'float64',
-  double: 'float64'
+  double: 'float64',
+  half: 'float16',
+  sint: 'int8',
+  usint: 'uint8'
 });
 
 /** Types a register tag may have */
-const REGISTER_TYPES = Object.freeze(['bit', 'int16', 'uint16', 'int32', 'uint32', 'float32', 'int64', 'uint64', 'float64', 'string']);
-const NUMERIC_TYPES = Object.freeze(['int16', 'uint16', 'int32', 'uint32', 'float32', 'int64', 'uint64', 'float64']);
+const REGISTER_TYPES = Object.freeze(['bit', 'int16', 'uint16', 'int32', 'uint32', 'float32', 'int64', 'uint64', 'float64', 'string',
+  'bits', 'float16', 'bcd', 'lbcd', 'int8', 'uint8']);
+const NUMERIC_TYPES = Object.freeze(['int16', 'uint16', 'int32', 'uint32', 'float32', 'int64', 'uint64', 'float64', 'float16', 'bcd', 'lbcd', 'int8', 'uint8']);
+/** Types that read a part of one register: read-only (a write would rewrite the rest), and may share a register with a value tag */
+const PART_TYPES = Object.freeze(['bit', 'bits', 'int8', 'uint8']);
+/** Types whose raw values an enum may label */
+const ENUM_TYPES = Object.freeze(['int16', 'uint16', 'int32', 'uint32', 'bcd', 'lbcd', 'int8', 'uint8', 'bits']);
+/** The fields an enum tag takes none of: its labels name raw values */
+const NOT_WITH_ENUM = Object.freeze(['scale', 'offset', 'deadband', 'scaleFrom']);
+const BIT_RANGE = /^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$/;
 
 /**
  * @typedef {object} Tag
  * @property {string} name
  * @property {string} table coil|discrete|holding|input (Modbus); input|output|counter|analog (ASCII)
  * @property {number} address 0-based register or bit address; ASCII: the line or channel
- * @property {string} type bool|bit|int16|uint16|int32|uint32|float32|int64|uint64|float64|string
- * @property {number|null} bit 0-15 for type bit
+ * @property {string} type bool|bit|bits|int16|uint16|int32|uint32|float32|int64|uint64|float64|string|
+ *   float16|bcd|lbcd|int8|uint8
+ * @property {number|null} bit 0-15 for type bit; the lowest bit of the field for type bits
+ * @property {number} [width] type bits: how many bits, 1-16
+ * @property {'high'|'low'} [byte] int8 and uint8: which byte of the register
+ * @property {Record<string, string>} [enum] raw value (decimal text) → label; the value published is the label
+ * @property {string} [scaleFrom] the name of the int16 tag of the same list whose value is this tag's power-of-ten exponent
  * @property {number} span registers (register tables) or bits (bit tables) the tag reads; 1 on ASCII
  * @property {'big'|'little'} wordOrder
  * @property {'big'|'little'} byteOrder
@@ -152,13 +174,36 @@ function checkTags (list, ctx) {
     tags.push(tag);
     at.push(i);
   });
-  const clashes = tagConflicts(tags);
+  const clashes = tagConflicts(tags).concat(scaleProblems(tags));
   for (const c of clashes) add([at[c.at], c.field], c.value, c.rule);
   const bad = new Set(clashes.map((c) => c.at));
   const passed = tags.filter((_, k) => !bad.has(k));
   const key = contextKey(ctx);
   for (const t of passed) BUILT_TAG.set(t, key);
   return { tags: passed, problems };
+}
+
+/**
+ * A scaleFrom must name an int16 tag of the same list with nothing of its own applied (its value is
+ * the exponent as the register holds it): the list is what one poll reads, so both are read together.
+ * @param {Tag[]} tags
+ * @returns {Array<{at: number, field: string, value: unknown, rule: string}>}
+ */
+function scaleProblems (tags) {
+  const out = [];
+  const byName = new Map(tags.map((t) => [t.name, t]));
+  tags.forEach((t, k) => {
+    if (t.scaleFrom === undefined) return;
+    const s = byName.get(t.scaleFrom);
+    let rule = null;
+    if (s === undefined) rule = 'names no tag of this list: the scale register must be a tag of the same list (or group), so both are read in the same poll';
+    else if (s === t) rule = 'names the tag itself';
+    else if (s.type !== 'int16' || s.scale !== 1 || s.offset !== 0 || s.enum !== undefined || s.scaleFrom !== undefined) {
+      rule = `names tag "${s.name}", which must be an int16 without scale, offset, enum or scaleFrom (its value is the power-of-ten exponent)`;
+    }
+    if (rule !== null) out.push({ at: k, field: 'scaleFrom', value: t.scaleFrom, rule });
+  });
+  return out;
 }
 
 /** The limits a tag is checked under, as one string */
@@ -276,10 +321,16 @@ function checkTag (raw, i, modbus, limits, add) {
 
   const takes = tagFields(t.kind, tag.type);
   if (takes.includes('bit')) {
-    if (!Number.isInteger(raw.bit) || raw.bit < 0 || raw.bit > 15) add([i, 'bit'], raw.bit, 'must be an integer from 0 to 15 for type bit (bit 0 is the least significant)');
-    else tag.bit = raw.bit;
+    checkBit(raw, tag, add, i);
   } else if (raw.bit !== undefined) {
-    add([i, 'bit'], raw.bit, 'is only used with type bit');
+    add([i, 'bit'], raw.bit, 'is only used with type bit (or bits, a range such as 4-6)');
+  }
+  if (takes.includes('byte')) {
+    const byte = typeof raw.byte === 'string' ? raw.byte.trim().toLowerCase() : raw.byte;
+    if (!BYTES.includes(byte)) add([i, 'byte'], raw.byte, `must be high or low for type ${tag.type}: which byte of the register holds it (high is the first on the wire)`);
+    else tag.byte = byte;
+  } else if (raw.byte !== undefined) {
+    add([i, 'byte'], raw.byte, 'is only used with type int8 or uint8');
   }
   if (takes.includes('length')) {
     if (!Number.isInteger(raw.length) || raw.length < 1 || raw.length > C.MODBUS_MAX_READ_REGISTERS) {
@@ -289,7 +340,7 @@ function checkTag (raw, i, modbus, limits, add) {
     }
   } else if (raw.length !== undefined) {
     add([i, 'length'], raw.length, 'is only used with type string');
-  } else if (t.kind === 'registers' && tag.type !== 'bit') {
+  } else if (t.kind === 'registers' && !PART_TYPES.includes(tag.type)) {
     tag.span = TYPES[tag.type].words;
   }
   if (t.kind === 'registers' && tag.span > limits.registers) {
@@ -314,6 +365,12 @@ function checkTag (raw, i, modbus, limits, add) {
     else if (typeof raw.deadband !== 'number' || !Number.isFinite(raw.deadband) || raw.deadband < 0) add([i, 'deadband'], raw.deadband, 'must be a number ≥ 0 (engineering units)');
     else tag.deadband = raw.deadband;
   }
+  checkEnumField(raw, tag, takes.includes('enum'), add, i);
+  if (raw.scaleFrom !== undefined) {
+    if (!takes.includes('scaleFrom')) add([i, 'scaleFrom'], raw.scaleFrom, `applies to numeric register tags only, not ${tag.type}`);
+    else if (typeof raw.scaleFrom !== 'string' || !NAME_RE.test(raw.scaleFrom)) add([i, 'scaleFrom'], raw.scaleFrom, 'must be the name of an int16 tag of the same list');
+    else tag.scaleFrom = raw.scaleFrom;
+  }
   if (raw.unit !== undefined) {
     if (typeof raw.unit !== 'string' || raw.unit.length > MAX_UNIT_LENGTH) add([i, 'unit'], raw.unit, `must be a string of at most ${MAX_UNIT_LENGTH} characters`);
     else if (raw.unit !== '') tag.unit = raw.unit;
@@ -328,9 +385,42 @@ function checkTag (raw, i, modbus, limits, add) {
     else tag.readOnly = raw.readOnly;
   }
   // a bit of a register would need a read-modify-write of its register: another writer between the
-  // two would be overwritten, so bit tags are read-only
-  if (tag.type === 'bit') tag.readOnly = true;
+  // two would be overwritten, so bit tags are read-only, and so are the other parts of a register.
+  // A scaled-from tag's raw value depends on an exponent read in a poll, which a write would have to
+  // read first
+  if (PART_TYPES.includes(tag.type) || tag.scaleFrom !== undefined) tag.readOnly = true;
   return tag;
+}
+
+/** `bit` of a bit tag (0-15) or a bits tag (a range "4-6", or one bit) */
+function checkBit (raw, tag, add, i) {
+  if (tag.type === 'bit') {
+    if (!Number.isInteger(raw.bit) || raw.bit < 0 || raw.bit > 15) add([i, 'bit'], raw.bit, 'must be an integer from 0 to 15 for type bit (bit 0 is the least significant)');
+    else tag.bit = raw.bit;
+    return;
+  }
+  const m = typeof raw.bit === 'string' ? BIT_RANGE.exec(raw.bit) : null;
+  const [lo, hi] = Number.isInteger(raw.bit) ? [raw.bit, raw.bit] : m !== null ? [Number(m[1]), Number(m[2])] : [-1, -1];
+  if (lo < 0 || hi > 15 || lo > hi) {
+    add([i, 'bit'], raw.bit, 'must be a range of bits such as "4-6" (lowest-highest, 0-15, bit 0 the least significant), or one bit 0-15, for type bits');
+    return;
+  }
+  tag.bit = lo;
+  tag.width = hi - lo + 1;
+}
+
+/** `enum`: labels of an integer tag's raw values, with none of the fields that change the raw value */
+function checkEnumField (raw, tag, takesEnum, add, i) {
+  if (raw.enum === undefined) return;
+  if (!takesEnum) {
+    add([i, 'enum'], raw.enum, `applies to integer register tags only (${ENUM_TYPES.join(', ')}), not ${tag.type}`);
+    return;
+  }
+  const with_ = NOT_WITH_ENUM.filter((k) => raw[k] !== undefined);
+  if (with_.length !== 0) add([i, with_[0]], raw[with_[0]], 'cannot be combined with enum: its labels name raw values');
+  const [min, max] = tag.type === 'bits' ? [0, 2 ** tag.width - 1] : [TYPES[tag.type].min, TYPES[tag.type].max];
+  const labels = checkEnum(raw.enum, min, max, (path, value, rule) => add([i, 'enum', ...path], value, rule));
+  if (labels !== null) tag.enum = labels;
 }
 
 /** The optional fields of a tag of each kind: what tagFields answers, by its one rule */
@@ -348,10 +438,14 @@ const NUMBER_FIELDS = Object.freeze(['scale', 'offset', 'deadband']);
  */
 function tagFields (kind, type) {
   const out = [];
-  if (kind === 'registers' && type !== 'bit') out.push(...ORDER_FIELDS);
-  if (kind === 'registers' && type === 'bit') out.push('bit');
-  if (kind === 'registers' && type === 'string') out.push('length');
+  const registers = kind === 'registers';
+  if (registers && !PART_TYPES.includes(type)) out.push(...ORDER_FIELDS);
+  if (registers && (type === 'bit' || type === 'bits')) out.push('bit');
+  if (registers && TYPES[type] !== undefined && TYPES[type].byte) out.push('byte');
+  if (registers && type === 'string') out.push('length');
   if (NUMERIC_TYPES.includes(type) || kind === 'counter' || kind === 'analog') out.push(...NUMBER_FIELDS);
+  if (registers && ENUM_TYPES.includes(type)) out.push('enum');
+  if (registers && NUMERIC_TYPES.includes(type)) out.push('scaleFrom');
   return out;
 }
 
@@ -449,27 +543,41 @@ function checkOrder (raw, tag, takesOrder, add, i) {
 function checkOverlaps (tags, add) {
   const groups = new Map();
   tags.forEach((t, k) => {
-    const key = `${t.table}/${t.type === 'bit' ? 'bit' : 'value'}`;
+    const key = `${t.table}/${PART_TYPES.includes(t.type) ? 'bit' : 'value'}`;
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(k);
   });
   for (const [key, list] of groups) {
-    list.sort((a, b) => tags[a].address - tags[b].address || (tags[a].bit || 0) - (tags[b].bit || 0) || a - b);
     const bits = key.endsWith('/bit');
+    list.sort((a, b) => tags[a].address - tags[b].address || (bits ? partBits(tags[a])[0] - partBits(tags[b])[0] : 0) || a - b);
     let prev = null;
     for (const k of list) {
       const t = tags[k];
       if (prev !== null) {
-        const clash = bits ? prev.address === t.address && prev.bit === t.bit : t.address < prev.address + prev.span;
+        const clash = bits ? prev.address === t.address && partBits(t)[0] <= partBits(prev)[1] : t.address < prev.address + prev.span;
         if (clash) {
-          const where = bits ? `bit ${t.bit} of ${t.table} ${t.address}` : `${t.table} ${prev.address}-${prev.address + prev.span - 1}`;
+          const where = bits ? `${partText(t, prev)} of ${t.table} ${t.address}` : `${t.table} ${prev.address}-${prev.address + prev.span - 1}`;
           add(k, 'address', t.address, `overlaps tag "${prev.name}" (${where}); two tags may not read the same ${bits ? 'bit' : 'register or bit'}`);
           continue;
         }
       }
-      if (prev === null || bits || t.address + t.span > prev.address + prev.span) prev = t;
+      if (prev === null || (bits ? prev.address !== t.address || partBits(t)[1] > partBits(prev)[1] : t.address + t.span > prev.address + prev.span)) prev = t;
     }
   }
+}
+
+/** The bits of its register a part tag reads, [lowest, highest] (bit 0 the least significant) */
+function partBits (t) {
+  if (t.type === 'bit') return [t.bit, t.bit];
+  if (t.type === 'bits') return [t.bit, t.bit + t.width - 1];
+  return t.byte === 'high' ? [8, 15] : [0, 7];
+}
+
+/** The bits two part tags share, for a message: "bit 4", "bits 4-6" */
+function partText (t, prev) {
+  const lo = Math.max(partBits(t)[0], partBits(prev)[0]);
+  const hi = Math.min(partBits(t)[1], partBits(prev)[1]);
+  return lo === hi ? `bit ${lo}` : `bits ${lo}-${hi}`;
 }
 
 /** `[3].address` from [3, 'address'] */
@@ -523,4 +631,4 @@ function tableInfo (protocol, table) {
   return (protocol === 'ascii' ? ASCII_TABLES : MODBUS_TABLES)[table];
 }
 
-module.exports = { checkTags, tagConflicts, buildTags, tagContext, tableInfo, tagFields, readTag, DEFAULT_MAX_GAP, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, MAX_TAGS, KEYS };
+module.exports = { checkTags, tagConflicts, buildTags, tagContext, tableInfo, tagFields, readTag, DEFAULT_MAX_GAP, formatPath, MODBUS_TABLES, ASCII_TABLES, NUMERIC_TYPES, REGISTER_TYPES, PART_TYPES, MAX_TAGS, KEYS };

@@ -12,13 +12,16 @@
  * last one is not atomic: between two of its writes the device holds half a new value (docs/lines.md
  * says so; such devices leave no other way). ASCII ED series: an output line is `#AAAcDD`, an analog
  * channel `#AAn+DD.DDD` (volts after scale and offset).
- * Read-only tags (inputs, discrete inputs, bits of a register, tags marked readOnly) are refused.
+ * An enum tag takes one of its labels (or a raw value its enum names) and writes that raw value.
+ * Read-only tags (inputs, discrete inputs, parts of a register, tags scaled from another register,
+ * tags marked readOnly) are refused.
  */
 
 const { NinesError, toNinesError } = require('../base/errors');
 const { encodeOne, encodeValues, toBit, show } = require('../values/registers');
 const ascii = require('../drivers/ascii/command');
 const { notWritten, unknownError } = require('./write-outcome');
+const { valueOf } = require('./enum');
 
 const MAX_WRITE_TAGS = 1000;
 
@@ -100,6 +103,14 @@ function encodeOps (tag, value, ctx, shown) {
   if (tag.type === 'string') {
     if (typeof value !== 'string') throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a string of at most ${tag.span * 2} characters; got ${shown()}`, { type: 'string' });
     words = encodeValues(value, { type: 'string', byteOrder: tag.byteOrder, count: tag.span * 2 });
+  } else if (tag.enum !== undefined) {
+    const raw = valueOf(tag.enum, value);
+    if (raw === undefined) {
+      const labels = Object.values(tag.enum);
+      const some = labels.slice(0, 10).map((l) => JSON.stringify(l)).join(', ') + (labels.length > 10 ? ', …' : '');
+      throw new NinesError('NINES_ERR_INVALID_VALUE', `${shown()} is not a label of its enum (${some})`, { type: tag.type });
+    }
+    words = encodeOne(raw, { ...tag, shown });
   } else {
     words = encodeOne(value, { ...tag, shown });
   }
@@ -118,6 +129,9 @@ function toVolts (v, tag, shown) {
 
 function readOnlyWhy (tag) {
   if (tag.type === 'bit') return 'a bit of a register: writing it would overwrite the other 15 bits';
+  if (tag.type === 'bits') return `bits ${tag.bit}-${tag.bit + tag.width - 1} of a register: writing them would overwrite the other bits`;
+  if (tag.type === 'int8' || tag.type === 'uint8') return `the ${tag.byte} byte of a register: writing it would overwrite the other byte`;
+  if (tag.scaleFrom !== undefined) return `its scale comes from tag ${JSON.stringify(tag.scaleFrom)}, read in a poll: a write would have to read it first`;
   if (tag.table === 'discrete' || tag.table === 'input' || tag.table === 'counter') return `${tag.table} is a read-only table`;
   return 'marked readOnly';
 }

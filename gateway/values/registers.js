@@ -24,8 +24,14 @@
 
 const { NinesError } = require('../base/errors');
 const { engineeringValue } = require('./rounding');
+const { readBcd, writeBcd } = require('./bcd');
+const { halfToNumber, numberToHalf, f16round, FLOAT16_MAX } = require('./float16');
 
-/** Type → registers per value; `bool` packs 16 values per register, `string` 2 characters */
+/**
+ * Type → registers per value; `bool` packs 16 values per register, `string` 2 characters. `bcd`
+ * and `lbcd` hold 4 and 8 decimal digits (bcd.js); `int8` and `uint8` one byte of a register,
+ * named by the `byte` option (`high`, the first byte on the wire, or `low`), the other byte left alone.
+ */
 const TYPES = Object.freeze({
   int16: { words: 1, integer: true, min: -0x8000, max: 0x7FFF },
   uint16: { words: 1, integer: true, min: 0, max: 0xFFFF },
@@ -36,8 +42,16 @@ const TYPES = Object.freeze({
   uint64: { words: 4, integer: true, big: true, min: 0n, max: 2n ** 64n - 1n },
   float64: { words: 4 },
   bool: { bitsPerWord: 16 },
-  string: { charsPerWord: 2 }
+  string: { charsPerWord: 2 },
+  float16: { words: 1 },
+  bcd: { words: 1, integer: true, min: 0, max: 9999 },
+  lbcd: { words: 2, integer: true, min: 0, max: 99999999 },
+  int8: { words: 1, integer: true, byte: true, min: -0x80, max: 0x7F },
+  uint8: { words: 1, integer: true, byte: true, min: 0, max: 0xFF }
 });
+
+/** The two bytes of a register an 8-bit value may sit in: high is the first on the wire */
+const BYTES = Object.freeze(['high', 'low']);
 
 /** The four common orders by their letters, for editors and configs */
 const ORDERS = Object.freeze({
@@ -131,6 +145,12 @@ function normalizeOptions (opts = {}) {
   if (!Number.isFinite(scale) || scale === 0) fail(`scale must be a finite number other than 0; got ${show(opts.scale)}`, { field: 'scale', value: opts.scale });
   if (!Number.isFinite(offset)) fail(`offset must be a finite number; got ${show(opts.offset)}`, { field: 'offset', value: opts.offset });
   const out = { type, wordOrder, byteOrder, scale, offset };
+  if (TYPES[type].byte) {
+    if (!BYTES.includes(opts.byte)) fail(`byte must be "high" or "low" for ${type} (which byte of the register holds it); got ${show(opts.byte)}`, { field: 'byte', value: opts.byte });
+    out.byte = opts.byte;
+  } else if (opts.byte !== undefined && opts.byte !== null) {
+    fail(`byte is only used with int8 and uint8; got ${show(opts.byte)} for ${type}`, { field: 'byte', value: opts.byte });
+  }
   if (opts.count !== undefined && opts.count !== null && opts.count !== '') {
     const count = primitive(Number, opts.count, NaN);
     if (!Number.isInteger(count) || count < 1) fail(`count must be a positive integer; got ${show(opts.count)}`, { field: 'count', value: opts.count });
@@ -192,21 +212,44 @@ function readRaw (b, type) {
     case 'int64': return b.readBigInt64BE(0);
     case 'uint64': return b.readBigUInt64BE(0);
     case 'float64': return b.readDoubleBE(0);
+    case 'float16': return halfToNumber(b.readUInt16BE(0));
+    case 'bcd': return readBcd(b, 4);
+    case 'lbcd': return readBcd(b, 8);
   }
   /* c8 ignore next */
   throw new Error(`unreachable type ${type}`);
 }
 
 /**
+ * The raw value of one value of a numeric type (not bool or string) that starts at bytes[byteOffset],
+ * before scale and offset: NaN or ±Infinity as a float holds them, NaN for a BCD register with a
+ * nibble above 9 (quality.js says what each means).
+ * @param {Buffer} bytes register bytes, big-endian as on the wire
+ * @param {number} byteOffset where the value's first register starts
+ * @param {{type: string, wordOrder: string, byteOrder: string, byte?: string}} o options from
+ *   normalizeOptions, or a checked tag
+ * @returns {number|bigint}
+ */
+function decodeRaw (bytes, byteOffset, o) {
+  const t = TYPES[o.type];
+  if (t.byte) {
+    // the byte as on the wire: `byte` names it, so the byte order does not apply
+    const v = bytes[byteOffset + (o.byte === 'high' ? 0 : 1)];
+    return o.type === 'int8' ? (v << 24) >> 24 : v;
+  }
+  return readRaw(ordered(bytes, byteOffset, t.words, o), o.type);
+}
+
+/**
  * Decodes one value of a numeric type (not bool or string) that starts at bytes[byteOffset].
  * @param {Buffer} bytes register bytes, big-endian as on the wire
  * @param {number} byteOffset where the value's first register starts
- * @param {{type: string, wordOrder: string, byteOrder: string, scale: number, offset: number}} o
+ * @param {{type: string, wordOrder: string, byteOrder: string, scale: number, offset: number, byte?: string}} o
  *   options from normalizeOptions
  * @returns {number|bigint}
  */
 function decodeOne (bytes, byteOffset, o) {
-  return engineeringValue(readRaw(ordered(bytes, byteOffset, TYPES[o.type].words, o), o.type), o.type, o.scale, o.offset);
+  return engineeringValue(decodeRaw(bytes, byteOffset, o), o.type, o.scale, o.offset);
 }
 
 /**
@@ -215,11 +258,16 @@ function decodeOne (bytes, byteOffset, o) {
  * Numeric types return an array of numbers (64-bit integers beyond ±2^53 come as BigInt, so no
  * digit is lost; with a scale or offset they become numbers). `bool` returns one boolean per bit,
  * bit 0 of the first register first. `string` returns one string: two characters per register,
- * high byte first (byteOrder little swaps them), trailing NULs and spaces removed.
+ * high byte first (byteOrder little swaps them: low-high), NULs and spaces that pad it at either
+ * end removed. `int8`/`uint8` give one value per register, from the byte `byte` names. A float
+ * that is NaN or ±Infinity and a BCD register with a nibble above 9 (NaN) are returned as they are:
+ * tags turn them into a quality code (quality.js).
  *
  * @param {number[]|Buffer} words registers as uint16 numbers, or their raw big-endian bytes
  * @param {object} [opts]
- * @param {string} [opts.type='uint16'] int16|uint16|int32|uint32|float32|int64|uint64|float64|bool|string
+ * @param {string} [opts.type='uint16'] int16|uint16|int32|uint32|float32|int64|uint64|float64|bool|string|
+ *   float16|bcd|lbcd|int8|uint8
+ * @param {'high'|'low'} [opts.byte] for int8 and uint8: which byte of the register
  * @param {'big'|'little'} [opts.wordOrder='big'] order of the registers of one value
  * @param {'big'|'little'} [opts.byteOrder='big'] order of the bytes inside a register
  * @param {string} [opts.order] ABCD|CDAB|BADC|DCBA, instead of wordOrder and byteOrder
@@ -239,7 +287,8 @@ function decodeRegisters (words, opts) {
     const chars = o.count === undefined ? nWords * 2 : o.count;
     if (chars > nWords * 2) fail(`${chars} characters need ${registersFor('string', chars)} registers; got ${nWords}`, { field: 'count', value: chars });
     const b = ordered(bytes, 0, nWords, { wordOrder: 'big', byteOrder: o.byteOrder }).subarray(0, chars);
-    return b.toString('latin1').replace(/[\0 ]+$/, '');
+    // padding on either side: devices pad with NULs or spaces, some right-aligned
+    return b.toString('latin1').replace(/^[\0 ]+|[\0 ]+$/g, '');
   }
 
   if (o.type === 'bool') {
@@ -325,10 +374,11 @@ function toRaw (v, i, o) {
     if (raw < t.min || raw > t.max) {
       failValue(`${shown()} (values[${i}]) gives raw ${String(raw)}, outside ${o.type} range ${String(t.min)} to ${String(t.max)}`, { field: `values[${i}]`, value: shown(), type: o.type });
     }
-  } else if (o.type === 'float32') {
-    const stored = Math.fround(raw);
-    if (!Number.isFinite(stored)) failValue(`${shown()} (values[${i}]) is outside the float32 range (±${FLOAT32_MAX}): it would be stored as Infinity`, { field: `values[${i}]`, value: shown(), type: o.type });
-    if (stored === 0 && raw !== 0) failValue(`${shown()} (values[${i}]) is too small for float32 (below about 1.4e-45): it would be stored as 0`, { field: `values[${i}]`, value: shown(), type: o.type });
+  } else if (o.type === 'float32' || o.type === 'float16') {
+    const half = o.type === 'float16';
+    const stored = half ? f16round(raw) : Math.fround(raw);
+    if (!Number.isFinite(stored)) failValue(`${shown()} (values[${i}]) is outside the ${o.type} range (±${half ? FLOAT16_MAX : FLOAT32_MAX}): it would be stored as Infinity`, { field: `values[${i}]`, value: shown(), type: o.type });
+    if (stored === 0 && raw !== 0) failValue(`${shown()} (values[${i}]) is too small for ${o.type} (below about ${half ? '6e-8' : '1.4e-45'}): it would be stored as 0`, { field: `values[${i}]`, value: shown(), type: o.type });
   } else if (!Number.isFinite(raw)) {
     failValue(`${shown()} (values[${i}]) gives raw ${raw} after scale and offset, which float64 cannot hold`, { field: `values[${i}]`, value: shown(), type: o.type });
   }
@@ -345,7 +395,25 @@ function writeRaw (b, type, raw) {
     case 'int64': return b.writeBigInt64BE(raw, 0);
     case 'uint64': return b.writeBigUInt64BE(raw, 0);
     case 'float64': return b.writeDoubleBE(raw, 0);
+    case 'float16': return b.writeUInt16BE(numberToHalf(raw), 0);
+    case 'bcd': return writeBcd(b, raw, 4);
+    case 'lbcd': return writeBcd(b, raw, 8);
   }
+}
+
+/**
+ * The registers of one checked raw value: an 8-bit value in its byte (the other byte 0: a write of
+ * the whole register would clear it, so tags of one byte are read-only), the rest by their orders.
+ * @param {Buffer} b scratch of the type's registers
+ * @param {number|bigint} raw from toRaw
+ * @param {object} o normalized options (or a checked tag)
+ * @returns {number[]}
+ */
+function rawWords (b, raw, o) {
+  const t = TYPES[o.type];
+  if (t.byte) return [o.byte === 'high' ? (raw & 0xFF) << 8 : raw & 0xFF];
+  writeRaw(b, o.type, raw);
+  return unorder(b, t.words, o);
 }
 
 /** Puts big-endian value bytes into register order (the inverse of `ordered`). */
@@ -397,8 +465,7 @@ function encodeValues (values, opts) {
   const out = [];
   const b = Buffer.alloc(t.words * 2);
   list.forEach((v, i) => {
-    writeRaw(b, o.type, toRaw(v, i, o));
-    out.push(...unorder(b, t.words, o));
+    out.push(...rawWords(b, toRaw(v, i, o), o));
   });
   return out;
 }
@@ -412,9 +479,7 @@ function encodeValues (values, opts) {
  */
 function encodeOne (value, o) {
   const t = TYPES[o.type];
-  const b = Buffer.alloc(t.words * 2);
-  writeRaw(b, o.type, toRaw(value, 0, o));
-  return unorder(b, t.words, o);
+  return rawWords(Buffer.alloc(t.words * 2), toRaw(value, 0, o), o);
 }
 
-module.exports = { decodeRegisters, decodeOne, encodeValues, encodeOne, toBit, show, registersFor, normalizeOptions, TYPES, ORDERS };
+module.exports = { decodeRegisters, decodeOne, decodeRaw, encodeValues, encodeOne, toBit, show, registersFor, normalizeOptions, TYPES, ORDERS, BYTES };

@@ -6,7 +6,8 @@
  * 71.30000305175781 for the float32 nearest 71.3). The rule:
  *
  * - a float32 is the shortest decimal that reads back as the same float32 (`Math.fround`): the
- *   float32 nearest 71.3 is 71.3. At most 9 significant digits, as every float32 needs.
+ *   float32 nearest 71.3 is 71.3. At most 9 significant digits, as every float32 needs. A float16
+ *   likewise (at most 5 digits), except a whole one, given as it is (65504, not 65500).
  * - raw × scale + offset is the exact decimal result, as a number: the raw value (an integer, or the
  *   float's shortest decimal) carries d₁ decimals, the scale d₂, the offset d₃, and the value is
  *   rounded to max(d₁ + d₂, d₃) decimals, the most the exact product and sum can have. So 701 at
@@ -21,6 +22,8 @@
  * Deadbands compare such values with a tolerance for the arithmetic's own error (exceedsDeadband),
  * so a step of exactly one deadband is never taken for more than the deadband, whatever the digits.
  */
+
+const { f16round } = require('./float16');
 
 /** Below 2^52 an integer times a power of ten ≤ 10^22 rounds to the right integer */
 const EXACT_LIMIT = 2 ** 52;
@@ -59,11 +62,28 @@ function decimalsOf (x) {
  * @returns {number}
  */
 function shortestFloat32 (raw) {
+  return shortest(raw, Math.fround, 9);
+}
+
+/**
+ * The shortest decimal that reads back as the same half (float16): 0x3555 is 0.333251953125,
+ * given as 0.3333. At most 5 significant digits, as every half needs. A whole half is given as it
+ * is: every half from 1024 up is whole, and 65504 (0x7BFF) given as 65500 would read as a rounded
+ * number, not the register's.
+ * @param {number} raw a half's value
+ * @returns {number}
+ */
+function shortestFloat16 (raw) {
+  return Number.isInteger(raw) ? raw : shortest(raw, f16round, 5);
+}
+
+/** The fewest significant digits (up to maxDigits) that `round` takes back to raw */
+function shortest (raw, round, maxDigits) {
   if (!Number.isFinite(raw) || raw === 0) return raw;
   const e = Math.floor(Math.log10(Math.abs(raw)));
-  for (let p = 1; p <= 9; p++) {
+  for (let p = 1; p <= maxDigits; p++) {
     const c = withDigits(raw, p, p - 1 - e);
-    if (Math.fround(c) === raw) return c;
+    if (round(c) === raw) return c;
   }
   /* c8 ignore next */
   return raw;
@@ -114,7 +134,7 @@ function scaleExact (raw, scale, offset) {
 /**
  * A decoded raw value as the engineering value published, by the rule above.
  * @param {number|bigint} raw as the register bytes give it
- * @param {string} type int16|uint16|int32|uint32|float32|int64|uint64|float64
+ * @param {string} type int16|uint16|int32|uint32|float32|int64|uint64|float64, or float16, bcd, lbcd, int8, uint8
  * @param {number} scale
  * @param {number} offset
  * @returns {number|bigint} a bigint only for a 64-bit integer beyond ±2^53 with no scale or offset
@@ -129,8 +149,21 @@ function engineeringValue (raw, type, scale, offset) {
     }
     return scaleExact(Number(raw), scale, offset);
   }
-  const v = type === 'float32' ? shortestFloat32(raw) : raw;
+  const v = type === 'float32' ? shortestFloat32(raw) : type === 'float16' ? shortestFloat16(raw) : raw;
   return plain ? v : scaleExact(v, scale, offset);
+}
+
+/**
+ * x × 10^exponent as the decimal it is: 0.1 at -2 is 0.001, not 0.0010000000000000002. For a
+ * scale taken from a scale-factor register (SunSpec), so the value is rounded as a written scale is.
+ * @param {number} x finite, not 0
+ * @param {number} exponent an integer
+ * @returns {number}
+ */
+function timesPowerOfTen (x, exponent) {
+  if (exponent === 0) return x;
+  const [mantissa, e] = x.toExponential().split('e');
+  return Number(`${mantissa}e${Number(e) + exponent}`);
 }
 
 /**
@@ -147,4 +180,4 @@ function exceedsDeadband (a, b, deadband) {
   return d - deadband > 2 * Number.EPSILON * (Math.abs(a) + Math.abs(b) + deadband);
 }
 
-module.exports = { engineeringValue, scaleExact, shortestFloat32, decimals, exceedsDeadband };
+module.exports = { engineeringValue, timesPowerOfTen, scaleExact, shortestFloat32, shortestFloat16, decimals, exceedsDeadband };

@@ -62,7 +62,7 @@ function schema () {
     for (const [name, t] of Object.entries(defs)) {
       // the type the core gives a tag of this table with no type
       const def = checkTags([{ name: 'probe', table: name, address: 0 }], ctx).tags[0].type;
-      const types = t.kind === 'registers' ? [...NUMERIC_TYPES, 'bit', 'string'] : [def];
+      const types = t.kind === 'registers' ? [...NUMERIC_TYPES, 'bit', 'bits', 'string'] : [def];
       const offered = [def, ...types.filter((x) => x !== def)];
       const fields = Object.fromEntries(offered.map((type) => [type, tagFields(t.kind, type)]));
       out[name] = { kind: t.kind, writable: t.writable, max: t.max === undefined ? 65535 : t.max, types: offered, fields };

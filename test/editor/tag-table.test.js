@@ -20,7 +20,8 @@ const WIDE = [
   { name: 'level', table: 'holding', address: 102, type: 'int16', scale: 0.1, offset: -2, deadband: 1, unit: '%' },
   { name: 'pump_on', table: 'coil', address: 3 },
   { name: 'alarm', table: 'holding', address: 103, type: 'bit', bit: 3 },
-  { name: 'label', table: 'holding', address: 104, type: 'string', length: 4 }
+  { name: 'label', table: 'holding', address: 104, type: 'string', length: 4 },
+  { name: 'fan_stage', table: 'holding', address: 108, type: 'uint8', byte: 'high' }
 ];
 
 /** Four problems in three rows: a name left empty, an address that is no number, a scale of 0, a repeated name */
@@ -116,8 +117,8 @@ describe('the tag list as a table, its problems and its sheet import (headless C
       // the list does not widen the dialog (Node-RED sizes its tray to the content as it opens): its
       // default is 509 px in Node-RED 4 and 526 px in 5; widened by the list it was 953 px
       assert.ok(g.tray < 600, `tray ${g.tray} px`);
-      assert.deepEqual(g.head.map((h) => h.col), ['number', 'name', 'table', 'address', 'type', 'order', 'bit', 'length', 'scale', 'offset', 'deadband', 'unit']);
-      assert.deepEqual(g.head.map((h) => h.text), ['#', 'name', 'table', 'address', 'type', 'order', 'bit', 'registers', 'scale', 'offset', 'deadband', 'unit']);
+      assert.deepEqual(g.head.map((h) => h.col), ['number', 'name', 'table', 'address', 'type', 'order', 'bit', 'byte', 'length', 'scale', 'offset', 'deadband', 'unit']);
+      assert.deepEqual(g.head.map((h) => h.text), ['#', 'name', 'table', 'address', 'type', 'order', 'bit', 'byte', 'registers', 'scale', 'offset', 'deadband', 'unit']);
       for (const h of g.head) assert.ok(h.fits, `header ${h.text} is cut off`);
       assert.equal(g.rows.length, WIDE.length);
       for (const [i, cells] of g.rows.entries()) {

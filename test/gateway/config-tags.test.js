@@ -51,7 +51,7 @@ describe('gateway/config: tags, in groups per device and per job', () => {
   });
 
   it('gives every bad tag its field path, in a device group or in a job', () => {
-    expectOne((o) => { o.devices.plc1.tags.boiler[1].type = 'float16'; }, 'devices.plc1.tags.boiler[1].type', /must be one of bit, int16/);
+    expectOne((o) => { o.devices.plc1.tags.boiler[1].type = 'float128'; }, 'devices.plc1.tags.boiler[1].type', /must be one of bit, int16/);
     expectOne((o) => { o.devices.plc1.tags.boiler[1].address = 101; }, 'devices.plc1.tags.boiler[1].address', /overlaps tag "boiler_temp"/);
     expectOne((o) => { o.devices.plc1.tags.pumps[0].address = 70000; }, 'devices.plc1.tags.pumps[0].address', /from 0 to 65535/);
     expectOne((o) => { o.devices.plc1.tags.pumps.push({ name: 's', table: 'holding', address: 500, type: 'string', length: 80 }); }, 'devices.plc1.tags.pumps[2].length', /maxRegistersPerRequest 64/);

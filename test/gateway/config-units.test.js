@@ -66,7 +66,7 @@ describe('gateway/config: lines of units', () => {
 
   it('on a line, tags belong to its units', () => {
     expectOne((o) => { o.devices.bus.tags = { x: [{ name: 'x', table: 'coil', address: 0 }] }; }, 'devices.bus.tags', /belongs to the units of a line/);
-    expectOne((o) => { o.devices.bus.units.meter1.tags.energy[0].type = 'float16'; }, 'devices.bus.units.meter1.tags.energy[0].type', /must be one of/);
+    expectOne((o) => { o.devices.bus.units.meter1.tags.energy[0].type = 'float128'; }, 'devices.bus.units.meter1.tags.energy[0].type', /must be one of/);
   });
 
   it('each unit is a Sparkplug device of its own, so two meters may both have a "kwh"', () => {

@@ -119,7 +119,7 @@ describe('gateway/decode', () => {
 
   describe('validation (NINES_ERR_INVALID_ARG, naming the field)', () => {
     it('rejects unknown types and orders', () => {
-      invalid(() => decodeRegisters([1], { type: 'float16' }), /type must be one of/);
+      invalid(() => decodeRegisters([1], { type: 'float128' }), /type must be one of/);
       invalid(() => decodeRegisters([1], { wordOrder: 'middle' }), /wordOrder/);
       invalid(() => decodeRegisters([1], { order: 'ACBD' }), /order/);
     });

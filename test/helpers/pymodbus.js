@@ -18,7 +18,8 @@ const CHILD_LIMIT_MS = 15000;
 const PYTHON = '/usr/bin/python3';
 
 /**
- * @param {{port: number, unit?: number, writes: Array<{address: number, type: string, order: string, value: number}>}} job
+ * @param {{port: number, unit?: number, writes: Array<{address: number, type?: string, order?: string, value?: unknown,
+ *   parts?: Array<{type: string, value: unknown}>, repack?: boolean}>}} job (test/fixtures/pymodbus-write.py says what each holds)
  * @returns {Promise<number[][]>} the registers written, per write
  */
 function runPymodbus (job) {

@@ -94,7 +94,7 @@ describe('nines-modbus-read', function () {
   });
 
   it('rejects a bad data type set in the flow JSON at deploy and on every msg', async () => {
-    await helper.load([deviceNode, readNode], flow(sim.port, { dataType: 'float16' }));
+    await helper.load([deviceNode, readNode], flow(sim.port, { dataType: 'float128' }));
     const node = helper.getNode('r');
     await waitStatus(node, (s) => s.fill === 'red' && s.text === 'bad argument', 'bad argument');
     const err = await expectError(node, {});

@@ -47,7 +47,7 @@ describe('tag endpoints of the editor', function () {
       problems: [],
       reads: 2,
       writable: 2,
-      rows: [{ table: 'holding', type: 'float32', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband'] }, { table: 'coil', type: 'bool', fields: [] }],
+      rows: [{ table: 'holding', type: 'float32', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband', 'scaleFrom'] }, { table: 'coil', type: 'bool', fields: [] }],
       addressBase: 0
     });
   });
@@ -70,12 +70,12 @@ describe('tag endpoints of the editor', function () {
       tags: [
         { name: 'level', table: 'HR', address: 1, type: 'INT', scale: 0.1 },
         { address: '30001', type: 'bit', bit: 99 },
-        { name: 'x', table: 'holding', address: 2, type: 'float16' },
+        { name: 'x', table: 'holding', address: 2, type: 'float128' },
         { name: 'y', table: 'nowhere', address: 3 }
       ]
     }).expect(200);
     assert.deepEqual(res.body.rows, [
-      { table: 'holding', type: 'int16', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband'] },
+      { table: 'holding', type: 'int16', fields: ['order', 'wordOrder', 'byteOrder', 'scale', 'offset', 'deadband', 'enum', 'scaleFrom'] },
       { table: 'input', type: 'bit', fields: ['bit'] },
       null,
       null

@@ -30,9 +30,9 @@ describe('tags/csv: tag sheets as plants keep them', () => {
   });
 
   it('names the line and column of a tag that breaks the tag rules, every one, in sheet order', () => {
-    refused(() => loadTagSheet('name,table,address,type\na,holding,1,\nb,holding,1,\nc,holding,5,float16\n', MODBUS, 'plc1.csv'), (err) => {
+    refused(() => loadTagSheet('name,table,address,type\na,holding,1,\nb,holding,1,\nc,holding,5,float128\n', MODBUS, 'plc1.csv'), (err) => {
       assert.match(err.message, /2 problems in plc1\.csv:\n {2}plc1\.csv line 3, column 3 \(address\): 1 overlaps tag "a"/);
-      assert.match(err.message, /plc1\.csv line 4, column 4 \(type\): "float16" must be one of/);
+      assert.match(err.message, /plc1\.csv line 4, column 4 \(type\): "float128" must be one of/);
       assert.deepEqual(err.details.problems.map((p) => [p.line, p.column, p.field]), [[3, 3, 'address'], [4, 4, 'type']]);
     });
   });

@@ -71,12 +71,14 @@ describe('editor tag rows against the runtime (issue 21)', () => {
 
   it('offers each table and type the fields the runtime takes: a value in any other field is refused by the runtime', () => {
     const s = schema();
-    const samples = { order: 'CDAB', bit: 1, length: 2, scale: 0.5, offset: 1, deadband: 1 };
+    const samples = { order: 'CDAB', bit: 1, byte: 'high', length: 2, scale: 0.5, offset: 1, deadband: 1 };
+    // the fields a type cannot do without: a bit, a range of bits, a byte, a length
+    const needs = { bit: { bit: 1 }, bits: { bit: '0-3' }, int8: { byte: 'low' }, uint8: { byte: 'low' }, string: { length: 2 } };
     for (const [protocol, ctx] of [['modbus', MODBUS], ['ascii', ASCII]]) {
       for (const [table, info] of Object.entries(s.protocols[protocol].tables)) {
         for (const type of info.types) {
           const takes = Rows.takes(s, protocol, table, type);
-          const base = { name: 'x', table, address: 0, type, ...(type === 'bit' ? { bit: 1 } : {}), ...(type === 'string' ? { length: 2 } : {}) };
+          const base = { name: 'x', table, address: 0, type, ...needs[type] };
           assert.deepEqual(runtime([base], ctx).problems, [], `${table} ${type}`);
           for (const f of Rows.OPTIONAL) {
             const refused = runtime([{ ...base, [f]: samples[f] }], ctx).problems.length > 0;
@@ -94,10 +96,10 @@ describe('editor tag rows against the runtime (issue 21)', () => {
     const now = Rows.texts(given, s, 'modbus');
     // the schema knows neither spelling; the runtime reads them as holding / int16
     assert.equal(Rows.takes(s, 'modbus', now.table, now.type), null);
-    assert.deepEqual(Rows.visible(now, null), { order: false, bit: false, length: false, scale: false, offset: false, deadband: true });
+    assert.deepEqual(Rows.visible(now, null), { order: false, bit: false, byte: false, length: false, scale: false, offset: false, deadband: true });
     const reading = readTag(given, MODBUS);
     assert.deepEqual([reading.table, reading.type], ['holding', 'int16']);
-    assert.deepEqual(Rows.visible(now, reading.fields), { order: true, bit: false, length: false, scale: true, offset: true, deadband: true });
+    assert.deepEqual(Rows.visible(now, reading.fields), { order: true, bit: false, byte: false, length: false, scale: true, offset: true, deadband: true });
   });
 
   it('names the tags a sheet appended to a list would repeat, as the runtime refuses them (names exactly as spelled)', () => {

@@ -73,7 +73,7 @@ describe('tags/spec: a tag list is checked once, every problem with its path', (
   });
 
   it('refuses unknown types, addresses out of range, strings longer than a request and duplicate names', () => {
-    expectProblem([{ name: 'a', table: 'holding', address: 0, type: 'float16' }], '[0].type', /must be one of bit, int16/);
+    expectProblem([{ name: 'a', table: 'holding', address: 0, type: 'float128' }], '[0].type', /must be one of bit, int16/);
     expectProblem([{ name: 'a', table: 'holding', address: 65536 }], '[0].address', /from 0 to 65535/);
     expectProblem([{ name: 'a', table: 'holding', address: -1 }], '[0].address', /from 0 to 65535/);
     expectProblem([{ name: 'a', table: 'holding', address: 65535, type: 'float32' }], '[0].address', /within 65536/);

@@ -25,10 +25,16 @@ const TAG_DATATYPES = Object.freeze({
   uint64: 'UInt64',
   float32: 'Float',
   float64: 'Double',
-  string: 'String'
+  string: 'String',
+  bits: 'UInt16',
+  float16: 'Float',
+  bcd: 'UInt16',
+  lbcd: 'UInt32',
+  int8: 'Int8',
+  uint8: 'UInt8'
 });
 
-const INTEGER_TYPES = new Set(['int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64']);
+const INTEGER_TYPES = new Set(['int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'bcd', 'lbcd', 'int8', 'uint8']);
 
 /** OPC DA quality codes (the "legacy" Ignition qualities the `Quality` property carries) */
 const QUALITY = Object.freeze({
@@ -53,19 +59,28 @@ const QUALITY_OF_CODE = Object.freeze({
   NINES_ERR_FRAME_TOO_LONG: QUALITY.COMM_FAILURE,
   // an address or channel the device does not have: the tag map is wrong, not the line
   NINES_ERR_MODBUS_EXCEPTION: QUALITY.CONFIG_ERROR,
-  NINES_ERR_DEVICE_INVALID: QUALITY.CONFIG_ERROR
+  NINES_ERR_DEVICE_INVALID: QUALITY.CONFIG_ERROR,
+  // the register was read, and holds no value: the device says it has none (or the map names a
+  // wrong type), which OPC DA calls bad without a finer reason; a missing scale register is the map's
+  NINES_ERR_NO_VALUE: QUALITY.BAD,
+  NINES_ERR_BAD_BCD: QUALITY.BAD,
+  NINES_ERR_UNKNOWN_ENUM: QUALITY.BAD,
+  NINES_ERR_SCALE_FACTOR: QUALITY.CONFIG_ERROR
 });
 
 /**
  * The Sparkplug datatype of a tag's engineering value. An integer tag with a scale or an offset
- * yields fractions (raw × 0.1), so it is a Double; so is a scaled float32, whose product is
- * computed in double precision and would be rounded again as a Float.
- * @param {{type: string, scale?: number, offset?: number}} tag a checked tag (tags/spec.js)
+ * yields fractions (raw × 0.1), so it is a Double; so is a scaled float32 or float16, whose product
+ * is computed in double precision and would be rounded again as a Float, and a tag scaled from
+ * another register (scaleFrom), whatever its exponent. An enum tag's value is its label, a String.
+ * @param {{type: string, scale?: number, offset?: number, enum?: object, scaleFrom?: string}} tag a checked tag (tags/spec.js)
  * @returns {string}
  */
 function tagDatatype (tag) {
+  if (tag.enum !== undefined) return 'String';
+  if (tag.scaleFrom !== undefined) return 'Double';
   const scaled = (tag.scale !== undefined && tag.scale !== 1) || (tag.offset !== undefined && tag.offset !== 0);
-  if (scaled && (INTEGER_TYPES.has(tag.type) || tag.type === 'float32')) return 'Double';
+  if (scaled && (INTEGER_TYPES.has(tag.type) || tag.type === 'float32' || tag.type === 'float16')) return 'Double';
   const dt = TAG_DATATYPES[tag.type];
   if (dt === undefined) throw new TypeError(`no Sparkplug datatype for tag type ${tag.type}`);
   return dt;
