@@ -33,6 +33,11 @@ module.exports = Object.freeze({
   MQTT_ERRORS_MIN_INTERVAL_MS: 1000,
   MQTT_RECONNECT_INITIAL_MS: 500,
   MQTT_RECONNECT_MAX_MS: 30000,
+  /**
+   * Reports of one kind outside a job (the embedded broker's refusals, the spool's file errors) go
+   * at most once per this window; the rest are counted into the report at its end
+   */
+  MQTT_REPORT_WINDOW_MS: 10000,
   /** How long the publisher's stop() may take: flush what waits, the retained `offline`, the DISCONNECT */
   MQTT_STOP_TIMEOUT_MS: 2000,
   /** Environment variable that may hold mqtt.password, so it need not sit in the file */

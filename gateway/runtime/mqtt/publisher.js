@@ -7,8 +7,8 @@ const { topicsFor, checkName, filterMatches } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
 const { MemoryStore, SpoolStore } = require('./message-store');
 const { DropCounts } = require('./drop-counts');
-const { ReportLimiter } = require('./report-limiter');
-const { WindowLimiter } = require('./window-limiter');
+const { WindowReporter } = require('../../base/window-reporter');
+const D = require('./defaults');
 const { connectOnce, until, destroyClient } = require('./connect');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('./payloads');
 
@@ -60,8 +60,8 @@ class Publisher extends EventEmitter {
     this._stores = { latency: this._memoryStore(), value: this._memoryStore() };
     /** Error digests ready to go, newest per topic (insertion order = send order) */
     this._slots = new Map();
-    this._values = new WindowLimiter({ minIntervalMs: o.valuesMinIntervalMs, emit: (job, payload) => this._pushValue(job, payload) });
-    this._errors = new WindowLimiter({ minIntervalMs: o.errorsMinIntervalMs, merge: mergeDigests, emit: (job, d) => this._toSlot('error', job, d) });
+    this._values = new WindowReporter({ windowMs: o.valuesMinIntervalMs, emit: (job, payload) => this._pushValue(job, payload) });
+    this._errors = new WindowReporter({ windowMs: o.errorsMinIntervalMs, merge: mergeDigests, emit: (job, d) => this._toSlot('error', job, d) });
 
     /** @type {Map<number, object>} messages handed to the current mqtt.js client, not yet acked */
     this._inflight = new Map();
@@ -91,8 +91,8 @@ class Publisher extends EventEmitter {
     /** Error digests merged while waiting in a slot (each saves one message) */
     this._slotCoalesced = { error: 0 };
     this._lastError = null;
-    /** file errors: one report per 10 s per kind of failure */
-    this._ioReports = new ReportLimiter();
+    /** file errors: one report per window per kind of failure, the rest counted into the report at its end */
+    this._ioReports = new WindowReporter({ windowMs: D.MQTT_REPORT_WINDOW_MS, emit: (_kind, err, held) => this._emitIo(err, held) });
     this._spoolInfo = null;
   }
 
@@ -346,12 +346,14 @@ class Publisher extends EventEmitter {
     return out;
   }
 
-  /** A file error of the spool: reported (NINES_ERR_IO), at most once per 10 s per kind of failure. */
+  /** A file error of the spool: reported (NINES_ERR_IO), at most once per window per kind of failure. */
   _reportIo (err) {
-    const held = this._ioReports.pass(`${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`);
-    if (held === null) return;
+    this._ioReports.offer(`${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`, err);
+  }
+
+  _emitIo (err, held) {
     // details.repeated: how many failures this report stands for (payloads.js errorDigest), itself included
-    if (held) err.details = { ...err.details, repeated: held + 1 };
+    if (held > 0) err.details = { ...err.details, repeated: held };
     this._lastError = err.message;
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
@@ -607,6 +609,9 @@ class Publisher extends EventEmitter {
     this._slots.clear();
     this._values.clear();
     this._errors.clear();
+    // file errors held in their window are reported now
+    this._ioReports.flush();
+    this._ioReports.clear();
   }
 
   _checkpoint () {
