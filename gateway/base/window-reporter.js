@@ -65,12 +65,6 @@ class WindowReporter {
     return false;
   }
 
-  /** @param {string} key @returns {number} items held for the key now */
-  held (key) {
-    const w = this._open.get(key);
-    return w === undefined ? 0 : w.held;
-  }
-
   /** Ends every window now: what each holds goes out (and opens a new window), the others close. */
   flush () {
     for (const key of [...this._open.keys()]) this._end(key);
