@@ -5,6 +5,7 @@ const { startSchedule } = require('../scheduler');
 const { createOpSource } = require('./op-source');
 const { ValueGate, replyValues } = require('../values/gate');
 const { toNinesError } = require('../base/errors');
+const { WindowReporter } = require('../base/window-reporter');
 const { MAX_QUEUE: MAX_USER_QUEUE } = require('../devices/spec');
 
 /**
@@ -39,7 +40,14 @@ class Job extends EventEmitter {
     this.recorder = null;
     this.timer = null;
     this.running = false;
-    this.errorCounts = new Map();
+    /**
+     * Failures per code: the first at once, the rest of the interval counted into one report at its
+     * end (flushErrors), with when they happened
+     */
+    this.errorReports = new WindowReporter({
+      merge: (held, next) => ({ err: next.err, firstAt: held.firstAt, lastAt: next.lastAt }),
+      emit: (_code, r, held) => this.emit('job-error', held === 0 ? r.err : repeatedReport(r, held))
+    });
     /** @type {import('../tags/reader').TagReader|null} a tag job's reader, made at start() */
     this.reader = null;
     if (spec.kind === 'tags') {
@@ -201,7 +209,7 @@ class Job extends EventEmitter {
   /** Starts a new interval, discarding what the current one has recorded, and a fresh value gate. */
   reset () {
     if (this.recorder) this.recorder.snapshot();
-    this.errorCounts.clear();
+    this.errorReports.clear();
     this.values.forget();
   }
 
@@ -211,38 +219,19 @@ class Job extends EventEmitter {
     this.reportError(err);
   }
 
+  /** A failure, reported per code: at once if its code is quiet, else counted into the interval's report. */
   reportError (err) {
     const e = toNinesError(err);
-    const seen = this.errorCounts.get(e.code);
-    if (seen === undefined) {
-      this.errorCounts.set(e.code, { count: 0, last: e, firstAt: 0, lastAt: 0 });
-      this.emit('job-error', e);
-    } else {
-      const at = Date.now();
-      if (seen.count === 0) seen.firstAt = at;
-      seen.count++;
-      seen.last = e;
-      seen.lastAt = at;
-    }
+    const at = Date.now();
+    this.errorReports.offer(e.code, { err: e, firstAt: at, lastAt: at });
   }
 
   /**
    * At the end of an interval: for each code that failed again after its first report, one more
-   * report, its newest error with details.repeated = how many errors it stands for (the first was
-   * reported on its own), and details.firstAt / lastAt (ISO times) = when they happened: it comes
-   * at the end of the interval, maybe long after the device came back, so it says it is past.
+   * report (repeatedReport); a code that stayed quiet all interval is reported at once next time.
    */
   flushErrors () {
-    for (const [code, s] of this.errorCounts) {
-      if (s.count > 0) {
-        const e = s.last;
-        e.details = { ...(e.details || {}), repeated: s.count, firstAt: new Date(s.firstAt).toISOString(), lastAt: new Date(s.lastAt).toISOString() };
-        this.emit('job-error', e);
-        s.count = 0;
-      } else {
-        this.errorCounts.delete(code);
-      }
-    }
+    this.errorReports.flush();
   }
 
   async finish () {
@@ -260,6 +249,21 @@ class Job extends EventEmitter {
     if (!this.running) return;
     await this.finish();
   }
+}
+
+/**
+ * The report of a code's failures held over an interval: its newest error with details.repeated =
+ * how many errors it stands for (the first was reported on its own), and details.firstAt / lastAt
+ * (ISO times) = when they happened: it comes at the end of the interval, maybe long after the device
+ * came back, so it says it is past.
+ * @param {{err: import('../base/errors').NinesError, firstAt: number, lastAt: number}} r epoch ms
+ * @param {number} held
+ * @returns {import('../base/errors').NinesError}
+ */
+function repeatedReport (r, held) {
+  const e = r.err;
+  e.details = { ...(e.details || {}), repeated: held, firstAt: new Date(r.firstAt).toISOString(), lastAt: new Date(r.lastAt).toISOString() };
+  return e;
 }
 
 /** Registers → engineering values, in the worker, so the deadband is applied once, to what users see. */

@@ -4,18 +4,23 @@
  * The gateway's HTTP faces, each off unless configured: the metrics endpoint (gateway.metrics,
  * metrics/) and the status page (gateway.http, http/). Both only listen to the gateway's events
  * ('summary', 'health') and read the publisher's stats; neither changes what the gateway does.
+ * Each summary's histograms are decoded once and shared by both (summary-histograms.js).
  * Required only when configured, so a gateway without them loads none of their code.
  */
 
 /**
  * @param {import('./gateway').Gateway} gw started up to its publisher; its pool not yet
+ * @param {object} [opts]
+ * @param {(encoded: string) => object} [opts.decode] the histogram decoder (latency's
+ *   decodeHistogram): a test counts its calls through it
  * @returns {Promise<{setJobs: (config: object) => void, close: () => Promise<void>}>}
  */
-async function startIntegrations (gw) {
+async function startIntegrations (gw, { decode } = {}) {
   const g = gw.config.gateway;
   const servers = [];
+  /** @type {import('./summary-histograms').SummaryFace[]} */
+  const faces = [];
   const publisherStats = () => (gw.publisher ? gw.publisher.stats : null);
-  const onError = (job, err) => gw.emit('job-error', job, err);
   try {
     if (g.metrics) {
       const { MetricsCollector } = require('./metrics/collector');
@@ -25,10 +30,9 @@ async function startIntegrations (gw) {
         version: gw.version,
         jobs: metricJobs(gw.config),
         publisherStats,
-        onError,
         writeStats: () => (gw.writeCommands ? gw.writeCommands.stats : null)
       });
-      gw.on('summary', (job, payload, hists) => collector.onSummary(job, payload, hists));
+      faces.push(collector);
       gw.on('health', (device, health) => collector.onHealth(device, health));
       const s = await startMetricsServer(collector, g.metrics);
       servers.push(s);
@@ -44,10 +48,9 @@ async function startIntegrations (gw) {
         intervalMs: g.intervalMs,
         windowIntervals: g.http.windowIntervals,
         jobs: pageJobs(gw.config),
-        publisherStats,
-        onError
+        publisherStats
       });
-      gw.on('summary', (job, payload) => model.onSummary(job, payload));
+      faces.push(model);
       gw.on('health', (device, health) => model.onHealth(device, health));
       const s = await startStatusServer(model, g.http);
       servers.push(s);
@@ -57,6 +60,10 @@ async function startIntegrations (gw) {
   } catch (err) {
     await Promise.all(servers.map((s) => s.close()));
     throw err;
+  }
+  if (faces.length > 0) {
+    const { shareDecodedSummaries } = require('./summary-histograms');
+    gw.on('summary', shareDecodedSummaries({ faces, onError: (job, err) => gw.emit('job-error', job, err), decode }));
   }
   return {
     /** After a config reload: the jobs to expose and show (runtime/reload.js) */

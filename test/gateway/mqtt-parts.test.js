@@ -2,7 +2,6 @@
 
 const assert = require('node:assert/strict');
 const { BoundedQueue } = require('../../gateway/runtime/mqtt/bounded-queue');
-const { WindowLimiter } = require('../../gateway/runtime/mqtt/window-limiter');
 const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('../../gateway/runtime/mqtt/payloads');
 const { topicsFor, filterMatches } = require('../../gateway/runtime/mqtt/topics');
 const { parseBrokerUrl } = require('../../gateway/runtime/mqtt/broker-url');
@@ -61,71 +60,6 @@ describe('gateway/runtime/mqtt/bounded-queue', () => {
     }
     assert.equal(q.length, 0);
     assert.ok(q._items.length < 2100);
-  });
-});
-
-describe('gateway/runtime/mqtt/window-limiter', () => {
-  /** A limiter on a hand-driven clock; its timers are real but short */
-  function setup (opts = {}) {
-    let t = 0;
-    const out = [];
-    const limiter = new WindowLimiter({ minIntervalMs: 20, emit: (k, v) => out.push([k, v]), now: () => t, ...opts });
-    return { limiter, out, advance: (ms) => { t += ms; } };
-  }
-
-  it('sends the first item at once and the latest of a burst when the window ends', async () => {
-    const { limiter, out } = setup();
-    assert.equal(limiter.offer('a', 1), true);
-    for (let v = 2; v <= 100; v++) assert.equal(limiter.offer('a', v), false);
-    assert.deepEqual(out, [['a', 1]]);
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    assert.deepEqual(out, [['a', 1], ['a', 100]]);
-    assert.equal(limiter.coalesced, 98);
-    limiter.clear();
-  });
-
-  it('keeps a window per key', () => {
-    const { limiter, out } = setup();
-    limiter.offer('a', 1);
-    limiter.offer('b', 1);
-    assert.deepEqual(out, [['a', 1], ['b', 1]]);
-    limiter.clear();
-  });
-
-  it('sends at once again once the window has passed', () => {
-    const { limiter, out, advance } = setup();
-    limiter.offer('a', 1);
-    advance(20);
-    assert.equal(limiter.offer('a', 2), true);
-    assert.deepEqual(out, [['a', 1], ['a', 2]]);
-  });
-
-  it('merges items with a merge function instead of replacing them', () => {
-    const { limiter, out } = setup({ merge: (a, b) => a + b });
-    limiter.offer('a', 1);
-    limiter.offer('a', 2);
-    limiter.offer('a', 3);
-    limiter.flush();
-    assert.deepEqual(out, [['a', 1], ['a', 5]]);
-  });
-
-  it('flush() sends what is pending, clear() forgets it', () => {
-    const { limiter, out } = setup();
-    limiter.offer('a', 1);
-    limiter.offer('a', 2);
-    limiter.flush();
-    limiter.offer('a', 3);
-    limiter.clear();
-    assert.deepEqual(out, [['a', 1], ['a', 2]]);
-  });
-
-  it('a per-call window overrides the default', () => {
-    const { limiter, out, advance } = setup();
-    limiter.offer('a', 1, 1000);
-    advance(500);
-    assert.equal(limiter.offer('a', 2, 1000), false);
-    limiter.clear();
-    assert.deepEqual(out, [['a', 1]]);
   });
 });
 

@@ -1,6 +1,6 @@
 'use strict';
 
-const D = require('../config/defaults');
+const D = require('./defaults');
 
 /**
  * Slows down password guessing on the metrics endpoint and the status page (HTTP Basic).

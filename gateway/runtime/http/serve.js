@@ -3,7 +3,7 @@
 const crypto = require('node:crypto');
 const http = require('node:http');
 const { NinesError } = require('../../base/errors');
-const D = require('../config/defaults');
+const D = require('./defaults');
 const { exposureProblem, isLoopbackHost } = require('../loopback');
 const { LoginThrottle } = require('./login-throttle');
 

@@ -1,6 +1,6 @@
 'use strict';
 
-const { decodeHistogram, percentilePlotSvg } = require('../../latency');
+const { percentilePlotSvg } = require('../../latency');
 const { SlidingWindow } = require('./window');
 
 /**
@@ -17,15 +17,13 @@ class StatusModel {
    * @param {number} opts.windowIntervals
    * @param {Array<{name: string, device: string, target: string}>} opts.jobs
    * @param {() => object|null} opts.publisherStats
-   * @param {(job: string, err: Error) => void} [opts.onError]
    */
-  constructor ({ gateway, version, intervalMs, windowIntervals, jobs, publisherStats, onError = () => {} }) {
+  constructor ({ gateway, version, intervalMs, windowIntervals, jobs, publisherStats }) {
     this.gateway = gateway;
     this.version = version;
     this.intervalMs = intervalMs;
     this.windowIntervals = windowIntervals;
     this.publisherStats = publisherStats;
-    this.onError = onError;
     this.started = new Date().toISOString();
     /** @type {Map<string, {name: string, device: string, target: string, last: object|null, window: SlidingWindow}>} */
     this.jobs = new Map();
@@ -48,18 +46,16 @@ class StatusModel {
     this.jobs = next;
   }
 
-  /** @param {string} job @param {object} payload the design.md latency payload */
-  onSummary (job, payload) {
+  /**
+   * @param {string} job
+   * @param {object} payload the design.md latency payload
+   * @param {import('../summary-histograms').DecodedHistograms} decoded its histograms (runtime/summary-histograms.js);
+   *   the window keeps the response histogram and only reads it
+   */
+  onSummary (job, payload, decoded) {
     const j = this.jobs.get(job);
     if (!j) return;
-    let h;
-    try {
-      h = decodeHistogram(payload.hist);
-    } catch (err) {
-      this.onError(job, err);
-      return;
-    }
-    j.window.push(h, payload);
+    j.window.push(decoded.response, payload);
     j.last = payload;
   }
 

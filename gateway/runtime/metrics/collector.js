@@ -1,12 +1,12 @@
 'use strict';
 
-const { decodeHistogram } = require('../../latency');
 const { NativeHistogram, SCHEMA, ZERO_THRESHOLD } = require('./native-histogram');
 
 /**
  * What the metrics endpoint exposes, accumulated on the gateway's main thread from what it
  * already gets: every job's interval summary (counts, and the response, service and lag
- * histograms the worker encoded once), every device's health, and the MQTT publisher's stats.
+ * histograms the worker encoded once, decoded once for every face: runtime/summary-histograms.js),
+ * every device's health, and the MQTT publisher's stats.
  *
  * Everything is cumulative since the gateway started, as Prometheus counters and histograms are:
  * PromQL's rate() and increase() take the differences, and sum() merges gateways.
@@ -47,15 +47,13 @@ class MetricsCollector {
    * @param {string} opts.version
    * @param {Record<string, string>} opts.jobs job name → device name, from the config
    * @param {() => object|null} opts.publisherStats the MQTT publisher's stats now
-   * @param {(job: string, err: Error) => void} [opts.onError] a histogram that could not be decoded
    * @param {() => object|null} [opts.writeStats] the MQTT write commands' counters now (null: off)
    */
-  constructor ({ gateway, version, jobs, publisherStats, onError = () => {}, writeStats = () => null }) {
+  constructor ({ gateway, version, jobs, publisherStats, writeStats = () => null }) {
     this.gateway = gateway;
     this.version = version;
     this.publisherStats = publisherStats;
     this.writeStats = writeStats;
-    this.onError = onError;
     /** @type {Map<string, {device: string, labels: object, counts: object, intervals: number, hist: Record<string, NativeHistogram>}>} */
     this.jobs = new Map();
     this.setJobs(jobs);
@@ -87,27 +85,15 @@ class MetricsCollector {
   }
 
   /**
-   * A job's interval summary (design.md payload) and its service and lag histograms.
+   * A job's interval summary (design.md payload) and its histograms, decoded (a summary whose
+   * histograms do not decode never comes here, so counts and histograms never disagree).
    * @param {string} job
    * @param {object} payload
-   * @param {{service: string, lag: string}|null} hists encoded (V2 base64, ns)
+   * @param {import('../summary-histograms').DecodedHistograms} decoded read, never changed
    */
-  onSummary (job, payload, hists) {
+  onSummary (job, payload, decoded) {
     const j = this.jobs.get(job);
     if (!j) return;
-    // decoded first: a histogram that fails its checks leaves the job's metrics as they were, so
-    // counts and histograms never disagree
-    let decoded;
-    try {
-      decoded = { response: decodeHistogram(payload.hist) };
-      if (hists) {
-        decoded.service = decodeHistogram(hists.service);
-        decoded.lag = decodeHistogram(hists.lag);
-      }
-    } catch (err) {
-      this.onError(job, err);
-      return;
-    }
     for (const [, field] of OUTCOMES) j.counts[field] += payload[field];
     j.intervals++;
     for (const [name, h] of Object.entries(decoded)) j.hist[name].addHdr(h);

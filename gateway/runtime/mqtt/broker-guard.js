@@ -4,7 +4,8 @@ const crypto = require('node:crypto');
 const { NinesError } = require('../../base/errors');
 const { exposureProblem } = require('../loopback');
 const { checkPrefix } = require('./topics');
-const { WindowLimiter } = require('./window-limiter');
+const { WindowReporter } = require('../../base/window-reporter');
+const D = require('./defaults');
 
 /**
  * Who may do what on the embedded broker: the aedes `authenticate` and `authorizePublish` hooks,
@@ -32,7 +33,7 @@ const { WindowLimiter } = require('./window-limiter');
 /** Username of the gateway's own client; the generated password is what proves it. */
 const GATEWAY_USERNAME = 'nines-gateway';
 /** Refusals of one kind are reported at most once per this window, the rest counted into the next */
-const REPORT_WINDOW_MS = 10000;
+const REPORT_WINDOW_MS = D.MQTT_REPORT_WINDOW_MS;
 
 /** CONNACK return codes (MQTT 3.1.1, table 3.1) */
 const RC_IDENTIFIER_REJECTED = 2;
@@ -140,22 +141,22 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
   /** @type {Map<string, object>} client id → the authenticated connection holding it, until it closes */
   const holders = new Map();
   const counts = { 'bad-login': 0, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0, 'packet-too-large': 0, 'too-many-clients': 0 };
-  const limiter = onRefused
-    ? new WindowLimiter({
-      minIntervalMs: REPORT_WINDOW_MS,
-      emit: (_reason, refusal) => onRefused(refusal),
-      merge: (pending, next) => ({ ...next, repeated: (pending.repeated || 0) + 1 })
+  const reporter = onRefused
+    ? new WindowReporter({
+      windowMs: REPORT_WINDOW_MS,
+      // the newest refusal of the window speaks for it; `repeated` counts the others held with it
+      emit: (_reason, refusal, held) => onRefused(held > 1 ? { ...refusal, repeated: held - 1 } : refusal)
     })
     : null;
 
   const report = (reason, client, message, topic) => {
     counts[reason]++;
-    if (!limiter) return;
+    if (!reporter) return;
     const remoteAddress = (client && client.conn && client.conn.remoteAddress) || null;
     const clientId = client && typeof client.id === 'string' ? client.id : null;
     const refusal = { reason, message: `refused ${message}`, clientId, remoteAddress };
     if (topic !== undefined) refusal.topic = topic;
-    limiter.offer(reason, refusal);
+    reporter.offer(reason, refusal);
   };
 
   /**
@@ -228,7 +229,7 @@ function createBrokerGuard ({ host, username, password, gateway, refuseTakeover,
     refuseConnection,
     refused: () => ({ ...counts }),
     close: () => {
-      if (limiter) { limiter.flush(); limiter.clear(); }
+      if (reporter) { reporter.flush(); reporter.clear(); }
       holders.clear();
     }
   };

@@ -2,7 +2,7 @@
 
 const net = require('node:net');
 const { NinesError } = require('../../base/errors');
-const D = require('../config/defaults');
+const D = require('./defaults');
 const { createBrokerGuard, quoted } = require('./broker-guard');
 const { isLoopbackHost } = require('../loopback');
 const { GuardedConnection } = require('./packet-size-guard');

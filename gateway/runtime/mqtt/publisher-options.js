@@ -2,7 +2,7 @@
 
 const { NinesError } = require('../../base/errors');
 const C = require('../../base/constants');
-const D = require('../config/defaults');
+const D = require('./defaults');
 const { parseBrokerUrl } = require('./broker-url');
 const { checkName, checkPrefix } = require('./topics');
 
@@ -95,7 +95,7 @@ function checkPublisherOptions (opts) {
     qos: pick(o.qos, D.MQTT_QOS, 'qos', (v) => [0, 1, 2].includes(v), 'must be 0, 1 or 2'),
     protocolVersion: pick(o.protocolVersion, D.MQTT_PROTOCOL_VERSION, 'protocolVersion', (v) => v === 4 || v === 5, 'must be 4 or 5'),
     bufferMax: pick(o.bufferMax, D.MQTT_BUFFER_MAX, 'bufferMax', intAtLeast(0), 'must be an integer >= 0'),
-    bufferMaxBytes: pick(o.bufferMaxBytes, 64 * 1024 * 1024, 'bufferMaxBytes', intAtLeast(0), 'must be an integer >= 0'),
+    bufferMaxBytes: pick(o.bufferMaxBytes, D.MQTT_BUFFER_MAX_BYTES, 'bufferMaxBytes', intAtLeast(0), 'must be an integer >= 0'),
     maxInflight: pick(o.maxInflight, D.MQTT_MAX_INFLIGHT, 'maxInflight', intAtLeast(1), 'must be an integer >= 1'),
     spool: checkSpoolOption(o.spool),
     valuesMinIntervalMs: checkMs(o.valuesMinIntervalMs, 1000 / D.VALUES_MAX_RATE_PER_SEC, 'valuesMinIntervalMs'),
@@ -104,7 +104,7 @@ function checkPublisherOptions (opts) {
     connectTimeoutMs: checkMs(o.connectTimeoutMs, D.MQTT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs'),
     reconnectInitialMs: checkMs(o.reconnectInitialMs, D.MQTT_RECONNECT_INITIAL_MS, 'reconnectInitialMs'),
     reconnectMaxMs: checkMs(o.reconnectMaxMs, D.MQTT_RECONNECT_MAX_MS, 'reconnectMaxMs'),
-    stopTimeoutMs: checkMs(o.stopTimeoutMs, 2000, 'stopTimeoutMs'),
+    stopTimeoutMs: checkMs(o.stopTimeoutMs, D.MQTT_STOP_TIMEOUT_MS, 'stopTimeoutMs'),
     version: o.version === undefined ? require('../../../package.json').version : String(o.version),
     random: pick(o.random, Math.random, 'random', (v) => typeof v === 'function', 'must be a function returning a number in [0, 1)')
   };

@@ -2,44 +2,43 @@
 
 const { EventEmitter } = require('node:events');
 const { NinesError } = require('../../base/errors');
-const { Backoff } = require('../../base/backoff');
-const { topicsFor, checkName, filterMatches } = require('./topics');
+const { topicsFor, checkName } = require('./topics');
 const { checkPublisherOptions, checkMs } = require('./publisher-options');
-const { MemoryStore, SpoolStore } = require('./message-store');
+const { MemoryStore } = require('./message-store');
 const { DropCounts } = require('./drop-counts');
-const { ReportLimiter } = require('./report-limiter');
-const { WindowLimiter } = require('./window-limiter');
-const { connectOnce, until, destroyClient } = require('./connect');
-const { statusPayload, errorDigest, mergeDigests, errorPayload, encode } = require('./payloads');
+const { errorDigest, errorPayload, encode } = require('./payloads');
+const { Connection } = require('./connection');
+const { Outbox } = require('./outbox');
+const { SendLoop } = require('./send-loop');
+const { StatusBoard } = require('./status-board');
+const { RateLimits } = require('./rate-limits');
+const { SpoolStores } = require('./spool-stores');
+const { Subscriptions } = require('./subscriptions');
 
 /**
- * Publishes the gateway's status, latency summaries, values and errors over MQTT (mqtt.js).
- *
- * Delivery while the broker comes and goes:
- * - MQTT.js's own retry (a fixed reconnectPeriod) is off; we reconnect with capped exponential
- *   backoff and jitter (Backoff), so a fleet does not retry in lockstep after a broker restart.
- *   Each attempt is a fresh mqtt.js client with an empty outgoing store: MQTT.js's offline queue
- *   and QoS 1 store are unbounded, so we never hand it a message while disconnected, and at most
- *   `maxInflight` while connected.
- * - Latency summaries and values wait in bounded FIFOs (message-store.js: bufferMax messages and
- *   bufferMaxBytes bytes each, so values never crowd out summaries); when one is full its oldest is
- *   dropped and counted per job. Messages in flight when a connection drops go back to the head of
- *   their FIFO and are sent again (QoS 1 is at-least-once: a subscriber may see a `seq` twice,
- *   never out of order).
- * - With `spool` (a folder), both FIFOs live on disk (spool.js) and survive a restart or a power
- *   loss; the memory FIFOs then hold only what the disk refused (full, failing). Each job's last
- *   spooled `seq` is kept (resumePoints()) so that numbering goes on after a restart, and the drop
- *   counts are kept with it, so every gap in a stream stays explained.
- * - Values are rate-limited per job (latest wins inside a window, each value keeps its read time
- *   `ts`); what leaves the window waits in order, so an outage delays values but does not thin
- *   them further. Errors are rate-limited per job and merged (counts); while offline only the
- *   newest digest per job waits.
- * - The retained status (`online` with `dropped` counts) goes first on every connection; the last
- *   will is the retained `offline`.
+ * Publishes the gateway's status, latency summaries, values and errors over MQTT (mqtt.js). This
+ * class wires its parts together and keeps the counts; each part has one job:
+ * - connection.js: one mqtt.js client per attempt, reconnecting with capped exponential backoff and
+ *   jitter, each attempt with its own last will (the retained `offline`);
+ * - outbox.js and send-loop.js: what waits, in the order it goes (the retained status first on every
+ *   connection, then error digests, summaries, values), handed to mqtt.js at most `maxInflight` at a
+ *   time and settled by its acknowledgement. MQTT.js's offline queue and QoS 1 store are unbounded,
+ *   so it is never handed a message while disconnected. Summaries and values wait in bounded FIFOs
+ *   (message-store.js: bufferMax messages and bufferMaxBytes bytes each, so values never crowd out
+ *   summaries); when one is full its oldest is dropped and counted per job. Messages in flight when a
+ *   connection drops go back to the head of their FIFO (QoS 1 is at-least-once: a subscriber may see
+ *   a `seq` twice, never out of order);
+ * - status-board.js: what the retained status says (jobs, devices, writes, dropped counts);
+ * - rate-limits.js: values and errors at most once per window per job (values: the latest wins;
+ *   errors: merged, their counts add up); while offline only the newest digest per job waits;
+ * - spool-stores.js: with `spool` (a folder), both FIFOs live on disk and survive a restart or a
+ *   power loss; each job's last spooled `seq` is kept (resumePoints()) so that numbering goes on;
+ * - subscriptions.js: the command topics, subscribed on every connection.
  *
  * Events: 'connect' (connected, status sent), 'offline' (a connection was lost), 'reconnecting'
- * ({delayMs, attempt}: the next attempt is scheduled), 'error' (a NinesError NINES_ERR_MQTT for a
- * failed attempt or a rejected publish; emitted only when someone listens, never thrown).
+ * ({delayMs, attempt}: the next attempt is scheduled), 'error' (a NinesError: NINES_ERR_MQTT for a
+ * failed attempt or a rejected publish, NINES_ERR_IO for the spool's files; emitted only when
+ * someone listens, never thrown).
  */
 class Publisher extends EventEmitter {
   /**
@@ -49,51 +48,69 @@ class Publisher extends EventEmitter {
   constructor (opts) {
     super();
     const o = checkPublisherOptions(opts);
-    this._broker = o.broker;
     this.gatewayId = o.gatewayId;
     this.prefix = o.prefix;
     this._topics = topicsFor(o.prefix, o.gatewayId);
     this._o = o;
-    this._backoff = new Backoff({ initialMs: o.reconnectInitialMs, maxMs: o.reconnectMaxMs, random: o.random });
-
-    /** @type {Record<'latency'|'value', MemoryStore|SpoolStore>} ordered messages waiting for the broker */
-    this._stores = { latency: this._memoryStore(), value: this._memoryStore() };
-    /** Error digests ready to go, newest per topic (insertion order = send order) */
-    this._slots = new Map();
-    this._values = new WindowLimiter({ minIntervalMs: o.valuesMinIntervalMs, emit: (job, payload) => this._pushValue(job, payload) });
-    this._errors = new WindowLimiter({ minIntervalMs: o.errorsMinIntervalMs, merge: mergeDigests, emit: (job, d) => this._toSlot('error', job, d) });
-
-    /** @type {Map<number, object>} messages handed to the current mqtt.js client, not yet acked */
-    this._inflight = new Map();
-    this._nextId = 1;
-    this._client = null;
-    this._connected = false;
-    this._everConnected = false;
-    this._statusPending = false;
-    /** @type {object|null} the write commands' counters, for the status (setWrites) */
-    this._writes = null;
-    /** @type {Map<string, object>} device name → health, for the status */
-    this._devices = new Map();
-    this._reconnectTimer = null;
-    this._started = null;
-    this._stopping = false;
-    this._stopPromise = null;
-    this._firstAttempt = null;
-    this._idleWaiter = null;
-    /** @type {Map<string, (topic: string, payload: Buffer) => void>} topic filter → handler (subscribe()) */
-    this._subscriptions = new Map();
-    this._jobs = [];
-    /** @type {Map<string, number>} job → value window, ms */
-    this._jobValueMs = new Map();
     /** what never went out, per kind and job: counted since the stream began (kept in the spool) */
     this._dropped = new DropCounts();
-    this._counts = { published: 0, reconnects: 0, unsentAtStop: 0, repliesDropped: 0 };
-    /** Error digests merged while waiting in a slot (each saves one message) */
-    this._slotCoalesced = { error: 0 };
+    this._counts = { unsentAtStop: 0, repliesDropped: 0 };
     this._lastError = null;
-    /** file errors: one report per 10 s per kind of failure */
-    this._ioReports = new ReportLimiter();
-    this._spoolInfo = null;
+    /** @type {SpoolStores|null} */
+    this._spool = null;
+    this._started = null;
+    this._stopPromise = null;
+
+    this._status = new StatusBoard({
+      gateway: o.gatewayId,
+      version: o.version,
+      counts: () => ({
+        reconnects: this._conn.reconnects,
+        dropped: this._dropped.toJSON('latency'),
+        droppedValues: this._dropped.toJSON('value'),
+        // the folder stays out of what subscribers see
+        spool: this._spool ? { ...this._spool.stats(), dir: undefined } : null
+      })
+    });
+    this._conn = new Connection({
+      url: o.broker.url,
+      options: o,
+      will: () => ({ topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true }),
+      on: {
+        up: (client) => this._onUp(client),
+        down: (wasConnected) => this._onDown(wasConnected),
+        message: (topic, payload) => this._subscriptions.dispatch(topic, payload),
+        error: (message, details) => this._emitError(message, details),
+        reconnecting: (next) => this.emit('reconnecting', next)
+      }
+    });
+    /** @type {Record<'latency'|'value', MemoryStore|import('./message-store').SpoolStore>} */
+    this._stores = { latency: this._memoryStore(), value: this._memoryStore() };
+    this._outbox = new Outbox({
+      stores: this._stores,
+      status: () => ({ kind: 'status', topic: this._topics.status, payload: this._status.online(this._conn.connectedAt), qos: 1, retain: true })
+    });
+    this._loop = new SendLoop({
+      conn: this._conn,
+      outbox: this._outbox,
+      maxInflight: o.maxInflight,
+      qos: o.qos,
+      payload: (msg) => (msg.kind === 'error' ? errorPayload(this.gatewayId, msg.job, msg.data) : msg.payload),
+      onRefused: (msg, err) => {
+        if (msg.kind === 'latency' || msg.kind === 'value') this._dropped.add(msg.kind, msg.job, 1);
+        this._emitError(`MQTT publish to ${msg.topic} failed: ${err.message}`, { topic: msg.topic, cause: err.code });
+      }
+    });
+    this._limits = new RateLimits({
+      valuesMinIntervalMs: o.valuesMinIntervalMs,
+      errorsMinIntervalMs: o.errorsMinIntervalMs,
+      value: (job, data) => this._pushValue(job, data),
+      error: (job, d) => {
+        this._outbox.putError(job, this._topics.job(job, 'error'), d);
+        this._loop.pump();
+      }
+    });
+    this._subscriptions = new Subscriptions();
   }
 
   /**
@@ -103,13 +120,20 @@ class Publisher extends EventEmitter {
    * @returns {Promise<void>}
    */
   start () {
-    if (this._started || this._stopping) return Promise.resolve();
+    if (this._started || this._stopPromise) return Promise.resolve();
     this._started = new Date().toISOString();
-    if (this._o.spool) this._openSpool(this._o.spool);
-    return new Promise((resolve) => {
-      this._firstAttempt = resolve;
-      this._connect();
-    });
+    this._status.started = this._started;
+    if (this._o.spool) {
+      this._spool = new SpoolStores({
+        spool: this._o.spool,
+        stores: this._stores,
+        topic: (k, job) => this._topics.job(job, k),
+        dropped: this._dropped,
+        onDurable: () => this._loop.pump(),
+        onError: (err) => this._reportError(err)
+      });
+    }
+    return this._conn.start();
   }
 
   /**
@@ -120,11 +144,8 @@ class Publisher extends EventEmitter {
    */
   stop () {
     if (!this._stopPromise) {
-      this._stopping = true;
-      clearTimeout(this._reconnectTimer);
-      this._reconnectTimer = null;
-      this._values.flush();
-      this._errors.flush();
+      this._conn.stop();
+      this._limits.flush();
       this._stopPromise = this._shutdown(Date.now(), this._o.stopTimeoutMs);
     }
     return this._stopPromise;
@@ -139,8 +160,7 @@ class Publisher extends EventEmitter {
    * @returns {Map<string, {seq: number, end: number}>}
    */
   resumePoints () {
-    const s = this._stores.latency;
-    return s instanceof SpoolStore ? new Map(s.spool.jobs) : new Map();
+    return this._spool ? this._spool.resumePoints() : new Map();
   }
 
   /**
@@ -151,17 +171,15 @@ class Publisher extends EventEmitter {
   setJobs (list) {
     if (!Array.isArray(list)) throw new NinesError('NINES_ERR_INVALID_ARG', 'setJobs: list must be an array of job names or {name}', { field: 'list' });
     const names = [];
-    this._jobValueMs.clear();
+    const windows = new Map();
     list.forEach((j, i) => {
       const name = checkName(typeof j === 'string' ? j : j && j.name, `jobs[${i}].name`);
       names.push(name);
-      if (j && typeof j === 'object' && j.valuesMinIntervalMs !== undefined) this._jobValueMs.set(name, checkMs(j.valuesMinIntervalMs, 0, `jobs[${i}].valuesMinIntervalMs`));
+      if (j && typeof j === 'object' && j.valuesMinIntervalMs !== undefined) windows.set(name, checkMs(j.valuesMinIntervalMs, 0, `jobs[${i}].valuesMinIntervalMs`));
     });
-    this._jobs = names;
-    if (this._connected) {
-      this._statusPending = true;
-      this._pump();
-    }
+    this._status.jobs = names;
+    this._limits.setValueWindows(windows);
+    this._statusChanged();
   }
 
   /**
@@ -175,27 +193,8 @@ class Publisher extends EventEmitter {
    *   null: the device is gone (removed by a reload)
    */
   setDeviceHealth (name, health) {
-    if (health === null) {
-      // a device taken out by a config reload leaves the status
-      this._devices.delete(name);
-    } else {
-      const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
-      if (health.connections) h.connections = health.connections;
-      // a line's units, each with its own state (devices/units.js)
-      if (health.units) {
-        h.units = {};
-        for (const [name, u] of Object.entries(health.units)) {
-          h.units[name] = { unitId: u.unitId, state: u.state, since: new Date(u.since).toISOString(), lastError: u.lastError || null };
-        }
-      }
-      if (health.inflight) h.inflight = health.inflight;
-      if (health.warning) h.warning = health.warning;
-      this._devices.set(name, h);
-    }
-    if (this._connected) {
-      this._statusPending = true;
-      this._pump();
-    }
+    this._status.setDevice(name, health);
+    this._statusChanged();
   }
 
   /**
@@ -205,11 +204,8 @@ class Publisher extends EventEmitter {
    * @param {object|null} counts
    */
   setWrites (counts) {
-    this._writes = counts;
-    if (this._connected) {
-      this._statusPending = true;
-      this._pump();
-    }
+    this._status.setWrites(counts);
+    this._statusChanged();
   }
 
   /**
@@ -226,10 +222,11 @@ class Publisher extends EventEmitter {
     const msg = { kind: 'latency', job, topic, payload: body, bytes: body.length, seq: isObj ? p.seq : undefined, time: isObj ? p.end : undefined };
     if (this._stopPromise) {
       this._counts.unsentAtStop++;
-      return this._drop('latency', job, 1);
+      this._dropped.add('latency', job, 1);
+      return;
     }
     this._stores.latency.push(msg);
-    this._pump();
+    this._loop.pump();
   }
 
   /**
@@ -243,7 +240,7 @@ class Publisher extends EventEmitter {
   publishValue (job, payload) {
     checkName(job, 'job');
     if (this._stopPromise) { this._counts.unsentAtStop++; return; }
-    this._values.offer(job, payload, this._jobValueMs.get(job));
+    this._limits.value(job, payload);
   }
 
   /**
@@ -255,161 +252,7 @@ class Publisher extends EventEmitter {
   publishError (job, err) {
     checkName(job, 'job');
     if (this._stopPromise) { this._counts.unsentAtStop++; return; }
-    this._errors.offer(job, errorDigest(err));
-  }
-
-  /**
-   * @returns {{connected: boolean, published: number, buffered: number, bufferedBytes: number,
-   *   inflight: number, dropped: number, droppedByJob: Record<string, number>, reconnects: number,
-   *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, repliesDropped: number,
-   *   lastError: string|null}}
-   */
-  get stats () {
-    const { latency, value } = this._stores;
-    return {
-      connected: this._connected,
-      published: this._counts.published,
-      buffered: latency.length,
-      bufferedBytes: latency.bytes,
-      valuesBuffered: value.length,
-      inflight: this._inflight.size,
-      dropped: this._dropped.total('latency'),
-      droppedByJob: this._dropped.jobs('latency'),
-      valuesDropped: this._dropped.total('value'),
-      valuesDroppedByJob: this._dropped.jobs('value'),
-      reconnects: this._counts.reconnects,
-      errorsSuppressed: this._errors.coalesced + this._slotCoalesced.error,
-      valuesCoalesced: this._values.coalesced,
-      unsentAtStop: this._counts.unsentAtStop,
-      repliesDropped: this._counts.repliesDropped,
-      spool: this._spoolStats(),
-      lastError: this._lastError
-    };
-  }
-
-  // ---- internals ----
-
-  _statusInfo () {
-    return {
-      gateway: this.gatewayId,
-      version: this._o.version,
-      started: this._started,
-      jobs: this._jobs.slice(),
-      devices: Object.fromEntries(this._devices),
-      reconnects: this._counts.reconnects,
-      dropped: this._dropped.toJSON('latency'),
-      droppedValues: this._dropped.toJSON('value'),
-      ...(this._writes ? { writes: this._writes } : {}),
-      // the folder stays out of what subscribers see
-      ...(this._spoolInfo ? { spool: { ...this._spoolStats(), dir: undefined } } : {})
-    };
-  }
-
-  _memoryStore () {
-    return new MemoryStore({ maxItems: this._o.bufferMax, maxBytes: this._o.bufferMaxBytes, onDrop: (kind, job, n) => this._drop(kind, job, n) });
-  }
-
-  /**
-   * Opens the disk spool: one log per kind (latency, values), each with half the cap, so values
-   * never push summaries out. A spool that cannot be opened is reported and memory serves instead.
-   */
-  _openSpool ({ dir, maxBytes, syncIntervalMs }) {
-    for (const kind of ['latency', 'value']) {
-      let store;
-      try {
-        store = SpoolStore.open({
-          dir: require('node:path').join(dir, kind === 'latency' ? 'latency' : 'values'),
-          maxBytes: Math.floor(maxBytes / 2),
-          syncIntervalMs,
-          memory: this._stores[kind],
-          topic: (k, job) => this._topics.job(job, k),
-          onDrop: (k, job, n) => this._dropped.add(k, job, n),
-          onIoError: (err) => this._reportIo(err),
-          onDurable: () => this._pump(),
-          extra: () => ({ dropped: this._dropped.jobs(kind) })
-        });
-      } catch (err) {
-        this._reportIo(err);
-        continue;
-      }
-      // drops are counted per stream, and the stream goes on across restarts
-      this._dropped.seed(kind, store.spool.savedExtra.dropped);
-      this._stores[kind] = store;
-    }
-    this._spoolInfo = { dir, maxBytes };
-  }
-
-  _spoolStats () {
-    if (!this._spoolInfo) return null;
-    const out = { dir: this._spoolInfo.dir, maxBytes: this._spoolInfo.maxBytes };
-    for (const kind of ['latency', 'value']) out[kind] = this._stores[kind] instanceof SpoolStore ? this._stores[kind].stats() : null;
-    return out;
-  }
-
-  /** A file error of the spool: reported (NINES_ERR_IO), at most once per 10 s per kind of failure. */
-  _reportIo (err) {
-    const held = this._ioReports.pass(`${(err.details && err.details.cause) || ''} ${err.message.split(' ')[1] || ''}`);
-    if (held === null) return;
-    // details.repeated: how many failures this report stands for (payloads.js errorDigest), itself included
-    if (held) err.details = { ...err.details, repeated: held + 1 };
-    this._lastError = err.message;
-    if (this.listenerCount('error') > 0) this.emit('error', err);
-  }
-
-  _drop (kind, job, n) {
-    this._dropped.add(kind, job, n);
-  }
-
-  /** A value leaves its rate limiter: it waits in order, with its read time, until sent. */
-  _pushValue (job, data) {
-    const payload = encode(data);
-    const ts = data !== null && typeof data === 'object' && !Buffer.isBuffer(data) ? data.ts : undefined;
-    this._stores.value.push({ kind: 'value', job, topic: this._topics.job(job, 'value'), payload, bytes: payload.length, time: ts });
-    this._pump();
-  }
-
-  /** An error digest leaves its rate limiter: it waits in its topic's slot until sent. */
-  _toSlot (kind, job, data) {
-    const topic = this._topics.job(job, kind);
-    const prev = this._slots.get(topic);
-    if (prev) {
-      this._slotCoalesced.error++;
-      data = mergeDigests(prev.data, data);
-    }
-    this._slots.set(topic, { kind, job, topic, data });
-    this._pump();
-  }
-
-  _emitError (message, details) {
-    this._lastError = message;
-    if (this.listenerCount('error') > 0) this.emit('error', new NinesError('NINES_ERR_MQTT', message, details));
-  }
-
-  _connect () {
-    this._reconnectTimer = null;
-    if (this._stopping) return;
-    // Built per attempt (each attempt is a fresh client), so the will is never older than the
-    // connection it belongs to: counts as of this attempt, and the reconnect count this
-    // connection will have once it is up (the broker keeps the will for the whole connection;
-    // MQTT has no way to update it without reconnecting)
-    const will = { topic: this._topics.status, payload: this._willPayload(), qos: 1, retain: true };
-    const client = connectOnce(this._broker.url, this._o, will);
-    this._client = client;
-    client.on('connect', () => { if (client === this._client) this._onConnect(); });
-    client.on('message', (topic, payload) => { if (client === this._client) this._onMessage(topic, payload); });
-    client.on('close', () => this._onClose(client));
-    client.on('error', (err) => {
-      if (client !== this._client) return;
-      this._emitError(`MQTT ${this._broker.url}: ${err.message}`, { url: this._broker.url, cause: err.code });
-    });
-  }
-
-  /** @returns {Buffer} the last will of the connection about to be attempted: retained `offline`, "connection lost" */
-  _willPayload () {
-    const info = this._statusInfo();
-    // _onConnect counts a reconnect when this attempt succeeds; the will speaks for that connection
-    if (this._everConnected) info.reconnects = this._counts.reconnects + 1;
-    return statusPayload('offline', info, { reason: 'connection lost' });
+    this._limits.error(job, errorDigest(err));
   }
 
   /**
@@ -419,8 +262,7 @@ class Publisher extends EventEmitter {
    * @param {(topic: string, payload: Buffer) => void} onMessage
    */
   subscribe (filter, onMessage) {
-    this._subscriptions.set(filter, onMessage);
-    if (this._connected && this._client) this._client.subscribe(filter, { qos: 1 });
+    this._subscriptions.add(filter, onMessage, this._conn.connected ? this._conn.client : null);
   }
 
   /**
@@ -431,190 +273,105 @@ class Publisher extends EventEmitter {
    * @returns {boolean} whether it went out
    */
   reply (topic, payload) {
-    if (!this._connected || !this._client) {
+    if (!this._conn.connected || !this._conn.client) {
       this._counts.repliesDropped++;
       return false;
     }
-    this._client.publish(topic, encode(payload), { qos: 1, retain: false });
+    this._conn.client.publish(topic, encode(payload), { qos: 1, retain: false });
     return true;
   }
 
-  _onMessage (topic, payload) {
-    for (const [filter, fn] of this._subscriptions) if (filterMatches(filter, topic)) fn(topic, payload);
+  /**
+   * @returns {{connected: boolean, published: number, buffered: number, bufferedBytes: number,
+   *   inflight: number, dropped: number, droppedByJob: Record<string, number>, reconnects: number,
+   *   errorsSuppressed: number, valuesCoalesced: number, unsentAtStop: number, repliesDropped: number,
+   *   lastError: string|null}}
+   */
+  get stats () {
+    const { latency, value } = this._stores;
+    const coalesced = this._limits.coalesced;
+    return {
+      connected: this._conn.connected,
+      published: this._loop.published,
+      buffered: latency.length,
+      bufferedBytes: latency.bytes,
+      valuesBuffered: value.length,
+      inflight: this._loop.inflight.size,
+      dropped: this._dropped.total('latency'),
+      droppedByJob: this._dropped.jobs('latency'),
+      valuesDropped: this._dropped.total('value'),
+      valuesDroppedByJob: this._dropped.jobs('value'),
+      reconnects: this._conn.reconnects,
+      errorsSuppressed: coalesced.errors + this._outbox.coalesced,
+      valuesCoalesced: coalesced.values,
+      unsentAtStop: this._counts.unsentAtStop,
+      repliesDropped: this._counts.repliesDropped,
+      spool: this._spool ? this._spool.stats() : null,
+      lastError: this._lastError
+    };
   }
 
-  _onConnect () {
-    this._connected = true;
-    for (const filter of this._subscriptions.keys()) this._client.subscribe(filter, { qos: 1 });
-    this._backoff.reset();
-    if (this._everConnected) this._counts.reconnects++;
-    this._everConnected = true;
-    this._connectedAt = new Date().toISOString();
-    this._statusPending = true;
-    this._pump();
+  // ---- internals ----
+
+  _memoryStore () {
+    return new MemoryStore({ maxItems: this._o.bufferMax, maxBytes: this._o.bufferMaxBytes, onDrop: (kind, job, n) => this._dropped.add(kind, job, n) });
+  }
+
+  /** @returns {Buffer} the last will of the connection about to be attempted: retained `offline`, "connection lost" */
+  _willPayload () {
+    const c = this._conn;
+    // the connection counts a reconnect when this attempt succeeds; the will speaks for that connection
+    return this._status.will(c.everConnected ? c.reconnects + 1 : c.reconnects);
+  }
+
+  _statusChanged () {
+    if (!this._conn.connected) return;
+    this._outbox.statusChanged();
+    this._loop.pump();
+  }
+
+  /** A value leaves its rate limiter: it waits in order, with its read time, until sent. */
+  _pushValue (job, data) {
+    const payload = encode(data);
+    const ts = data !== null && typeof data === 'object' && !Buffer.isBuffer(data) ? data.ts : undefined;
+    this._stores.value.push({ kind: 'value', job, topic: this._topics.job(job, 'value'), payload, bytes: payload.length, time: ts });
+    this._loop.pump();
+  }
+
+  _onUp (client) {
+    this._subscriptions.subscribeAll(client);
+    this._outbox.statusChanged();
+    this._loop.pump();
     this.emit('connect');
-    this._settleFirstAttempt();
   }
 
-  _onClose (client) {
-    if (client !== this._client) return;
-    const wasConnected = this._connected;
-    this._connected = false;
-    this._client = null;
-    // Requeue what the broker did not acknowledge: summaries and values at the head of their
-    // FIFOs (in the order sent), errors into their slots, merged with a newer one waiting there
-    const inflight = [...this._inflight.values()];
-    this._inflight.clear();
-    for (const kind of ['latency', 'value']) this._stores[kind].rewind(inflight.filter((m) => m.kind === kind));
-    for (const m of inflight) {
-      if (m.kind !== 'error') continue;
-      const newer = this._slots.get(m.topic);
-      if (!newer) this._slots.set(m.topic, m);
-      else { newer.data = mergeDigests(m.data, newer.data); this._slotCoalesced.error++; }
-    }
+  _onDown (wasConnected) {
+    this._loop.connectionLost();
     // the cursor as of now: a crash during the outage then resends nothing already delivered
     // (a failed attempt acknowledged nothing: no checkpoint for it)
-    if (wasConnected) this._checkpoint();
-    client.end(true);
+    if (wasConnected && this._spool) this._spool.checkpoint();
     if (wasConnected) this.emit('offline');
-    this._settleFirstAttempt();
-    this._checkIdle();
-    if (!this._stopping) {
-      const delayMs = this._backoff.next();
-      this.emit('reconnecting', { delayMs, attempt: this._backoff.attempt });
-      this._reconnectTimer = setTimeout(() => this._connect(), delayMs);
-    }
   }
 
-  _settleFirstAttempt () {
-    if (this._firstAttempt) {
-      const resolve = this._firstAttempt;
-      this._firstAttempt = null;
-      resolve();
-    }
+  _emitError (message, details) {
+    this._reportError(new NinesError('NINES_ERR_MQTT', message, details));
   }
 
-  /** Hands messages to mqtt.js while connected and under the in-flight bound: status, then errors, then latency in order, then values in order. */
-  _pump () {
-    if (this._pumping) return;
-    this._pumping = true;
-    try {
-      while (this._connected && this._inflight.size < this._o.maxInflight) {
-        let msg;
-        if (this._statusPending) {
-          this._statusPending = false;
-          msg = { kind: 'status', topic: this._topics.status, payload: statusPayload('online', this._statusInfo(), { connected: this._connectedAt }), qos: 1, retain: true };
-        } else if (this._slots.size) {
-          const [topic, slot] = this._slots.entries().next().value;
-          this._slots.delete(topic);
-          msg = slot;
-        } else {
-          msg = this._stores.latency.next() || this._stores.value.next();
-          if (!msg) break;
-        }
-        this._send(msg);
-      }
-    } finally {
-      this._pumping = false;
-    }
-    this._checkIdle();
-  }
-
-  _send (msg) {
-    const id = this._nextId++;
-    const client = this._client;
-    const payload = msg.kind === 'error' ? errorPayload(this.gatewayId, msg.job, msg.data) : msg.payload;
-    this._inflight.set(id, msg);
-    const status = msg.kind === 'status';
-    client.publish(msg.topic, payload, { qos: status ? 1 : this._o.qos, retain: status }, (err) => this._onAck(client, id, err));
-  }
-
-  _onAck (client, id, err) {
-    if (client !== this._client || !this._inflight.has(id)) return;
-    if (err) {
-      // MQTT.js tears a connection down (keepalive timeout on a half-open broker, end(true)) in
-      // _cleanUp(true), which fails every outstanding publish with "Connection closed" through
-      // _flush() *before* it destroys the stream: client.connected is still true at this point.
-      // So decide once the current call stack has finished (the stream is destroyed by then).
-      queueMicrotask(() => this._onPublishFailed(client, id, err));
-      return;
-    }
-    const msg = this._inflight.get(id);
-    this._inflight.delete(id);
-    if (msg.kind === 'latency' || msg.kind === 'value') this._stores[msg.kind].ack(msg);
-    this._counts.published++;
-    this._pump();
-  }
-
-  /**
-   * A publish callback reported an error. If the connection is going down, the message stays in
-   * flight and _onClose puts it back in the FIFO, in order (it was not acknowledged, so it may or
-   * may not have reached the broker: QoS 1 is at-least-once). Otherwise the broker (or MQTT.js)
-   * refused this message on a live connection: sending it again would fail again, so it is
-   * dropped, counted and reported.
-   */
-  _onPublishFailed (client, id, err) {
-    if (client !== this._client || !this._inflight.has(id)) return;
-    if (!client.connected || client.disconnecting || !client.stream || client.stream.destroyed) return;
-    const msg = this._inflight.get(id);
-    this._inflight.delete(id);
-    if (msg.kind === 'latency' || msg.kind === 'value') {
-      // let go: off the spool too, so it is not sent again after a restart
-      this._stores[msg.kind].ack(msg);
-      this._drop(msg.kind, msg.job, 1);
-    }
-    this._emitError(`MQTT publish to ${msg.topic} failed: ${err.message}`, { topic: msg.topic, cause: err.code });
-    this._pump();
-  }
-
-  _checkIdle () {
-    if (this._idleWaiter && (!this._connected || (!this._inflight.size && !this._slots.size && !this._stores.latency.length && !this._stores.value.length && !this._statusPending))) {
-      const resolve = this._idleWaiter;
-      this._idleWaiter = null;
-      resolve();
-    }
+  _reportError (err) {
+    this._lastError = err.message;
+    if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
   async _shutdown (nowMs, timeoutMs) {
-    const client = this._client;
     // Keep part of the time for the offline status and the DISCONNECT, even after a slow flush
     const deadline = nowMs + timeoutMs;
     const flushDeadline = deadline - Math.min(1000, timeoutMs / 2);
-    if (client && this._connected) {
-      await until(flushDeadline, (resolve) => { this._idleWaiter = resolve; this._checkIdle(); });
-      this._idleWaiter = null;
-      if (this._connected) {
-        const offline = statusPayload('offline', this._statusInfo(), { reason: 'stopped', stopped: new Date().toISOString() });
-        await until(deadline, (resolve) => client.publish(this._topics.status, offline, { qos: 1, retain: true }, () => resolve()));
-      }
-      if (this._connected) {
-        // A clean DISCONNECT: the broker then discards the will
-        await until(deadline, (resolve) => client.end(false, {}, () => resolve()));
-      }
-    }
-    // Whatever the broker does, the connection ends here, at the deadline (connect.js)
-    const last = this._client;
-    this._client = null;
-    this._connected = false;
-    if (last) destroyClient(last);
-    this._settleFirstAttempt();
+    if (this._conn.connected) await this._loop.idle(flushDeadline);
+    await this._conn.end(deadline, () => ({ topic: this._topics.status, payload: this._status.stopped(), qos: 1, retain: true }));
     // Count what never went out; a spool keeps its records for the next start (not dropped)
-    const inflight = [...this._inflight.values()];
-    let left = 0;
-    for (const kind of ['latency', 'value']) left += this._stores[kind].close(inflight.filter((m) => m.kind === kind));
-    this._counts.unsentAtStop += left + this._slots.size + inflight.filter((m) => m.kind === 'error').length;
-    this._inflight.clear();
-    this._slots.clear();
-    this._values.clear();
-    this._errors.clear();
-  }
-
-  _checkpoint () {
-    for (const kind of ['latency', 'value']) {
-      const s = this._stores[kind];
-      if (!(s instanceof SpoolStore)) continue;
-      try { s.spool.checkpoint(); } catch (err) { this._reportIo(err); }
-    }
+    this._counts.unsentAtStop += this._outbox.close(this._loop.takeInflight());
+    this._limits.clear();
+    if (this._spool) this._spool.close();
   }
 }
 

@@ -1,7 +1,7 @@
 'use strict';
 
 const { NinesError } = require('../../base/errors');
-const D = require('../config/defaults');
+const D = require('./defaults');
 
 /**
  * Topic layout (design.md, MQTT):

@@ -1,7 +1,7 @@
 'use strict';
 
 const { NinesError, toNinesError } = require('../../base/errors');
-const D = require('../config/defaults');
+const D = require('./defaults');
 const { rawTextOf } = require('./raw-json');
 
 /**
