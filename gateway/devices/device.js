@@ -28,7 +28,8 @@
 
 const { EventEmitter } = require('node:events');
 const E = require('./errors');
-const { buildDeviceSpec, MAX_QUEUE, MAX_TIMER_MS } = require('./spec');
+const { buildDeviceSpec } = require('./spec');
+const { MAX_QUEUE, MAX_DURATION_MS } = require('./limits');
 const { DeviceUser } = require('./user');
 const queue = require('./queue');
 const { Units } = require('./units');
@@ -104,7 +105,8 @@ class DeviceConnection {
 
 class Device extends EventEmitter {
   /**
-   * @param {import('./spec').DeviceSpec|object} spec from buildDeviceSpec (built again if it is raw input)
+   * @param {import('./spec').DeviceSpec|object} spec from buildDeviceSpec, taken as it is; raw input
+   *   (a direct API user's) is built here, once
    * @param {{createClient?: Function, now?: () => number}} [deps] createClient(target, opts) builds one
    *   connection's client; now() is the wall clock (epoch ms) of health.since
    */
@@ -333,8 +335,9 @@ class Device extends EventEmitter {
    */
   _refusal (user, timeoutMs) {
     let err = null;
-    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS)) {
-      err = E.invalidArg('timeoutMs', timeoutMs, `must be an integer from 1 to ${MAX_TIMER_MS} (ms)`);
+    // the device timeout's one ceiling (limits.js), whether it comes with the device or with the request
+    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_DURATION_MS)) {
+      err = E.invalidArg('timeoutMs', timeoutMs, `must be an integer from 1 to ${MAX_DURATION_MS} (ms)`);
     } else if (user._closed || this._closing) {
       err = E.closedError(this, 'request', user._closed ? user : null, undefined);
     } else if (this._state === 'down') {
