@@ -4,6 +4,7 @@ const { NinesError } = require('../base/errors');
 const { parseRate } = require('../base/units');
 const { parseTarget } = require('../drivers/target');
 const { resolveUnit, unitTarget } = require('../devices/line');
+const { ms } = require('../devices/fields');
 const { createOpSource } = require('./op-source');
 const J = require('./limits');
 
@@ -43,7 +44,7 @@ const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
  * @property {number|undefined} count
  * @property {number|undefined} durationMs
  * @property {number} intervalMs summary interval
- * @property {number|undefined} timeoutMs per request; undefined = the device's
+ * @property {number|undefined} timeoutMs per request, ms; undefined = the device's
  * @property {{mode: string, deadband: number, n: number, minIntervalMs: number}} values
  * @property {object|null} decode register decoding (values/registers.js options), applied in the worker
  */
@@ -101,7 +102,8 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   optionalInt(input.count, 'count', 0);
   optionalNumber(input.durationMs, 'durationMs', 0);
   if (input.count !== undefined && input.durationMs !== undefined) throw invalid('durationMs', input.durationMs, 'cannot be combined with count');
-  optionalNumber(input.timeoutMs, 'timeoutMs', 1);
+  // a job's own request timeout takes the device timeout's one rule and ceiling (devices/limits.js)
+  const timeoutMs = ms(input.timeoutMs, 'timeoutMs', undefined);
   const intervalMs = input.intervalMs === undefined ? J.INTERVAL_MS : input.intervalMs;
   optionalNumber(intervalMs, 'intervalMs', 1);
 
@@ -123,7 +125,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     count: input.count,
     durationMs: input.durationMs,
     intervalMs,
-    timeoutMs: input.timeoutMs,
+    timeoutMs,
     values: buildValues(input.values, kind),
     decode: buildDecode(input.decode, kind, input[kind])
   };
@@ -146,14 +148,11 @@ const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
 /**
  * @param {unknown} v a rate as any edge gives it
  * @returns {number} per second, Infinity for closed loop
- * @throws {NinesError} NINES_ERR_INVALID_ARG with field ratePerSec and the rule (base/units.js parseRate)
+ * @throws {NinesError} NINES_ERR_INVALID_ARG with field ratePerSec, the forms a rate takes, and
+ *   details.rule (base/units.js parseRate, the one reader of a rate)
  */
 function readRate (v) {
-  try {
-    return parseRate(v, 'ratePerSec');
-  } catch (err) {
-    throw invalid('ratePerSec', v, err.details.rule);
-  }
+  return parseRate(v, 'ratePerSec');
 }
 
 /**
