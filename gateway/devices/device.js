@@ -33,6 +33,7 @@ const { MAX_QUEUE, MAX_DURATION_MS } = require('./limits');
 const { DeviceUser } = require('./user');
 const queue = require('./queue');
 const { Units } = require('./units');
+const { isSerialLine } = require('./line');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const OK = 0;
@@ -134,8 +135,7 @@ class Device extends EventEmitter {
     this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
     // a serial line (RTU, RTU over TCP): one frame at a time, replies matched by shape alone, kept
     // quiet by its driver after a timeout
-    const protocol = this.spec.target.protocol;
-    this._serialLine = protocol === 'modbus+rtu' || protocol === 'modbus+rtutcp';
+    this._serialLine = isSerialLine(this.spec.target);
     // a line of units on a serial line
     this._rtuLine = this.spec.units !== null && this._serialLine;
     /** @type {Units|null} the units of a line and their health; null for a device of one unit */
