@@ -14,7 +14,7 @@ const { invalidArg } = require('./errors');
 const { pickDevice, operation } = require('./job-spec');
 const { typeOptions, intField } = require('./modbus-msg');
 const { num } = require('./device-config');
-const { formatUnitList } = require('../../gateway/devices/line');
+const { formatUnitList, unitTarget } = require('../../gateway/devices/line');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
 const { usesTags, rawTags, unitsOf } = require('./tag-list');
 
@@ -124,7 +124,8 @@ function pollUnit (config, deviceSpec) {
     return { unitId, name: unit.name, deviceSpec };
   }
   // the job's requests (and a tag list's reads) take their unit id from the target it is built on
-  const spec = unitId === deviceSpec.target.unitId ? deviceSpec : { ...deviceSpec, target: { ...deviceSpec.target, unitId } };
+  // the unit's own target (devices/line.js), so the poll's summaries name the unit it asks, URL included
+  const spec = unitId === deviceSpec.target.unitId ? deviceSpec : { ...deviceSpec, target: unitTarget(deviceSpec.target, unitId) };
   return { unitId, name: undefined, deviceSpec: spec };
 }
 
