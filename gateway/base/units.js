@@ -84,11 +84,26 @@ function parseRate (value, field = 'rate') {
     else if ((m = PERIOD_RE.exec(value))) perSec = PERIOD_UNITS_PER_S[m[2]] / Number(m[1]);
   }
   if (typeof perSec !== 'number' || !Number.isFinite(perSec) || perSec <= 0 || perSec > MAX_RATE_PER_S) {
+    // a well-formed rate refused here is out of range, not misspelt: the rule says which
+    const wellFormed = typeof value === 'number' || (typeof value === 'string' && /^\s*-?(\d+(\.\d+)?|\.\d+)\s*(\/\s*(s|sec|m|min|h))?\s*$/.test(value));
+    const rule = wellFormed ? `must be more than 0 and at most ${MAX_RATE_PER_S}/s` : 'is not a rate; use "max" or e.g. "1000/s"';
     throw new NinesError('NINES_ERR_INVALID_ARG',
-      `${field} must be "max" or a positive rate up to 1000000/s such as 1000, "1000/s", "60/min", "10Hz", or a period between requests such as "100ms"; got ${JSON.stringify(value)}`,
-      { field, value });
+      `${field} must be "max" or a positive rate up to ${MAX_RATE_PER_S}/s such as 1000, "1000/s", "60/min", "10Hz", or a period between requests such as "100ms"; got ${JSON.stringify(value)}`,
+      { field, value, rule });
   }
   return perSec;
+}
+
+/**
+ * Writes a millisecond figure as a rule states it: 100 → "100ms", 60000 → "1m", 86400000 → "24h".
+ * @param {number} ms
+ * @returns {string}
+ */
+function formatMs (ms) {
+  if (ms >= 3600000 && ms % 3600000 === 0) return `${ms / 3600000}h`;
+  if (ms >= 60000 && ms % 60000 === 0) return `${ms / 60000}m`;
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
 }
 
 /**
@@ -105,4 +120,4 @@ function formatNs (ns) {
   return `${(ns / 1e9).toPrecision(3)}s`;
 }
 
-module.exports = { parseDuration, parseRate, parseBytes, formatNs };
+module.exports = { parseDuration, parseRate, parseBytes, formatNs, formatMs, MAX_RATE_PER_S };

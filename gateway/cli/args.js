@@ -149,4 +149,23 @@ function oneOp (values, cmd, flags = Object.keys(OP_OPTIONS)) {
   { field: 'operation', value: given });
 }
 
-module.exports = { parse, suggest, intList, posInt, oneOp, OP_OPTIONS };
+/**
+ * Runs fn; a builder's refusal of a field that came from a flag names the flag: the builders
+ * (jobs/spec.js, devices/spec.js) read the flags' values as they read a config's, and say
+ * `ratePerSec must be …` where the user typed `--rate`.
+ * @template T
+ * @param {() => T} fn
+ * @param {Record<string, string>} flags spec field → flag
+ * @returns {T}
+ */
+function flagErrors (fn, flags) {
+  try {
+    return fn();
+  } catch (err) {
+    const field = err instanceof NinesError && err.details ? err.details.field : undefined;
+    if (typeof field !== 'string' || flags[field] === undefined) throw err;
+    throw new NinesError(err.code, err.message.replace(new RegExp(`^(job |device )?${field}\\b`), flags[field]), { ...err.details, field: flags[field] });
+  }
+}
+
+module.exports = { parse, suggest, intList, posInt, oneOp, flagErrors, OP_OPTIONS };

@@ -2,8 +2,8 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { parse, intList, posInt, OP_OPTIONS, oneOp } = require('./args');
-const { parseDuration, parseRate } = require('../base/units');
+const { parse, intList, posInt, OP_OPTIONS, oneOp, flagErrors } = require('./args');
+const { parseDuration } = require('../base/units');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
 
@@ -61,9 +61,9 @@ async function main (argv) {
     inflight: { type: 'string', default: '1' },
     count: { type: 'string' },
     duration: { type: 'string' },
-    rate: { type: 'string', default: 'max' },
+    rate: { type: 'string' },
     policy: { type: 'string', default: 'capped' },
-    timeout: { type: 'string', default: '1s' },
+    timeout: { type: 'string' },
     warmup: { type: 'string' },
     hgrm: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -85,9 +85,10 @@ async function main (argv) {
     inflight: intList(values.inflight, 'inflight'),
     count: posInt(values.count, 'count'),
     durationMs: values.duration === undefined ? undefined : parseDuration(values.duration, '--duration'),
-    ratePerSec: parseRate(values.rate, '--rate'),
+    // read, defaulted and checked by the job-spec builder, as a job's in the gateway config are
+    ratePerSec: values.rate,
     policy: values.policy,
-    timeoutMs: parseDuration(values.timeout, '--timeout'),
+    timeoutMs: values.timeout,
     warmup: values.warmup === undefined ? 0 : Number(values.warmup),
     // a fixed rate runs in a worker unless told otherwise (runProbe's default); --worker moves closed loop there too
     inWorker: values.worker ? true : (values['main-thread'] ? false : undefined),
@@ -100,7 +101,7 @@ async function main (argv) {
   if (values.hgrm) fs.mkdirSync(values.hgrm, { recursive: true });
 
   const { runProbe } = require('../measure/probe');
-  const run = runProbe(opts);
+  const run = flagErrors(() => runProbe(opts), { ratePerSec: '--rate', timeoutMs: '--timeout' });
   const tty = process.stderr.isTTY && !values.json;
   if (tty) {
     run.on('progress', (p) => {

@@ -28,10 +28,12 @@
 
 const { EventEmitter } = require('node:events');
 const E = require('./errors');
-const { buildDeviceSpec, MAX_QUEUE, MAX_TIMER_MS } = require('./spec');
+const { buildDeviceSpec } = require('./spec');
+const { MAX_QUEUE, MAX_DURATION_MS } = require('./limits');
 const { DeviceUser } = require('./user');
 const queue = require('./queue');
 const { Units } = require('./units');
+const { isSerialLine } = require('./line');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const OK = 0;
@@ -104,7 +106,8 @@ class DeviceConnection {
 
 class Device extends EventEmitter {
   /**
-   * @param {import('./spec').DeviceSpec|object} spec from buildDeviceSpec (built again if it is raw input)
+   * @param {import('./spec').DeviceSpec|object} spec from buildDeviceSpec, taken as it is; raw input
+   *   (a direct API user's) is built here, once
    * @param {{createClient?: Function, now?: () => number}} [deps] createClient(target, opts) builds one
    *   connection's client; now() is the wall clock (epoch ms) of health.since
    */
@@ -132,8 +135,7 @@ class Device extends EventEmitter {
     this._stats = { requests: 0, ok: 0, errors: 0, timeouts: 0, dropped: 0, skipped: 0 };
     // a serial line (RTU, RTU over TCP): one frame at a time, replies matched by shape alone, kept
     // quiet by its driver after a timeout
-    const protocol = this.spec.target.protocol;
-    this._serialLine = protocol === 'modbus+rtu' || protocol === 'modbus+rtutcp';
+    this._serialLine = isSerialLine(this.spec.target);
     // a line of units on a serial line
     this._rtuLine = this.spec.units !== null && this._serialLine;
     /** @type {Units|null} the units of a line and their health; null for a device of one unit */
@@ -333,8 +335,9 @@ class Device extends EventEmitter {
    */
   _refusal (user, timeoutMs) {
     let err = null;
-    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS)) {
-      err = E.invalidArg('timeoutMs', timeoutMs, `must be an integer from 1 to ${MAX_TIMER_MS} (ms)`);
+    // the device timeout's one ceiling (limits.js), whether it comes with the device or with the request
+    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_DURATION_MS)) {
+      err = E.invalidArg('timeoutMs', timeoutMs, `must be an integer from 1 to ${MAX_DURATION_MS} (ms)`);
     } else if (user._closed || this._closing) {
       err = E.closedError(this, 'request', user._closed ? user : null, undefined);
     } else if (this._state === 'down') {

@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * The units of a line (devices/spec.js `units`): many unit ids behind one serial port, one
+ * The health of the units of a line (devices/line.js): many unit ids behind one serial port, one
  * RTU-over-TCP socket or one Modbus TCP gateway, all sharing the line. A unit that stops answering
  * must not take its neighbours down with it: on a shared line every request to a silent unit holds
  * the line for a whole timeout, so at its rate it alone could use up the line.

@@ -1,8 +1,12 @@
 'use strict';
 
 const { NinesError } = require('../base/errors');
-const { parseTarget, formatTarget } = require('../drivers/target');
+const { parseRate } = require('../base/units');
+const { parseTarget } = require('../drivers/target');
+const { resolveUnit, unitTarget } = require('../devices/line');
+const { ms } = require('../devices/fields');
 const { createOpSource } = require('./op-source');
+const J = require('./limits');
 
 /**
  * The one module that builds and validates a job spec, whoever asks: the gateway's YAML (runtime),
@@ -10,20 +14,15 @@ const { createOpSource } = require('./op-source');
  * the result is plain data (it crosses to a worker thread with postMessage) that the job, the
  * scheduler and the worker trust as it is. The target inside stays parsed: it is never parsed again.
  *
- * Defaults differ by purpose, and the caller names the purpose:
- * - `poll` (gateway jobs, poll nodes): monitoring. After a stall the missed slots are skipped and
- *   counted, never sent late (design.md "Polling is monitoring"); the device is shared.
- * - `measure` (probe, sweep): a latency test. `capped` catch-up, as wrk2 does, so the backlog of a
- *   stall shows in the percentiles (latency-method.md rule 4).
+ * Defaults differ by purpose, and the caller names the purpose (limits.js PURPOSE_POLICY): `poll`
+ * (gateway jobs, poll nodes) skips missed slots after a stall; `measure` (probe, sweep) catches up
+ * capped. Every default and limit is in limits.js; the rate is read once, here, whatever form it
+ * comes in ("1000/s", "max", a number per second).
  */
 
-const POLICIES = Object.freeze(['burst', 'capped', 'skip']);
-const PURPOSE_POLICY = Object.freeze({ poll: 'skip', measure: 'capped' });
-const VALUE_MODES = Object.freeze(['off', 'on-change', 'every']);
+const { POLICIES, PURPOSE_POLICY, VALUE_MODES } = J;
 const OP_KEYS = Object.freeze(['command', 'generator', 'read', 'write', 'tags']);
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-const MAX_LANES = 64;
-const DEFAULT_INTERVAL_MS = 10000;
 
 /**
  * @typedef {object} JobSpec
@@ -45,15 +44,16 @@ const DEFAULT_INTERVAL_MS = 10000;
  * @property {number|undefined} count
  * @property {number|undefined} durationMs
  * @property {number} intervalMs summary interval
- * @property {number|undefined} timeoutMs per request; undefined = the device's
+ * @property {number|undefined} timeoutMs per request, ms; undefined = the device's
  * @property {{mode: string, deadband: number, n: number, minIntervalMs: number}} values
  * @property {object|null} decode register decoding (values/registers.js options), applied in the worker
  */
 
 /**
  * Builds and checks a job spec.
- * @param {object} input {name, label?, device?, unit?, target?, command|generator|read|write|tags, ratePerSec, connections?,
- *   policy?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}
+ * @param {object} input {name, label?, device?, unit?, target?, command|generator|read|write|tags, ratePerSec?, connections?,
+ *   policy?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}; ratePerSec is a number per
+ *   second, Infinity or "max" (closed loop, the default), or a rate as written ("1000/s", "60/min", "10Hz")
  * @param {object} [ctx]
  * @param {{name: string, target: object, maxConnections: number}} [ctx.device] the device the job runs on
  *   (built by devices/spec.js); its target is the job's target
@@ -66,11 +66,12 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   if (!PURPOSE_POLICY[purpose]) throw invalid('purpose', purpose, 'must be "poll" or "measure"');
   const name = input.name;
   if (typeof name !== 'string' || !NAME_RE.test(name)) throw invalid('name', name, 'must be 1-64 letters, digits, _ . or -');
+  // the one place a job's unit is resolved (devices/line.js), whoever builds the job
   const unit = resolveUnit(input.unit, device);
   // a unit of a line: the job's requests go to its unit id (the device's target names the line)
   const target = device ? (unit === null ? device.target : unitTarget(device.target, unit.unitId)) : parseTarget(input.target);
   // Each lane is strictly sequential: a device offers maxConnections × maxInflight of them at once
-  const maxLanes = device ? device.maxConnections * (device.maxInflight || 1) : MAX_LANES;
+  const maxLanes = device ? device.maxConnections * (device.maxInflight || 1) : J.MAX_CONNECTIONS;
 
   const kinds = OP_KEYS.filter((k) => input[k] !== undefined);
   if (kinds.length !== 1) throw invalid('operation', kinds, 'give exactly one of command, generator, read, write or tags');
@@ -84,11 +85,9 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     label = createOpSource({ [kind]: input[kind] }, target).label; // throws the driver's own coded error
   }
 
-  const ratePerSec = input.ratePerSec === undefined ? Infinity : input.ratePerSec;
-  if (!(ratePerSec === Infinity || (typeof ratePerSec === 'number' && ratePerSec > 0 && Number.isFinite(ratePerSec)))) {
-    throw invalid('ratePerSec', ratePerSec, 'must be a positive number, or Infinity for closed loop');
-  }
-  const connections = input.connections === undefined ? 1 : input.connections;
+  // the one default and the one check of a rate, whichever edge it came from (YAML, Node-RED, a CLI flag)
+  const ratePerSec = input.ratePerSec === undefined ? J.RATE_PER_SEC : readRate(input.ratePerSec);
+  const connections = input.connections === undefined ? J.CONNECTIONS : input.connections;
   if (!Number.isInteger(connections) || connections < 1 || connections > maxLanes) {
     throw invalid('connections', connections, `must be an integer from 1 to ${maxLanes}${device ? ` (the connections × requests in flight of device ${device.name})` : ''}`);
   }
@@ -103,8 +102,9 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   optionalInt(input.count, 'count', 0);
   optionalNumber(input.durationMs, 'durationMs', 0);
   if (input.count !== undefined && input.durationMs !== undefined) throw invalid('durationMs', input.durationMs, 'cannot be combined with count');
-  optionalNumber(input.timeoutMs, 'timeoutMs', 1);
-  const intervalMs = input.intervalMs === undefined ? DEFAULT_INTERVAL_MS : input.intervalMs;
+  // a job's own request timeout takes the device timeout's one rule and ceiling (devices/limits.js)
+  const timeoutMs = ms(input.timeoutMs, 'timeoutMs', undefined);
+  const intervalMs = input.intervalMs === undefined ? J.INTERVAL_MS : input.intervalMs;
   optionalNumber(intervalMs, 'intervalMs', 1);
 
   return {
@@ -125,7 +125,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     count: input.count,
     durationMs: input.durationMs,
     intervalMs,
-    timeoutMs: input.timeoutMs,
+    timeoutMs,
     values: buildValues(input.values, kind),
     decode: buildDecode(input.decode, kind, input[kind])
   };
@@ -146,31 +146,13 @@ function isWrite (kind, operation, target) {
 const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
 
 /**
- * A line's target for one of its units: the unit's id, in the fields and in the URL, so a summary
- * names the unit it polled (issue 19: the URL kept the line's ?unitId=1 for unit 5).
- * @param {object} target the line's (parsed) @param {number} unitId
- * @returns {object}
+ * @param {unknown} v a rate as any edge gives it
+ * @returns {number} per second, Infinity for closed loop
+ * @throws {NinesError} NINES_ERR_INVALID_ARG with field ratePerSec, the forms a rate takes, and
+ *   details.rule (base/units.js parseRate, the one reader of a rate)
  */
-function unitTarget (target, unitId) {
-  const t = { ...target, unitId };
-  t.url = formatTarget(t);
-  return t;
-}
-
-/**
- * The unit a job names on a line (devices/spec.js units): required there, refused elsewhere.
- * @returns {import('../devices/spec').UnitSpec|null}
- */
-function resolveUnit (name, device) {
-  const units = device && device.units ? device.units : null;
-  if (units === null) {
-    if (name !== undefined && name !== null) throw invalid('unit', name, device ? `names a unit, but device ${device.name} is not a line of units` : 'needs a device that is a line of units');
-    return null;
-  }
-  if (name === undefined || name === null) throw invalid('unit', name, `is required: device ${device.name} is a line of units (${units.map((u) => u.name).join(', ')})`);
-  const unit = units.find((u) => u.name === name);
-  if (unit === undefined) throw invalid('unit', name, `is not a unit of device ${device.name} (units: ${units.map((u) => u.name).join(', ')})`);
-  return unit;
+function readRate (v) {
+  return parseRate(v, 'ratePerSec');
 }
 
 /**
@@ -226,7 +208,7 @@ function optionalNumber (v, field, min) {
 }
 
 function invalid (field, value, rule) {
-  return new NinesError('NINES_ERR_INVALID_ARG', `job ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
+  return new NinesError('NINES_ERR_INVALID_ARG', `job ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value, rule });
 }
 
 module.exports = { buildJobSpec, isWrite, POLICIES, PURPOSE_POLICY };

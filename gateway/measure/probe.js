@@ -9,6 +9,7 @@ const { createClient, openClients, closeClients } = require('../drivers');
 const { ReconnectEachClient } = require('../drivers/reconnect-each');
 const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
+const DL = require('../devices/limits');
 const { startSchedule } = require('../scheduler');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
 const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
@@ -51,10 +52,11 @@ const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
  * @property {number} [count] requests per run (split over its connections)
  * @property {number} [durationMs] run length when no count is given
  * @property {number} [warmup=0] requests per run sent first and not recorded
- * @property {number} [ratePerSec=Infinity] Infinity = closed loop
+ * @property {number|string} [ratePerSec] Infinity or "max" (closed loop, the job-spec default), or a rate
+ *   ("1000/s"), read by jobs/spec.js
  * @property {'burst'|'capped'|'skip'} [policy='capped']
- * @property {number} [timeoutMs=1000]
- * @property {number} [connectTimeoutMs=5000]
+ * @property {number|string} [timeoutMs] ms or a duration ("500ms"); default and ceiling devices/limits.js
+ * @property {number} [connectTimeoutMs] default devices/limits.js
  * @property {boolean} [inWorker] run in a worker thread; default: yes for a fixed rate, no for closed loop
  * @property {boolean} [reconnectEach=false] open a new connection for every request (its cost shows in service time)
  */
@@ -126,14 +128,17 @@ function checkProbeOptions (opts) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `probe ${field} ${rule}; got ${JSON.stringify(value)}`, { field, value });
   };
   if (!opts || typeof opts !== 'object') fail('options', opts, 'must be an object');
-  const o = { connections: [1], inflight: [1], warmup: 0, ratePerSec: Infinity, policy: 'capped', timeoutMs: 1000, connectTimeoutMs: 5000, ...opts };
+  const o = { connections: [1], inflight: [1], warmup: 0, policy: 'capped', connectTimeoutMs: DL.CONNECT_TIMEOUT_MS, ...opts };
   o.target = parseTarget(o.target);
-  // the one job-spec module checks the operation, rate, policy and bounds, before any connection is opened
+  // the one job-spec module reads and checks the operation, rate, policy, timeout and bounds (with
+  // their defaults), before any connection is opened
   const spec = buildJobSpec({
     name: 'probe', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write,
     ratePerSec: o.ratePerSec, policy: o.policy, count: o.count, durationMs: o.count === undefined ? o.durationMs : undefined, timeoutMs: o.timeoutMs
   }, { purpose: 'measure' });
   o.policy = spec.policy === 'closed' ? o.policy : spec.policy;
+  o.ratePerSec = spec.ratePerSec;
+  o.timeoutMs = spec.timeoutMs === undefined ? DL.TIMEOUT_MS : spec.timeoutMs;
   if (!Array.isArray(o.connections) || o.connections.length === 0 || o.connections.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) {
     fail('connections', o.connections, 'must be a non-empty list of whole numbers 1-1024');
   }

@@ -6,6 +6,7 @@ const { parseTarget } = require('../drivers/target');
 const { createClient, openClients, closeClients } = require('../drivers');
 const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
+const DL = require('../devices/limits');
 const { startSchedule } = require('../scheduler');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
 
@@ -27,24 +28,30 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
  * @param {object} opts
  * @param {string|object} opts.target
  * @param {string} [opts.command] @param {string} [opts.generator] @param {object|string} [opts.read] @param {object|string} [opts.write]
- * @param {number[]} opts.rates offered rates, requests/s, ascending
+ * @param {Array<number|string>} opts.rates offered rates, requests/s or as written ("500/s"), ascending
  * @param {number} [opts.stepMs=5000]
  * @param {number} [opts.workers=20] connections
- * @param {number} [opts.timeoutMs=1000]
+ * @param {number|string} [opts.timeoutMs] ms or a duration; default and ceiling devices/limits.js
  * @param {'burst'|'capped'|'skip'} [opts.policy='burst'] burst: an overloaded device sees the full offered load
  * @param {number} [opts.settleMs=0] pause between steps
  * @returns {EventEmitter & {promise: Promise<{steps: object[], saturation: object|null, below: object|null, above: object|null}>, stop: () => void}}
  *   events: 'step' (step result)
  */
 function runSweep (opts) {
-  const o = { stepMs: 5000, workers: 20, timeoutMs: 1000, policy: 'burst', settleMs: 0, ...opts };
+  const o = { stepMs: 5000, workers: 20, policy: 'burst', settleMs: 0, ...opts };
   o.target = parseTarget(o.target);
-  // the one job-spec module checks the operation and policy (a sweep is a measurement: rates vary per step)
-  buildJobSpec({ name: 'sweep', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write, ratePerSec: 1, policy: o.policy, timeoutMs: o.timeoutMs }, { purpose: 'measure' });
-  const source = createOpSource(o, o.target);
-  if (!Array.isArray(o.rates) || o.rates.length === 0 || o.rates.some((r) => !(r > 0 && Number.isFinite(r)))) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `sweep rates must be a non-empty list of positive numbers; got ${JSON.stringify(o.rates)}`, { field: 'rates' });
+  if (!Array.isArray(o.rates) || o.rates.length === 0) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `sweep rates must be a non-empty list of rates; got ${JSON.stringify(o.rates)}`, { field: 'rates' });
   }
+  // the one job-spec module reads and checks each step's job (a sweep is a measurement: one rate per
+  // step): the operation, policy, rate and timeout, with their defaults
+  const specs = o.rates.map((rate) => buildJobSpec({ name: 'sweep', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write, ratePerSec: rate, policy: o.policy, timeoutMs: o.timeoutMs }, { purpose: 'measure' }));
+  if (specs.some((s) => s.ratePerSec === Infinity)) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', `sweep rates must be fixed rates (a sweep offers each as a load; "max" is none); got ${JSON.stringify(o.rates)}`, { field: 'rates' });
+  }
+  o.rates = specs.map((s) => s.ratePerSec);
+  o.timeoutMs = specs[0].timeoutMs === undefined ? DL.TIMEOUT_MS : specs[0].timeoutMs;
+  const source = createOpSource(o, o.target);
   if (!(Number.isInteger(o.workers) && o.workers >= 1 && o.workers <= 1024)) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `sweep workers must be a whole number 1-1024; got ${JSON.stringify(o.workers)}`, { field: 'workers' });
   }

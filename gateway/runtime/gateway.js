@@ -48,8 +48,6 @@ class Gateway extends EventEmitter {
     this.hlogs = new Map(); // job → {stream, writer, file}
     this.hlogsEnded = new Set(); // jobs whose log a reload ended: a new log names its stream's start
     this.health = new Map(); // device → health
-    /** @type {{devices: object[], jobs: object[]}|null} the specs running now (reload compares with them) */
-    this.running = null;
     /** @type {Promise<unknown>} reloads one at a time */
     this.reloading = Promise.resolve();
     this.integrations = null;
@@ -59,48 +57,13 @@ class Gateway extends EventEmitter {
     this.writeCommands = null;
   }
 
-  /** @returns {object[]} the device specs, built once from the config (devices/spec.js) */
-  deviceSpecs () {
-    const { buildDeviceSpec } = require('../devices');
-    const { deviceSpecInput } = require('./config/validate');
-    return Object.values(this.config.devices).map((d) => buildDeviceSpec(deviceSpecInput(d)));
-  }
-
-  /**
-   * @param {object[]} [devices] the device specs, when already built (deviceSpecs())
-   * @returns {object[]} the job specs the pool runs, built once from the config (jobs/spec.js)
-   */
-  jobSpecs (devices = this.deviceSpecs()) {
-    const { buildJobSpec } = require('../jobs/spec');
-    const byName = new Map(devices.map((d) => [d.name, d]));
-    return this.config.jobs.map((j) => {
-      const input = {
-        name: j.name,
-        ratePerSec: j.ratePerSec === null || j.ratePerSec === undefined ? Infinity : j.ratePerSec,
-        connections: j.connections,
-        policy: j.catchUp,
-        intervalMs: this.config.gateway.intervalMs,
-        values: { mode: j.values.mode, deadband: j.values.deadband, n: j.values.n, minIntervalMs: j.values.minIntervalMs }
-      };
-      if (j.unit) input.unit = j.unit;
-      if (j.count !== null && j.count !== undefined) input.count = j.count;
-      if (j.durationMs !== null && j.durationMs !== undefined) input.durationMs = j.durationMs;
-      if (j.kind === 'command') input.command = j.command;
-      else if (j.kind === 'generator') input.generator = j.generator;
-      else if (j.kind === 'tags') input.tags = j.tags;
-      else input[j.kind] = j.op;
-      return buildJobSpec(input, { device: byName.get(j.device), purpose: 'poll' });
-    });
-  }
-
   /** Starts the broker (when none is configured), the publisher, the devices and the jobs. */
   async start () {
     const { Publisher } = require('./mqtt/publisher');
     const m = this.config.mqtt;
-    // built before anything starts: a spec the config let through but a builder refuses stops here
-    const devices = this.deviceSpecs();
-    const jobs = this.jobSpecs(devices);
-    this.running = { devices, jobs };
+    // the specs the config check built (config/validate.js): run as they are
+    const devices = Object.values(this.config.devices);
+    const jobs = this.config.jobs;
     let url = m.url;
     let auth;
     if (!url) {
@@ -269,26 +232,18 @@ class Gateway extends EventEmitter {
    * @throws {NinesError} as writeTags
    */
   checkTagWrites (device, values, unit, opts = {}) {
-    const d = Object.prototype.hasOwnProperty.call(this.config.devices, device) ? this.config.devices[device] : undefined;
-    if (d === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in this gateway`, { field: 'device', value: device });
+    const spec = Object.hasOwn(this.config.devices, device) ? this.config.devices[device] : undefined;
+    if (spec === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `no device ${JSON.stringify(device)} in this gateway`, { field: 'device', value: device });
+    const d = this.config.deviceOptions[device];
     // as for write jobs and in Node-RED: nothing moves a real actuator unless its device says it may
     if (!d.allowWrites) throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" does not allow writes; set devices.${device}.allowWrites: true`, { field: 'allowWrites', device });
     if (!this.pool) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
-    const spec = this.running.devices.find((x) => x.name === device);
-    let tags = d.tags ? d.tags.all : [];
-    let quirks = spec;
-    let unitId;
-    if (d.units !== undefined) {
-      const u = d.units.find((x) => x.name === unit);
-      if (u === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" is a line of units: name one of ${d.units.map((x) => x.name).join(', ')}; got ${JSON.stringify(unit)}`, { field: 'unit', value: unit });
-      tags = u.tags ? u.tags.all : [];
-      quirks = spec.units.find((x) => x.name === unit);
-      unitId = u.unitId;
-    } else if (unit !== undefined) {
-      throw new NinesError('NINES_ERR_INVALID_ARG', `device "${device}" is not a line of units; got unit ${JSON.stringify(unit)}`, { field: 'unit', value: unit });
-    }
+    const u = require('../devices/line').resolveUnit(unit, spec);
+    const tags = u === null ? (d.tags ? d.tags.all : []) : (d.units[u.name] ? d.units[u.name].all : []);
+    const quirks = u === null ? spec : u;
+    const unitId = u === null ? undefined : u.unitId;
     const { encodeTagWrites } = require('../tags/write');
-    return encodeTagWrites(tags, values, { protocol: d.target.protocol, address: d.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes, rawText: opts.rawText });
+    return encodeTagWrites(tags, values, { protocol: spec.target.protocol, address: spec.target.address, unitId, unsupportedFunctionCodes: quirks.unsupportedFunctionCodes, rawText: opts.rawText });
   }
 
   /**
@@ -309,21 +264,12 @@ class Gateway extends EventEmitter {
   }
 
   async _reload (next) {
-    if (!this.pool || !this.running) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
+    if (!this.pool) throw new NinesError('NINES_ERR_CLOSED', 'the gateway is not running', {});
     const { planReload } = require('./reload');
-    // built before anything changes: a spec a builder refuses leaves the running config as it is
-    const previous = this.config;
+    // both configs carry their built specs (config/validate.js): compared as they are
+    const specs = (c) => ({ config: c, devices: Object.values(c.devices), jobs: c.jobs });
+    const plan = planReload(specs(this.config), specs(next));
     this.config = next;
-    let devices, jobs;
-    try {
-      devices = this.deviceSpecs();
-      jobs = this.jobSpecs(devices);
-    } finally {
-      this.config = previous;
-    }
-    const plan = planReload({ config: previous, ...this.running }, { config: next, devices, jobs });
-    this.config = next;
-    this.running = { devices, jobs };
     // stopped first (each publishes its last interval), then devices swapped, then the new jobs
     await Promise.all(plan.jobsStopped.map((name) => this.pool.stopJob(name)));
     // a changed job goes on as the same stream: its next summary starts where the old instance's

@@ -56,7 +56,8 @@ class Host {
   handle (m) {
     try {
       switch (m.type) {
-        case 'device': this.addDevice(m.spec); break;
+        // the pool built it (pool.js addDevice): a posted copy is taken as built, not built again
+        case 'device': this.addDevice(require('../devices/spec').trustDeviceSpec(m.spec)); break;
         case 'drop-device': this.dropDevice(m.name); break;
         case 'job': this.startJob(m.spec, m.resumeFromMs); break;
         case 'stop-job': this.stopJob(m.name); break;

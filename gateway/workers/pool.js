@@ -103,10 +103,11 @@ class WorkerPool extends EventEmitter {
    * Adds a device (built by devices/spec.js); its thread opens its connections. Devices are counted
    * by their users: adding one already there adds a user, and removeDevice() closes it when the
    * last user is gone.
-   * @param {object} spec
+   * @param {object} spec a built spec (raw input is built here, once: the worker takes what it is posted as built)
    */
   addDevice (spec) {
     if (this.stopping) throw this.stoppedError();
+    spec = require('../devices/spec').buildDeviceSpec(spec);
     const users = this.deviceUsers.get(spec.name) || 0;
     this.deviceUsers.set(spec.name, users + 1);
     if (users > 0) return;

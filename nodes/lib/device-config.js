@@ -9,19 +9,16 @@
 
 const { NinesError } = require('../../gateway/base/errors');
 const { parseTarget } = require('../../gateway/drivers/target');
-const { buildDeviceSpec, MAX_CONNECTIONS, MAX_INFLIGHT } = require('../../gateway/devices/spec');
-const { MAX_QUIRK_DELAY_MS } = require('../../gateway/drivers/connection-options');
+const { buildDeviceSpec } = require('../../gateway/devices/spec');
+const line = require('../../gateway/devices/line');
 const C = require('../../gateway/base/constants');
-// the dialog reads the field with the same file (Node-RED serves resources/ to the editor)
-const unitList = require('../../resources/nines-units');
 
-/** Upper bounds of the dialog's duration fields, ms: a request timeout of a minute, ten minutes for the rest */
-const MAX_TIMEOUT_MS = 60000;
-const MAX_CONNECT_TIMEOUT_MS = 600000;
-const MAX_BACKOFF_MS = 600000;
-
-/** The node's field for each field of the device spec, so a late error still names what the user sees */
-const NODE_FIELD = {
+/**
+ * The node's field for each field of the device spec, so an error names what the user sees. The
+ * builder (gateway/devices/spec.js) is the one place these are defaulted and checked, with the
+ * limits of gateway/devices/limits.js, as for a device in the gateway's config.
+ */
+const NODE_FIELD = Object.freeze({
   maxConnections: 'maxConnections',
   maxInflight: 'maxInflight',
   timeoutMs: 'timeout',
@@ -30,10 +27,22 @@ const NODE_FIELD = {
   'backoff.maxMs': 'backoffMax',
   interFrameDelayMs: 'interFrameDelay',
   delayAfterConnectMs: 'delayAfterConnect'
-};
+});
 
 /** The Modbus transports of the dialog and their target schemes */
 const TRANSPORTS = Object.freeze({ tcp: 'modbus+tcp', rtu: 'modbus+rtu', rtutcp: 'modbus+rtutcp' });
+
+/** Whether the node's field holds a value (Node-RED keeps an emptied field as ''; old flows lack it) */
+function given (config, field) {
+  return config[field] !== undefined && config[field] !== null && config[field] !== '';
+}
+
+/** A field as the builder reads it: undefined when empty (the builder's default), else a number when it reads as one */
+function raw (config, field) {
+  if (!given(config, field)) return undefined;
+  const v = config[field];
+  return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+}
 
 /** Node-RED stores numbers typed into the editor as strings; empty means "use the default". */
 function num (config, field, def, lo, hi, integer = true) {
@@ -74,33 +83,37 @@ function deviceLabel (config, target) {
   return target.host ? `${target.host}:${target.port}` : target.path;
 }
 
-function deviceSpec (config, name, target, maxConnections, maxInflight, quirks) {
-  const timeoutMs = num(config, 'timeout', C.DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
-  const connectTimeoutMs = num(config, 'connectTimeout', C.DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_CONNECT_TIMEOUT_MS);
-  const initialMs = num(config, 'backoffMin', C.BACKOFF_INITIAL_MS, 1, MAX_BACKOFF_MS);
-  const maxMs = num(config, 'backoffMax', Math.max(initialMs, C.BACKOFF_MAX_MS), 1, MAX_BACKOFF_MS);
-  if (maxMs < initialMs) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `backoffMax must be at least backoffMin (${initialMs} ms); got ${JSON.stringify(config.backoffMax)}`, { field: 'backoffMax', value: config.backoffMax });
-  }
+function deviceSpec (config, name, target, fields) {
+  const input = {
+    name,
+    label: deviceLabel(config, target),
+    target,
+    timeoutMs: raw(config, 'timeout'),
+    connectTimeoutMs: raw(config, 'connectTimeout'),
+    ...fields
+  };
+  if (given(config, 'backoffMin') || given(config, 'backoffMax')) input.backoff = { initialMs: raw(config, 'backoffMin'), maxMs: raw(config, 'backoffMax') };
   try {
-    return buildDeviceSpec({ name, label: deviceLabel(config, target), target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff: { initialMs, maxMs }, ...quirks });
+    return buildDeviceSpec(input);
   } catch (err) {
     const at = err.details && typeof err.details.field === 'string' ? err.details.field : '';
     // units[3].unitId and the like are all the dialog's one "Units on this line" field
     const field = NODE_FIELD[at] || (/^units\b/.test(at) ? 'units' : undefined);
-    if (field) err.details.field = field;
-    throw err;
+    if (field === undefined || typeof err.details.rule !== 'string') throw err;
+    // the builder's rule in the dialog's words: its fields by their names here, the value as typed
+    const rule = Object.entries(NODE_FIELD).reduce((text, [f, n]) => text.split(f).join(n), err.details.rule);
+    const typed = at === 'units' || /^units\b/.test(at) ? config.units : config[field];
+    throw new NinesError(err.code, `${field} ${rule}; got ${JSON.stringify(typed)}`, { ...err.details, field, value: typed, rule });
   }
 }
 
 /**
  * maxConnections, or the ASCII node's `connections` of flows saved before it existed.
- * @returns {number}
+ * @returns {number|undefined} undefined: the builder's default
  */
 function maxConnections (config, legacy) {
-  const given = (f) => config[f] !== undefined && config[f] !== null && config[f] !== '';
-  if (!given('maxConnections') && legacy && given('connections')) return num(config, 'connections', 1, 1, MAX_CONNECTIONS);
-  return num(config, 'maxConnections', 1, 1, MAX_CONNECTIONS);
+  if (!given(config, 'maxConnections') && legacy && given(config, 'connections')) return raw(config, 'connections');
+  return raw(config, 'maxConnections');
 }
 
 /**
@@ -114,7 +127,7 @@ function asciiDevice (config, name) {
   if (!/^[0-9A-Fa-f]{2}$/.test(address)) throw new NinesError('NINES_ERR_INVALID_ARG', `address must be two hex digits 00-FF; got ${JSON.stringify(config.address)}`, { field: 'address', value: config.address });
   const checksum = config.checksum === true || config.checksum === 'true';
   const target = parseTarget(`ascii://${host(config)}:${port}?address=${address.toUpperCase()}&checksum=${checksum ? 'on' : 'off'}`);
-  const spec = deviceSpec(config, name, target, maxConnections(config, true));
+  const spec = deviceSpec(config, name, target, { maxConnections: maxConnections(config, true) });
   return { spec, target, timeoutMs: spec.timeoutMs };
 }
 
@@ -124,54 +137,59 @@ function asciiDevice (config, name) {
  * @returns {{spec: object, target: object, timeoutMs: number, allowWrites: boolean}}
  */
 function modbusDevice (config, name) {
-  const unitId = num(config, 'unitId', 1, 0, 255);
+  // the unit id goes into the target when given: the target is the one place it is checked and defaulted (drivers/target.js)
+  const unitQuery = given(config, 'unitId') ? `unitId=${encodeURIComponent(String(config.unitId).trim())}` : '';
   const transport = config.transport || 'tcp';
   if (TRANSPORTS[transport] === undefined) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `transport must be "tcp", "rtu" or "rtutcp"; got ${JSON.stringify(transport)}`, { field: 'transport', value: transport });
   }
   let url;
   if (transport === 'tcp') {
-    url = `modbus+tcp://${host(config)}:${num(config, 'port', C.MODBUS_TCP_DEFAULT_PORT, 1, 65535)}?unitId=${unitId}`;
+    url = `modbus+tcp://${host(config)}:${num(config, 'port', C.MODBUS_TCP_DEFAULT_PORT, 1, 65535)}?${unitQuery}`;
   } else if (transport === 'rtutcp') {
     // a serial server has no standard port (502 would be Modbus TCP): the dialog always holds one
     const port = num(config, 'port', undefined, 1, 65535);
     if (port === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', `port is required for RTU over TCP (the serial server's port, e.g. 4001); got ${JSON.stringify(config.port)}`, { field: 'port', value: config.port });
     // the line's baud rate, when known, sets the silence kept between frames (drivers/modbus/rtutcp-transport.js)
     const baud = config.baudRate === undefined || config.baudRate === null || config.baudRate === '' ? '' : `&baudRate=${num(config, 'baudRate', 9600, 50, 4000000)}`;
-    url = `modbus+rtutcp://${host(config)}:${port}?unitId=${unitId}${baud}`;
+    url = `modbus+rtutcp://${host(config)}:${port}?${unitQuery}${baud}`;
   } else {
     const path = typeof config.path === 'string' ? config.path.trim() : '';
     if (!path) throw new NinesError('NINES_ERR_INVALID_ARG', `path must name a serial port such as /dev/ttyUSB0 or COM3; got ${JSON.stringify(config.path)}`, { field: 'path', value: config.path });
     const q = new URLSearchParams({
-      unitId: String(unitId),
       baudRate: String(num(config, 'baudRate', 9600, 50, 4000000)),
       parity: String(config.parity || 'none'),
       dataBits: String(num(config, 'dataBits', 8, 7, 8)),
       stopBits: String(num(config, 'stopBits', 1, 1, 2))
     });
-    url = `modbus+rtu://${path.startsWith('/') ? '' : '/'}${encodeURI(path)}?${q}`;
+    url = `modbus+rtu://${path.startsWith('/') ? '' : '/'}${encodeURI(path)}?${q}${unitQuery ? `&${unitQuery}` : ''}`;
   }
-  const line = transport === 'rtu' ? 'Modbus RTU (a serial line is one connection)' : 'RTU over TCP (a serial server port is one serial line)';
-  const connections = maxConnections(config, false);
-  // a serial line is one bus: one connection, whatever the other settings say
-  if (transport !== 'tcp' && connections !== 1) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `maxConnections must be 1 for ${line}; got ${JSON.stringify(config.maxConnections)}`, { field: 'maxConnections', value: config.maxConnections });
-  }
-  // requests per connection at once: pipelining needs Modbus TCP's transaction id to match replies
-  const maxInflight = num(config, 'maxInflight', 1, 1, MAX_INFLIGHT);
-  if (transport !== 'tcp' && maxInflight !== 1) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 for ${transport === 'rtu' ? 'Modbus RTU' : 'RTU over TCP'} (a serial line carries one request at a time); got ${JSON.stringify(config.maxInflight)}`, { field: 'maxInflight', value: config.maxInflight });
-  }
-  // line quirks, ms; flows saved before the fields existed have none: 0
-  const quirks = {
-    interFrameDelayMs: num(config, 'interFrameDelay', 0, 0, MAX_QUIRK_DELAY_MS),
-    delayAfterConnectMs: num(config, 'delayAfterConnect', 0, 0, MAX_QUIRK_DELAY_MS)
+  const target = modbusTarget(url, config);
+  // a serial line's discipline (one connection, one request in flight) is the builder's (devices/line.js)
+  const fields = {
+    maxConnections: maxConnections(config, false),
+    maxInflight: raw(config, 'maxInflight'),
+    // line quirks, ms; flows saved before the fields existed have none (the builder's 0)
+    interFrameDelayMs: raw(config, 'interFrameDelay'),
+    delayAfterConnectMs: raw(config, 'delayAfterConnect'),
+    units: lineUnits(config, transport, target.unitId)
   };
-  const units = lineUnits(config, transport, unitId);
-  if (units !== undefined) quirks.units = units;
-  const target = parseTarget(url);
-  const spec = deviceSpec(config, name, target, connections, maxInflight, quirks);
+  const spec = deviceSpec(config, name, target, fields);
   return { spec, target, timeoutMs: spec.timeoutMs, allowWrites: config.allowWrites === true || config.allowWrites === 'true' };
+}
+
+/**
+ * The dialog's Modbus target, parsed; a unit id the target refuses is an error of the unitId field.
+ * @param {string} url @param {object} config
+ * @returns {import('../../gateway/drivers/target').Target}
+ */
+function modbusTarget (url, config) {
+  try {
+    return parseTarget(url);
+  } catch (err) {
+    if (!(err instanceof NinesError) || !err.details || err.details.unitId === undefined) throw err;
+    throw new NinesError('NINES_ERR_INVALID_ARG', err.message, { field: 'unitId', value: config.unitId });
+  }
 }
 
 /**
@@ -187,14 +205,14 @@ function modbusDevice (config, name) {
  * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field `units`
  */
 function lineUnits (config, transport, unitId) {
-  const raw = config.units;
-  const { ids, error } = unitList.parse(raw, transport);
-  if (error !== null) throw new NinesError('NINES_ERR_INVALID_ARG', `units ${error}; got ${JSON.stringify(raw)}`, { field: 'units', value: raw });
+  const text = config.units;
+  const { ids, error } = line.parseUnitList(text, transport);
+  if (error !== null) throw new NinesError('NINES_ERR_INVALID_ARG', `units ${error}; got ${JSON.stringify(text)}`, { field: 'units', value: text });
   if (ids === null) return undefined;
   if (!ids.includes(unitId)) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `units must include the device's unit id ${unitId} (the unit of the nodes that name none); got ${JSON.stringify(raw)}`, { field: 'units', value: raw });
+    throw new NinesError('NINES_ERR_INVALID_ARG', `units must include the device's unit id ${unitId} (the unit of the nodes that name none); got ${JSON.stringify(text)}`, { field: 'units', value: text });
   }
-  return ids.map((id) => ({ name: unitList.unitName(id), unitId: id }));
+  return ids.map((id) => ({ name: line.unitName(id), unitId: id }));
 }
 
-module.exports = { asciiDevice, modbusDevice, num, MAX_TIMEOUT_MS, MAX_CONNECT_TIMEOUT_MS, MAX_BACKOFF_MS, MAX_QUIRK_DELAY_MS };
+module.exports = { asciiDevice, modbusDevice, num };

@@ -14,10 +14,12 @@ const { invalidArg } = require('./errors');
 const { pickDevice, operation } = require('./job-spec');
 const { typeOptions, intField } = require('./modbus-msg');
 const { num } = require('./device-config');
-const unitList = require('../../resources/nines-units');
-const { parseRate } = require('../../gateway/base/units');
+const { formatUnitList, unitTarget } = require('../../gateway/devices/line');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
 const { usesTags, rawTags, unitsOf } = require('./tag-list');
+
+/** The dialog's default rate (nines-poll.html), for nodes saved without one */
+const POLL_RATE = '10/s';
 
 /** Characters a job name may not hold (jobs/spec.js NAME_RE) */
 const NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
@@ -51,19 +53,20 @@ function pollSettings (RED, config, nodeId) {
   if (mode !== 'worker' && mode !== 'inline') throw invalidArg('mode', `mode must be "worker" or "inline"; got ${JSON.stringify(mode)}`);
   // flows saved before the setting existed get the poll default (skip); buildJobSpec checks the rest
   const policy = config.policy === undefined || config.policy === '' ? undefined : config.policy;
-  // "10/s", "1000/min", "10Hz", a period such as "100ms", a bare number (per second) or "max"
-  const rate = config.rate === undefined || config.rate === '' ? '10/s' : config.rate;
-  const ratePerSec = parseRate(rate, 'rate');
+  // "10/s", "1000/min", "10Hz", a period such as "100ms", a bare number (per second) or "max": read
+  // by the job-spec builder, as a rate in the gateway's config is; a node saved without one polls
+  // at the dialog's default
+  const rate = config.rate === undefined || config.rate === '' ? POLL_RATE : config.rate;
   const name = jobKey(nodeId);
   const label = typeof config.name === 'string' && config.name.trim() ? config.name.trim() : name;
   const unit = protocol === 'modbus' ? pollUnit(config, device.spec) : { unitId: undefined, name: undefined, deviceSpec: device.spec };
 
-  const spec = buildJobSpec({
+  const spec = buildPollSpec({
     name,
     label,
     unit: unit.name,
     ...op,
-    ratePerSec,
+    ratePerSec: rate,
     connections: 1,
     policy,
     intervalMs: num(config, 'interval', 10, 0.1, 3600, false) * 1000,
@@ -87,6 +90,20 @@ function pollSettings (RED, config, nodeId) {
 }
 
 /**
+ * buildJobSpec, its refusal of the rate named by the node's field (`rate`, not the spec's `ratePerSec`).
+ * @param {object} input @param {object} ctx
+ * @returns {object} the job spec
+ */
+function buildPollSpec (input, ctx) {
+  try {
+    return buildJobSpec(input, ctx);
+  } catch (err) {
+    if (!err.details || err.details.field !== 'ratePerSec') throw err;
+    throw invalidArg('rate', err.message.replace(/^ratePerSec/, 'rate'), { value: input.ratePerSec, rule: err.details.rule });
+  }
+}
+
+/**
  * The unit a Modbus poll polls: its unit id field, else the device's. On a line of units (the device's
  * "Units on this line") it must be one of them, and the job names it, so its polls are gated by that
  * unit's health (a silent unit's polls are skipped, not sent). On a single device any unit id goes:
@@ -102,12 +119,13 @@ function pollUnit (config, deviceSpec) {
   if (deviceSpec.units) {
     const unit = deviceSpec.units.find((u) => u.unitId === unitId);
     if (unit === undefined) {
-      throw invalidArg('unitId', `unitId ${unitId} is not a unit of this line (units ${unitList.format(deviceSpec.units.map((u) => u.unitId))})`, { value: config.unitId });
+      throw invalidArg('unitId', `unitId ${unitId} is not a unit of this line (units ${formatUnitList(deviceSpec.units.map((u) => u.unitId))})`, { value: config.unitId });
     }
     return { unitId, name: unit.name, deviceSpec };
   }
   // the job's requests (and a tag list's reads) take their unit id from the target it is built on
-  const spec = unitId === deviceSpec.target.unitId ? deviceSpec : { ...deviceSpec, target: { ...deviceSpec.target, unitId } };
+  // the unit's own target (devices/line.js), so the poll's summaries name the unit it asks, URL included
+  const spec = unitId === deviceSpec.target.unitId ? deviceSpec : { ...deviceSpec, target: unitTarget(deviceSpec.target, unitId) };
   return { unitId, name: undefined, deviceSpec: spec };
 }
 

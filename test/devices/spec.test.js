@@ -2,6 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { buildDeviceSpec, Device } = require('../../gateway/devices');
+const { isBuiltDeviceSpec, trustDeviceSpec } = require('../../gateway/devices/spec');
 const { parseTarget } = require('../../gateway/drivers/target');
 const { NinesError } = require('../../gateway/base/errors');
 const C = require('../../gateway/base/constants');
@@ -137,13 +138,19 @@ describe('buildDeviceSpec', function () {
     assert.deepEqual(buildDeviceSpec({ name: 'd', target: TARGET, backoff: { initialMs: 20000 } }).backoff, { initialMs: 20000, maxMs: 20000 });
   });
 
-  it('returns a spec that is already built as is, also after it crossed a thread boundary', function () {
+  it('returns a spec that is already built as is, also after it crossed a thread boundary and was trusted there', function () {
     const spec = buildDeviceSpec({ name: 'd', target: TARGET, maxConnections: 4, backoff: { initialMs: 10, maxMs: 100 } });
     assert.equal(buildDeviceSpec(spec), spec);
-    // postMessage uses the structured clone: the copy is plain data and passes the checks as it is
+    assert.equal(isBuiltDeviceSpec(spec), true);
+    // postMessage uses the structured clone: the copy is plain data; built again it is the same spec,
+    // and once the worker that receives it from the pool trusts it, it is taken as it is
     const copy = structuredClone(spec);
     assert.deepEqual(copy, spec);
-    assert.equal(buildDeviceSpec(copy), copy);
+    assert.equal(isBuiltDeviceSpec(copy), false);
+    assert.deepEqual(buildDeviceSpec(copy), spec);
+    assert.equal(buildDeviceSpec(trustDeviceSpec(copy)), copy);
+    // raw input that looks like a spec is not taken for one
+    assert.equal(isBuiltDeviceSpec({ ...spec }), false);
   });
 
   it('rejects maxConnections outside 1-64 or not an integer, naming the field', function () {

@@ -347,7 +347,7 @@ describe('gateway/config: every rule names the field path, the value and the rul
     });
     it('the command is checked with the device\'s checksum setting', () => {
       const long = '$01M' + 'X'.repeat(250); // 254 bytes: fits alone, not with 2 checksum characters
-      assert.equal(validateConfig({ ...base(), jobs: [{ name: 'j', device: 'ed588', command: long, rate: 1 }] }, { env: {} }).jobs[0].command, long);
+      assert.equal(validateConfig({ ...base(), jobs: [{ name: 'j', device: 'ed588', command: long, rate: 1 }] }, { env: {} }).jobs[0].operation, long);
       expectOne((o) => {
         o.devices.ed588.target = 'ascii://127.0.0.1:9500?checksum=on';
         o.jobs[0].command = long;
@@ -357,16 +357,18 @@ describe('gateway/config: every rule names the field path, the value and the rul
       expectOne((o) => { o.jobs[1].generator = '@AA(Dta)'; }, 'jobs[1].generator', /not a known generator; known: @AA, read-all, @AA\(Data\), set-all/);
       const obj = base();
       obj.jobs[1].generator = 'set-all';
-      assert.equal(validateConfig(obj, { env: {} }).jobs[1].generator, 'set-all');
+      assert.equal(validateConfig(obj, { env: {} }).jobs[1].operation, 'set-all');
     });
     it('a Modbus op the driver would refuse is a problem at the op\'s field', () => {
       expectOne((o) => { o.jobs[2].read.quantity = 200; }, 'jobs[2].read.quantity', /must be an integer from 1 to 125/);
       expectOne((o) => { o.jobs[3].write.value = 70000; }, 'jobs[3].write.value', /0 to 65535/);
     });
     it('the job carries the op as the driver normalized it', () => {
-      const op = validateConfig(base(), { env: {} }).jobs[2].op;
-      assert.ok(Object.isFrozen(op));
-      assert.deepEqual({ ...op }, { fc: 3, address: 0, quantity: 10, unitId: 1 });
+      const job = validateConfig(base(), { env: {} }).jobs[2];
+      assert.ok(Object.isFrozen(job.operation));
+      // the unit id is the target's, filled in when the op is sent (jobs/op-source.js)
+      assert.deepEqual({ ...job.operation }, { fc: 3, address: 0, quantity: 10 });
+      assert.equal(job.target.unitId, 1);
     });
   });
 

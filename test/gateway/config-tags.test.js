@@ -46,8 +46,8 @@ describe('gateway/config: tags, in groups per device and per job', () => {
     ]);
     // a tag job publishes its values on change unless it says otherwise
     assert.equal(c.jobs[0].values.mode, 'on-change');
-    assert.deepEqual(Object.keys(c.devices.plc1.tags.groups), ['boiler', 'pumps']);
-    assert.equal(c.devices.plc1.tags.all.length, 4);
+    assert.deepEqual(Object.keys(c.deviceOptions.plc1.tags.groups), ['boiler', 'pumps']);
+    assert.equal(c.deviceOptions.plc1.tags.all.length, 4);
   });
 
   it('gives every bad tag its field path, in a device group or in a job', () => {

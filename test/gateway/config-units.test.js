@@ -3,7 +3,6 @@
 const assert = require('node:assert/strict');
 const { configCases } = require('./config-problems');
 const { validateConfig } = require('../../gateway/runtime/config');
-const { Gateway } = require('../../gateway/runtime/gateway');
 const { buildModel } = require('../../gateway/runtime/sparkplug/model');
 
 /** A serial bus of two meters and a TCP gateway with a unit of its own; each case breaks one thing */
@@ -39,10 +38,10 @@ describe('gateway/config: lines of units', () => {
     // meter1 takes the line's word order, meter2 its own
     assert.deepEqual(c.jobs.slice(0, 2).map((j) => j.tags[0].wordOrder), ['little', 'big']);
     // a raw read on a unit asks that unit
-    assert.equal(c.jobs[2].op.unitId, 255);
-    const specs = new Gateway(c).deviceSpecs();
-    assert.deepEqual(specs[0].units.map((u) => [u.name, u.unitId, u.backoff.initialMs, u.backoff.maxMs]), [['meter1', 1, 1000, 10000], ['meter2', 2, 2000, 20000]]);
-    const jobs = new Gateway(c).jobSpecs(specs);
+    assert.equal(c.jobs[2].target.unitId, 255);
+    // the config carries the specs that run (built once, by devices/spec.js and jobs/spec.js)
+    assert.deepEqual(c.devices.bus.units.map((u) => [u.name, u.unitId, u.backoff.initialMs, u.backoff.maxMs]), [['meter1', 1, 1000, 10000], ['meter2', 2, 2000, 20000]]);
+    const jobs = c.jobs;
     assert.deepEqual(jobs.map((j) => [j.unit, j.target.unitId]), [['meter1', 1], ['meter2', 2], ['plc', 255]]);
     // and the URL a summary carries names the unit too, not the line's first (issue 19)
     assert.deepEqual(jobs.map((j) => new URLSearchParams(j.target.url.split('?')[1]).get('unitId')), ['1', '2', '255']);

@@ -6,6 +6,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { loadConfig, validateConfig, redactConfig } = require('../../gateway/runtime/config');
 const D = require('../../gateway/runtime/config/defaults');
+const { createOpSource } = require('../../gateway/jobs/op-source');
 
 /** What the embedded broker's limits are when the config names none */
 const EMBEDDED_LIMITS = { maxPacketBytes: D.MQTT_EMBEDDED_MAX_PACKET_BYTES, maxClients: D.MQTT_EMBEDDED_MAX_CLIENTS };
@@ -64,18 +65,21 @@ describe('gateway/config: loading', () => {
     assert.deepEqual(c.devices.ed588.backoff, { initialMs: 100, maxMs: 10000 });
     assert.equal(c.devices.plc1.timeoutMs, 500);
     assert.equal(c.devices.plc1.target.unitId, 1);
+    // the jobs are the specs that run (jobs/spec.js), built once by the config check
     const [a, b] = c.jobs;
     assert.equal(a.kind, 'command');
-    assert.equal(a.command, '@01');
+    assert.equal(a.operation, '@01');
     assert.equal(a.ratePerSec, 1000);
     assert.equal(a.connections, 1);
-    assert.equal(a.catchUp, 'skip', 'poll jobs skip missed slots by default');
-    assert.equal(a.count, null);
-    assert.equal(a.durationMs, null);
+    assert.equal(a.policy, 'skip', 'poll jobs skip missed slots by default');
+    assert.equal(a.count, undefined);
+    assert.equal(a.durationMs, undefined);
+    assert.equal(a.intervalMs, 10000);
     assert.equal(a.values.mode, 'off');
     assert.equal(b.kind, 'read');
-    assert.deepEqual({ ...b.op }, { fc: 3, address: 0, quantity: 10, unitId: 1 });
-    assert.deepEqual(b.values, { mode: 'on-change', deadband: 0, n: 1, maxRatePerSec: 10, minIntervalMs: 100 });
+    assert.deepEqual({ ...b.operation }, { fc: 3, address: 0, quantity: 10 });
+    assert.equal(b.target.unitId, 1);
+    assert.deepEqual(b.values, { mode: 'on-change', deadband: 0, n: 1, minIntervalMs: 100 });
     assert.deepEqual(c.source, { path: null, format: 'yaml' });
   });
 
@@ -216,7 +220,7 @@ describe('gateway/config: normalization', () => {
     assert.equal(c.devices.d.timeoutMs, 250);
     assert.equal(c.jobs[0].ratePerSec, 1);
     assert.equal(c.jobs[0].durationMs, 7200000);
-    assert.deepEqual(c.jobs[0].values, { mode: 'every', deadband: 0, n: 100, maxRatePerSec: 2, minIntervalMs: 500 });
+    assert.deepEqual(c.jobs[0].values, { mode: 'every', deadband: 0, n: 100, minIntervalMs: 500 });
   });
 
   it('accepts every broker URL scheme: mqtt, mqtts, tcp, ssl, ws, wss', () => {
@@ -228,7 +232,8 @@ describe('gateway/config: normalization', () => {
   it('allows catchUp with rate max, where it has no effect', () => {
     const obj = base();
     obj.jobs[0].catchUp = 'skip';
-    assert.equal(validateConfig(obj, { env: {} }).jobs[0].catchUp, 'skip');
+    assert.equal(obj.jobs[0].rate, 'max');
+    assert.equal(validateConfig(obj, { env: {} }).jobs[0].policy, 'closed');
   });
 
   it('takes the unit id of a Modbus op from the target unless the op sets one', () => {
@@ -239,9 +244,11 @@ describe('gateway/config: normalization', () => {
         { name: 'b', device: 'm', write: { fc: 16, address: 1, values: [1, 2], unitId: 3 }, rate: 1 }
       ]
     }, { env: {} });
-    assert.equal(c.jobs[0].op.unitId, 7);
-    assert.equal(c.jobs[1].op.unitId, 3);
-    assert.deepEqual([...c.jobs[1].op.values], [1, 2]);
+    // what each job sends (jobs/op-source.js defaults the unit id to the job's target)
+    const sent = c.jobs.map((j) => createOpSource({ [j.kind]: j.operation }, j.target).nextOp(0));
+    assert.equal(sent[0].unitId, 7);
+    assert.equal(sent[1].unitId, 3);
+    assert.deepEqual([...sent[1].values], [1, 2]);
   });
 
   it('takes the password from NINES_MQTT_PASSWORD when the file has none', () => {

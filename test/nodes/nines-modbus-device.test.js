@@ -213,17 +213,17 @@ describe('nines-modbus-device', function () {
 
   const bad = [
     ['a connection count of 0', { maxConnections: 0 }, 'maxConnections', /maxConnections must be an integer from 1 to 64; got 0/],
-    ['two connections on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for Modbus RTU/],
+    ['two connections on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for a modbus\+rtu target \(one serial line\)/],
     ['no request in flight', { maxInflight: '0' }, 'maxInflight', /maxInflight must be an integer from 1 to 64; got "0"/],
     ['65 requests in flight', { maxInflight: 65 }, 'maxInflight', /maxInflight must be an integer from 1 to 64; got 65/],
-    ['pipelining on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxInflight: 2 }, 'maxInflight', /maxInflight must be 1 for Modbus RTU/],
-    ['a negative backoff', { backoffMin: '-5' }, 'backoffMin', /backoffMin must be an integer from 1 to 600000; got "-5"/],
+    ['pipelining on a serial line', { transport: 'rtu', path: '/dev/ttyUSB0', maxInflight: 2 }, 'maxInflight', /maxInflight must be 1 unless the target is modbus\+tcp/],
+    ['a negative backoff', { backoffMin: '-5' }, 'backoffMin', /backoffMin is not a duration; .*; got "-5"/],
     ['a backoff maximum below its minimum', { backoffMin: 1000, backoffMax: 999 }, 'backoffMax', /backoffMax must be at least backoffMin/],
-    ['two connections to a serial server port', { transport: 'rtutcp', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for RTU over TCP/],
+    ['two connections to a serial server port', { transport: 'rtutcp', maxConnections: 2 }, 'maxConnections', /maxConnections must be 1 for a modbus\+rtutcp target \(one serial line\)/],
     ['RTU over TCP with no port', { transport: 'rtutcp', port: '' }, 'port', /port is required for RTU over TCP/],
-    ['a negative inter-frame delay', { interFrameDelay: '-1' }, 'interFrameDelay', /interFrameDelay must be an integer from 0 to 60000/],
+    ['a negative inter-frame delay', { interFrameDelay: '-1' }, 'interFrameDelay', /interFrameDelay is not a duration; .*; got "-1"/],
     ['an inter-frame delay as long as the timeout', { interFrameDelay: 300 }, 'interFrameDelay', /must be shorter than the request timeout \(300 ms\)/],
-    ['a delay after connect over a minute', { delayAfterConnect: 60001 }, 'delayAfterConnect', /delayAfterConnect must be an integer from 0 to 60000/]
+    ['a delay after connect over a minute', { delayAfterConnect: 60001 }, 'delayAfterConnect', /delayAfterConnect must be a whole number of ms from 0ms to 1m; got 60001/]
   ];
   for (const [what, settings, field, re] of bad) {
     it(`turns ${what} into a coded error naming ${field}, and connects to nothing`, async () => {

@@ -65,3 +65,27 @@ describe('nines-poll settings', () => {
       e.details.field === 'tags[0].address' && e.details.problems.length === 2 && /2 problems in tags/.test(e.message));
   });
 });
+
+describe('nines-poll on a Modbus device: the unit it asks', () => {
+  /** A RED with one Modbus device config node (unit id 1), as pickDevice finds it */
+  function modbusRed (extra = {}) {
+    const { modbusDevice } = require('../../nodes/lib/device-config');
+    const { spec, target, timeoutMs } = modbusDevice({ transport: 'tcp', host: '127.0.0.1', port: 5020, unitId: 1, ...extra }, 'md');
+    const device = { spec, target: target.url, timeoutMs, configError: null };
+    return { nodes: { getNode: (id) => (id === 'md' ? device : null) } };
+  }
+  const poll = (unitId) => ({ protocol: 'modbus', modbusDevice: 'md', fc: 3, address: 0, quantity: 1, unitId, rate: '1/s', interval: 10, values: 'on-change' });
+
+  it('a poll of unit 5 on a device of unit 1 carries unit 5\'s target, in the URL its summaries name too', () => {
+    const { spec, unitId } = pollSettings(modbusRed(), poll(5), 'p');
+    assert.equal(unitId, 5);
+    assert.equal(spec.target.unitId, 5);
+    assert.match(spec.target.url, /\?unitId=5$/);
+  });
+
+  it('on a line of units, the poll names the unit of its id', () => {
+    const { spec } = pollSettings(modbusRed({ units: '1-5' }), poll(5), 'p');
+    assert.equal(spec.unit, 'unit-5');
+    assert.match(spec.target.url, /\?unitId=5$/);
+  });
+});

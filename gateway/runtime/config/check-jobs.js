@@ -5,55 +5,32 @@ const { isMap, durationField, rateField } = require('./fields');
 const { suggestKey } = require('./problems');
 const { checkCommand, checkGenerator, checkOp } = require('./deep-check');
 const { checkJobTags } = require('./check-tags');
+const { specProblem } = require('./spec-paths');
+const { buildJobSpec } = require('../../jobs/spec');
 
 /**
- * @typedef {object} ValuesConfig
- * @property {'off'|'on-change'|'every'} mode
- * @property {number} deadband with on-change: a change smaller than this is not published (0 = any change)
- * @property {number} n with every: publish every n-th reply
- * @property {number} maxRatePerSec at most this many value messages per second
- * @property {number} minIntervalMs 1000 / maxRatePerSec
- */
-
-/**
- * @typedef {object} JobConfig
- * @property {string} name topic level of the job
- * @property {string} device key into config.devices
- * @property {string|null} unit the unit of a line it polls (devices.<device>.units), else null
- * @property {'command'|'generator'|'read'|'write'|'tags'} kind which operation the job runs
- * @property {string} [command] ASCII command (kind command)
- * @property {string} [generator] generator name (kind generator)
- * @property {object} [op] Modbus op {fc, address, quantity | value | values, unitId} (kind read/write)
- * @property {import('../../tags/spec').Tag[]} [tags] the tags it reads, checked (kind tags)
- * @property {number} ratePerSec requests per second, Infinity for closed loop ("max")
- * @property {number} connections 1-64
- * @property {'burst'|'capped'|'skip'} catchUp
- * @property {number|null} count requests, then the job ends (null: no limit)
- * @property {number|null} durationMs run time, then the job ends (null: no limit)
- * @property {ValuesConfig} values
+ * The `jobs` list as written → the job specs that run, built by jobs/spec.js (buildJobSpec), the one
+ * place a job is defaulted and checked whoever builds it (this config, a Node-RED poll node, the
+ * probe). What is checked here is what only the config has: names unique across the list, a device
+ * that is defined (with a guess when misspelt), one operation per job in the protocol of its device,
+ * tag groups by name, values as written, a device that allows writes. A builder's refusal is
+ * reported at the field as written (`ratePerSec` at `jobs[i].rate`).
  */
 
 const OP_KINDS = ['command', 'generator', 'read', 'write', 'tags'];
 
-/** Whether the operation writes, by the job-spec module's own rule (one definition of a write). */
-function writesTo (kind, operation, target) {
-  try {
-    return require('../../jobs/spec').isWrite(kind, operation, target);
-  } catch {
-    return false; // an operation that does not build is already a problem at its own field
-  }
-}
 const ASCII_KINDS = ['command', 'generator'];
 
-function checkValues (problems, segs, raw, kind) {
-  // a tag job is there for its values: on change unless it says otherwise
-  const spec = typeof raw === 'string' ? { mode: raw } : isMap(raw) ? raw : kind === 'tags' ? { mode: 'on-change' } : {};
-  const mode = D.VALUES_MODES.includes(spec.mode) ? spec.mode : 'off';
-  if (raw !== undefined && mode !== 'off' && kind === 'write') {
-    problems.add(segs, raw, 'must be off for a write job: a write returns no values to publish');
-  }
+/**
+ * `values` as written → the builder's {mode, deadband, n, minIntervalMs}; the mode's default (and
+ * the rule that a write job publishes none) are the builder's.
+ * @returns {{mode?: string, deadband: number, n: number, minIntervalMs: number}}
+ */
+function checkValues (problems, segs, raw) {
+  const spec = typeof raw === 'string' ? { mode: raw } : isMap(raw) ? raw : {};
+  const mode = D.VALUES_MODES.includes(spec.mode) ? spec.mode : undefined;
   // Field combinations only make sense once the mode itself is right
-  if (D.VALUES_MODES.includes(spec.mode)) {
+  if (mode !== undefined) {
     if (spec.deadband !== undefined && mode !== 'on-change') problems.add(segs.concat('deadband'), spec.deadband, 'is only used with mode: on-change');
     if (spec.n !== undefined && mode !== 'every') problems.add(segs.concat('n'), spec.n, 'is only used with mode: every');
     if (spec.maxRate !== undefined && mode === 'off') problems.add(segs.concat('maxRate'), spec.maxRate, 'has no effect with mode: off');
@@ -63,43 +40,51 @@ function checkValues (problems, segs, raw, kind) {
     allowMax: false,
     maxRule: 'must be a finite rate such as "10/s": values are never published once per poll'
   });
-  return {
-    mode,
+  const out = {
     deadband: typeof spec.deadband === 'number' ? spec.deadband : 0,
     n: Number.isInteger(spec.n) ? spec.n : 1,
-    maxRatePerSec,
     minIntervalMs: 1000 / maxRatePerSec
   };
+  if (mode !== undefined) out.mode = mode;
+  return out;
 }
 
 /**
- * The unit a job names on a line: required there, refused on a device of one unit.
- * @returns {object|undefined|null} the unit (devices.<name>.units); undefined: a device of one unit;
- *   null: a problem, reported
+ * The tag groups and quirks a tag job's tags are checked with: its device's, or on a line its unit's.
+ * A lookup only: whether the unit is right is the builder's to say (devices/line.js resolveUnit).
+ * @returns {{owner: {name: string, path: string}, context: object, tags: object|null}|null} null: no such unit
  */
-function checkUnit (problems, segs, name, deviceName, device) {
-  if (device.units === undefined) {
-    if (name === undefined) return undefined;
-    problems.add(segs, name, `names a unit, but device "${deviceName}" is not a line of units (devices.${deviceName}.units)`);
-    return null;
-  }
-  const names = device.units.map((u) => u.name);
-  if (name === undefined) {
-    problems.add(segs, undefined, `is required: device "${deviceName}" is a line of units (${names.join(', ')})`);
-    return null;
+function tagScope (name, device, opts) {
+  if (device.units === null) {
+    return name === undefined ? { owner: { name: `device "${device.name}"`, path: `devices.${device.name}.tags` }, context: device, tags: opts.tags } : null;
   }
   const unit = device.units.find((u) => u.name === name);
-  if (unit === undefined) {
-    const guess = suggestKey(name, names);
-    problems.add(segs, name, `is not a unit of device "${deviceName}"${guess ? ` (did you mean "${guess}"?)` : ''}; units: ${names.join(', ')}`);
-    return null;
-  }
-  return unit;
+  if (unit === undefined) return null;
+  return {
+    owner: { name: `unit "${unit.name}" of device "${device.name}"`, path: `devices.${device.name}.units.${unit.name}.tags` },
+    context: { target: device.target, ...unit },
+    tags: opts.units[unit.name]
+  };
 }
 
-/** Builds the Modbus op from a read/write block and the device's unit id, checking fc vs value(s). */
-function buildOp (problems, segs, kind, raw, target) {
-  const op = { fc: raw.fc, address: raw.address, unitId: Number.isInteger(raw.unitId) ? raw.unitId : target.unitId };
+/** A job's spec field → its config key, where they differ */
+const JOB_KEYS = Object.freeze({ ratePerSec: 'rate', policy: 'catchUp', durationMs: 'duration' });
+
+/** The config path of a jobs/spec.js field of jobs[i] */
+function jobPath (i, j, kind) {
+  return (field) => {
+    if (field === 'values.mode') return typeof j.values === 'string' ? ['jobs', i, 'values'] : ['jobs', i, 'values', 'mode'];
+    if (field === 'operation') return ['jobs', i];
+    const [head, ...rest] = field.split('.');
+    if (OP_KINDS.includes(head)) return ['jobs', i, kind];
+    return ['jobs', i, JOB_KEYS[head] || head, ...rest];
+  };
+}
+
+/** A read/write block as the driver checks it (unitId only when given: else the job target's), fc vs value(s). */
+function buildOp (problems, segs, kind, raw) {
+  const op = { fc: raw.fc, address: raw.address };
+  if (raw.unitId !== undefined) op.unitId = raw.unitId;
   if (kind === 'read') {
     op.quantity = raw.quantity;
     return op;
@@ -114,14 +99,17 @@ function buildOp (problems, segs, kind, raw, target) {
 }
 
 /**
- * Semantic checks and defaults of the `jobs` list.
+ * Checks the `jobs` list and builds each job's spec.
  * @param {import('./problems').Problems} problems
  * @param {*} raw the list as written
- * @param {Record<string, import('./validate').DeviceConfig>} devices the devices that passed
- * @param {string[]} deviceNames every device name written, valid or not
- * @returns {JobConfig[]}
+ * @param {object} ctx
+ * @param {Record<string, import('../../devices/spec').DeviceSpec>} ctx.devices the device specs built
+ * @param {Record<string, import('./validate').DeviceOptions>} ctx.options allowWrites and tags of each
+ * @param {string[]} ctx.names every device name written, valid or not
+ * @param {number} ctx.intervalMs the gateway's summary interval
+ * @returns {import('../../jobs/spec').JobSpec[]}
  */
-function checkJobs (problems, raw, devices, deviceNames) {
+function checkJobs (problems, raw, { devices, options, names: deviceNames, intervalMs }) {
   if (!Array.isArray(raw)) return [];
   const seen = new Map();
   const out = [];
@@ -140,7 +128,7 @@ function checkJobs (problems, raw, devices, deviceNames) {
     }
     // own properties only: a job naming device "constructor" must not find Object's
     const device = typeof j.device === 'string' && Object.hasOwn(devices, j.device) ? devices[j.device] : undefined;
-    const unit = device ? checkUnit(problems, at('unit'), j.unit, j.device, device) : undefined;
+    const opts = device ? options[j.device] : undefined;
 
     const kinds = OP_KINDS.filter((k) => j[k] !== undefined);
     if (kinds.length === 0) {
@@ -150,73 +138,66 @@ function checkJobs (problems, raw, devices, deviceNames) {
     }
     const kind = kinds[0];
 
-    let command;
-    let op;
-    let tags;
-    if (kind === 'tags' && device && unit !== null && !problems.has(at(kind))) {
-      tags = unit === undefined
-        ? checkJobTags(problems, at('tags'), j.tags, { name: `device "${j.device}"`, path: `devices.${j.device}.tags` }, device, device.tags)
-        : checkJobTags(problems, at('tags'), j.tags, { name: `unit "${unit.name}" of device "${j.device}"`, path: `devices.${j.device}.units.${unit.name}.tags` }, unit.context, unit.tags);
-    } else if (kind && device && unit !== null && !problems.has(at(kind))) {
+    let operation = kind === undefined ? undefined : j[kind];
+    if (kind === 'tags' && device && !problems.has(at(kind))) {
+      // a unit that is not there is the builder's to report (at jobs[i].unit); its tags wait for it
+      const scope = tagScope(j.unit, device, opts);
+      if (scope !== null) operation = checkJobTags(problems, at('tags'), j.tags, scope.owner, scope.context, scope.tags);
+    } else if (kind && device && !problems.has(at(kind))) {
       const ascii = device.target.protocol === 'ascii';
       if (ASCII_KINDS.includes(kind) && !ascii) {
         problems.add(at(kind), j[kind], `needs an ascii:// device; "${j.device}" is ${device.target.protocol}://`);
       } else if (!ASCII_KINDS.includes(kind) && ascii) {
         problems.add(at(kind), j[kind], `needs a modbus device; "${j.device}" is ascii://`);
       } else if (kind === 'command') {
-        command = checkCommand(problems, at('command'), j.command, device.target.checksum);
+        operation = checkCommand(problems, at('command'), j.command, device.target.checksum);
       } else if (kind === 'generator') {
         checkGenerator(problems, at('generator'), j.generator);
       } else {
-        // a job on a unit of a line asks that unit unless its op names another
-        op = buildOp(problems, at(kind), kind, j[kind], unit === undefined ? device.target : { ...device.target, unitId: unit.unitId });
-        if (!problems.has(at(kind))) op = checkOp(problems, at(kind), op);
+        operation = buildOp(problems, at(kind), kind, j[kind]);
+        if (!problems.has(at(kind))) operation = checkOp(problems, at(kind), operation);
       }
     }
 
-    const ratePerSec = rateField(problems, at('rate'), j.rate, { def: null });
-    if (j.count !== undefined && j.duration !== undefined) {
-      problems.add(at('duration'), j.duration, 'cannot be combined with count; a job ends after count requests or after duration, not both');
-    }
-    const durationMs = durationField(problems, at('duration'), j.duration, { def: null, minMs: 1 });
-
-    if (kind && device && !problems.has(at(kind)) && writesTo(kind, kind === 'command' ? command : j[kind], device.target)) {
-      // as in Node-RED: nothing moves a real actuator unless its device says it may
-      if (!device.allowWrites) {
-        problems.add(at(kind), j[kind], `writes to device "${j.device}", which does not allow writes; set devices.${j.device}.allowWrites: true`);
-      }
-      if (j.catchUp !== undefined && j.catchUp !== 'skip' && j.rate !== 'max') {
-        problems.add(at('catchUp'), j.catchUp, 'must be skip for a job that writes: a missed write is never sent late');
-      }
-    }
+    const durationMs = durationField(problems, at('duration'), j.duration, { def: undefined, minMs: 1 });
+    const values = checkValues(problems, at('values'), j.values);
     // a lane is one request at a time: a device offers maxConnections × maxInflight lanes at once
-    const lanes = device ? device.maxConnections * (Number.isInteger(device.maxInflight) ? device.maxInflight : 1) : 0;
+    const lanes = device ? device.maxConnections * device.maxInflight : 0;
     if (device && Number.isInteger(j.connections) && j.connections > lanes) {
       problems.add(at('connections'), j.connections, lanes === device.maxConnections
         ? `must be at most devices.${j.device}.maxConnections (${device.maxConnections}): a job cannot use more connections than its device has`
         : `must be at most devices.${j.device}.maxConnections × maxInflight (${device.maxConnections} × ${device.maxInflight} = ${lanes}): a job cannot have more requests in flight than its device carries`);
     }
-
-    /** @type {JobConfig} */
-    const job = {
-      name: j.name,
-      device: j.device,
-      unit: unit ? unit.name : null,
-      kind,
-      ratePerSec,
-      connections: Number.isInteger(j.connections) ? j.connections : D.JOB_CONNECTIONS,
-      catchUp: D.CATCH_UP_POLICIES.includes(j.catchUp) ? j.catchUp : D.JOB_CATCH_UP,
-      count: Number.isInteger(j.count) ? j.count : null,
-      durationMs,
-      values: checkValues(problems, at('values'), j.values, kind)
-    };
-    if (kind === 'command') job.command = command !== undefined ? command : j.command;
-    if (kind === 'generator') job.generator = j.generator;
-    if (kind === 'read' || kind === 'write') job.op = op;
-    if (kind === 'tags') job.tags = tags;
-    out.push(job);
+    // what the config says of the job is all right: the builder checks and defaults the rest, once
+    if (!device || kind === undefined || operation === undefined || problems.has(at())) return;
+    const input = { name: j.name, [kind]: operation, ratePerSec: j.rate, intervalMs, values };
+    if (j.unit !== undefined) input.unit = j.unit;
+    if (j.connections !== undefined) input.connections = j.connections;
+    if (j.catchUp !== undefined) input.policy = j.catchUp;
+    if (j.count !== undefined) input.count = j.count;
+    if (durationMs !== undefined) input.durationMs = durationMs;
+    let spec;
+    try {
+      spec = buildJobSpec(input, { device, purpose: 'poll' });
+    } catch (err) {
+      specProblem(problems, err, jobPath(i, j, kind), at(), (rule) => unitGuess(rule, err, j.unit, device));
+      return;
+    }
+    // as in Node-RED: nothing moves a real actuator unless its device says it may
+    if (spec.writes && !opts.allowWrites) {
+      problems.add(at(kind), j[kind], `writes to device "${j.device}", which does not allow writes; set devices.${j.device}.allowWrites: true`);
+      return;
+    }
+    out.push(spec);
   });
   return out;
+}
+
+/** A unit that is not on the line, with the config's guess at the one meant */
+function unitGuess (rule, err, name, device) {
+  if (err.details.field !== 'unit' || !device.units || typeof name !== 'string' || !/^is not a unit/.test(rule)) return rule;
+  const guess = suggestKey(name, device.units.map((u) => u.name));
+  return guess ? rule.replace(/;/, ` (did you mean "${guess}"?);`) : rule;
 }
 
 module.exports = { checkJobs, OP_KINDS };

@@ -1,6 +1,7 @@
 'use strict';
 
-const C = require('../../base/constants');
+const DL = require('../../devices/limits');
+const JL = require('../../jobs/limits');
 
 /**
  * Defaults of the gateway config, each with one home. Units are in the names. The loader fills
@@ -15,7 +16,7 @@ module.exports = Object.freeze({
   ...require('../mqtt/defaults'),
   ...require('../http/defaults'),
 
-  GATEWAY_INTERVAL_MS: 10000,
+  GATEWAY_INTERVAL_MS: JL.INTERVAL_MS,
   GATEWAY_MIN_INTERVAL_MS: 100,
   GATEWAY_MAX_INTERVAL_MS: 24 * 3600 * 1000,
   GATEWAY_MAX_WORKERS: 256,
@@ -47,23 +48,11 @@ module.exports = Object.freeze({
   /** A file still changing after this long is reported (NINES_ERR_CONFIG) and waited for further */
   CONFIG_WATCH_MAX_WAIT_MS: 30000,
 
-  DEVICE_TIMEOUT_MS: C.DEFAULT_TIMEOUT_MS,
-  DEVICE_CONNECT_TIMEOUT_MS: C.DEFAULT_CONNECT_TIMEOUT_MS,
-  DEVICE_QUEUE_MAX: C.DEFAULT_QUEUE_MAX,
-  DEVICE_QUEUE_LIMIT: 100000,
-  /** Most PLCs and I/O modules accept 1-8 TCP connections: one unless the user says otherwise */
-  DEVICE_MAX_CONNECTIONS: 1,
-  DEVICE_MAX_CONNECTIONS_LIMIT: 64,
-  /** Pipelining is opt-in (default 1, devices/spec.js): most devices serve one request per connection at a time */
-  DEVICE_MAX_INFLIGHT_LIMIT: 64,
-  DEVICE_BACKOFF_MIN_MS: C.BACKOFF_INITIAL_MS,
-  DEVICE_BACKOFF_MAX_MS: C.BACKOFF_MAX_MS,
-
-  JOB_CONNECTIONS: 1,
-  JOB_MAX_CONNECTIONS: 64,
-  /** Poll jobs monitor: after a stall, missed slots are skipped and counted, never sent late (design.md) */
-  JOB_CATCH_UP: 'skip',
-  CATCH_UP_POLICIES: Object.freeze(['burst', 'capped', 'skip']),
-
-  VALUES_MODES: Object.freeze(['off', 'on-change', 'every'])
+  /** Device and job limits live with the builders (devices/limits.js, jobs/limits.js); the schema states them */
+  DEVICE_QUEUE_LIMIT: DL.MAX_QUEUE,
+  DEVICE_MAX_CONNECTIONS_LIMIT: DL.MAX_CONNECTIONS,
+  DEVICE_MAX_INFLIGHT_LIMIT: DL.MAX_INFLIGHT,
+  JOB_MAX_CONNECTIONS: JL.MAX_CONNECTIONS,
+  CATCH_UP_POLICIES: JL.POLICIES,
+  VALUES_MODES: JL.VALUE_MODES
 });

@@ -1,7 +1,7 @@
 'use strict';
 
-const { parseDuration, parseRate } = require('../../base/units');
-const { DURATION_HINT, RATE_HINT } = require('./schema');
+const { parseDuration, parseRate, formatMs } = require('../../base/units');
+const { DURATION_HINT } = require('./schema');
 const C = require('../../base/constants');
 
 /**
@@ -31,17 +31,8 @@ function reservedKey (problems, segs, key) {
   return true;
 }
 
-/**
- * Writes a millisecond figure for a rule text: 100 → "100ms", 86400000 → "24h".
- * @param {number} ms
- * @returns {string}
- */
-function msText (ms) {
-  if (ms >= 3600000 && ms % 3600000 === 0) return `${ms / 3600000}h`;
-  if (ms >= 60000 && ms % 60000 === 0) return `${ms / 60000}m`;
-  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
+/** A millisecond figure for a rule text (base/units.js formatMs) */
+const msText = formatMs;
 
 /**
  * Reads a duration field.
@@ -91,12 +82,10 @@ function rateField (problems, segs, value, { def, allowMax = true, maxRule = 'mu
   let perSec;
   try {
     perSec = parseRate(value);
-  } catch {
-    // A well-formed rate that parseRate refused is out of range, not misspelt
-    const wellFormed = typeof value === 'number' || /^\s*-?(\d+(\.\d+)?|\.\d+)\s*(\/\s*(s|sec|m|min|h))?\s*$/.test(value);
-    problems.add(segs, value, wellFormed
-      ? 'must be more than 0 and at most 1000000/s'
-      : `is not a rate; ${allowMax ? RATE_HINT : 'use e.g. "10/s" or "1/min"'}`);
+  } catch (err) {
+    // parseRate's rule: out of range, or not a rate at all (then with the hint of this field)
+    const rule = err.details.rule;
+    problems.add(segs, value, allowMax || !rule.startsWith('is not a rate') ? rule : 'is not a rate; use e.g. "10/s" or "1/min"');
     return def;
   }
   if (perSec === Infinity && !allowMax) {

@@ -14,7 +14,9 @@ const { checkDeviceTags } = require('./check-tags');
 const { checkEndpoint } = require('./check-http');
 const { NAME_RULE } = require('./schema');
 const { checkLimits, countSections } = require('./limits');
-const { MAX_QUIRK_DELAY_MS } = require('../../drivers/connection-options');
+const { buildDeviceSpec } = require('../../devices/spec');
+const { sharedLines } = require('../../devices/line');
+const { specProblem } = require('./spec-paths');
 
 /**
  * @typedef {object} GatewayConfig
@@ -28,35 +30,23 @@ const { MAX_QUIRK_DELAY_MS } = require('../../drivers/connection-options');
  */
 
 /**
- * @typedef {object} DeviceConfig
- * @property {string} name
- * @property {import('../../drivers/target').Target} target
- * @property {number} timeoutMs per request
- * @property {number} connectTimeoutMs
- * @property {number} queueMax requests waiting per job (each job has its own queue)
- * @property {number} maxConnections connections the device gets, shared by all its jobs
- * @property {number|undefined} maxInflight requests one connection carries at once (Modbus TCP pipelining; default 1)
- * @property {number|undefined} maxGap registers or bits a coalesced tag read may skip (devices/spec.js default)
- * @property {number|undefined} maxRegistersPerRequest largest register read (default 125)
- * @property {number|undefined} maxBitsPerRequest largest bit read (default 2000)
- * @property {0|1|undefined} addressBase 1: tag addresses count from 1 (default 0)
- * @property {string|undefined} order word and byte order of tags that give none (default ABCD)
- * @property {number[]|undefined} unsupportedFunctionCodes write function codes the device lacks
- * @property {number} interFrameDelayMs the pause the line needs after each request before the next (0: none)
- * @property {number} delayAfterConnectMs the pause after a connect before the first request (0: none)
- * @property {boolean} allowWrites whether jobs may write to it (off unless the config says so, as in Node-RED)
- * @property {{initialMs: number, maxMs: number}} backoff reconnect delays (capped exponential, jittered)
+ * What the config says of a device beyond its spec (the spec is what runs: devices/spec.js).
+ * @typedef {object} DeviceOptions
+ * @property {boolean} allowWrites whether jobs and writes by tag may write to it (off unless the config says so, as in Node-RED)
  * @property {import('./check-tags').DeviceTags|null} tags the device's tag groups (checked), or null
- * @property {Array<{name: string, unitId: number, tags: import('./check-tags').DeviceTags|null}>|undefined} units
- *   the units of a line, each with its own tag groups; undefined for a device of one unit
+ * @property {Record<string, import('./check-tags').DeviceTags|null>|null} units on a line, each unit's tag
+ *   groups by unit name; null for a device of one unit
  */
 
 /**
+ * The config as it runs: the device and job specs are built here, once, by the builders every edge
+ * uses (devices/spec.js, jobs/spec.js), and the gateway runs them as they are.
  * @typedef {object} Config
  * @property {GatewayConfig} gateway
  * @property {import('./check-mqtt').MqttConfig} mqtt
- * @property {Record<string, DeviceConfig>} devices
- * @property {import('./check-jobs').JobConfig[]} jobs
+ * @property {Record<string, import('../../devices/spec').DeviceSpec>} devices the device specs, by name
+ * @property {Record<string, DeviceOptions>} deviceOptions allowWrites and tags of each device, by name
+ * @property {import('../../jobs/spec').JobSpec[]} jobs the job specs, in config order
  * @property {{path: string|null, format: 'yaml'|'json'|null}} source where the config came from
  */
 
@@ -83,17 +73,8 @@ function checkGateway (problems, raw, baseDir, env) {
   };
 }
 
-/** Reconnect delays: min ≥ 1 ms, max ≥ min. */
-function checkBackoff (problems, segs, raw) {
-  const b = isMap(raw) ? raw : {};
-  const initialMs = durationField(problems, segs.concat('min'), b.min, { def: D.DEVICE_BACKOFF_MIN_MS, minMs: 1, maxMs: 3600000 });
-  const maxMs = durationField(problems, segs.concat('max'), b.max, { def: Math.max(initialMs, D.DEVICE_BACKOFF_MAX_MS), minMs: 1, maxMs: 3600000 });
-  if (maxMs < initialMs) problems.add(segs.concat('max'), b.max, `must be at least backoff.min (${initialMs} ms)`);
-  return { initialMs, maxMs: Math.max(initialMs, maxMs) };
-}
-
-/** devices/spec.js field → the YAML key it comes from */
-const DEVICE_SPEC_FIELDS = Object.freeze({
+/** A device's YAML key → the devices/spec.js field it feeds (durations as written: the builder reads them) */
+const DEVICE_FIELDS = Object.freeze({
   maxConnections: 'maxConnections',
   maxInflight: 'maxInflight',
   maxGap: 'maxGap',
@@ -102,70 +83,78 @@ const DEVICE_SPEC_FIELDS = Object.freeze({
   addressBase: 'addressBase',
   order: 'order',
   unsupportedFunctionCodes: 'unsupportedFunctionCodes',
-  timeoutMs: 'timeout',
-  connectTimeoutMs: 'connectTimeout',
-  queueMax: 'queue',
-  backoff: 'backoff',
-  interFrameDelayMs: 'interFrameDelay',
-  delayAfterConnectMs: 'delayAfterConnect'
+  timeout: 'timeoutMs',
+  connectTimeout: 'connectTimeoutMs',
+  queue: 'queueMax',
+  interFrameDelay: 'interFrameDelayMs',
+  delayAfterConnect: 'delayAfterConnectMs'
 });
-
-/**
- * A device of the config as devices/spec.js takes it (one mapping, used by the config check and by
- * the gateway that builds the specs).
- * @param {DeviceConfig} d
- * @returns {object}
- */
-function deviceSpecInput (d) {
-  const out = {
-    name: d.name,
-    target: d.target,
-    maxConnections: d.maxConnections,
-    timeoutMs: d.timeoutMs,
-    connectTimeoutMs: d.connectTimeoutMs,
-    backoff: d.backoff,
-    queueMax: d.queueMax
-  };
-  for (const key of ['maxInflight', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes',
-    'interFrameDelayMs', 'delayAfterConnectMs']) if (d[key] !== undefined) out[key] = d[key];
-  if (d.units !== undefined) out.units = d.units.map(({ tags, context, ...unit }) => unit);
-  return out;
-}
-
-/** Quirks a unit of a line may set for itself (devices/spec.js UNIT_INHERITS) */
+/** Quirks a unit of a line may set for itself (devices/line.js) */
 const UNIT_QUIRKS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
 
+/** YAML backoff {min, max} → the builder's {initialMs, maxMs} */
+function backoffInput (raw) {
+  return isMap(raw) ? { initialMs: raw.min, maxMs: raw.max } : raw;
+}
+
 /**
- * The units of a line as written (a map of names), as devices/spec.js takes them; their tags are
- * checked once the device spec is built.
+ * A device as written → the input of buildDeviceSpec: keys renamed, values as written, so the
+ * builder is the one place they are read, defaulted and checked.
+ */
+function deviceInput (problems, name, target, d, units) {
+  const input = { name, target };
+  // a value of the wrong type was reported by the schema: the builder would only say it again
+  const given = (key) => d[key] !== undefined && !problems.has(['devices', name, key]);
+  for (const [key, field] of Object.entries(DEVICE_FIELDS)) if (given(key)) input[field] = d[key];
+  if (given('backoff')) input.backoff = backoffInput(d.backoff);
+  if (units !== undefined) input.units = units;
+  return input;
+}
+
+/**
+ * The units of a line as written (a map of names), as devices/line.js takes them.
  * @returns {Array<object>|undefined}
  */
-function configUnits (problems, name, raw) {
+function unitInputs (problems, name, raw) {
   if (!isMap(raw)) return undefined;
   return Object.entries(raw).filter(([unit, u]) => isMap(u) && !reservedKey(problems, ['devices', name, 'units', unit], unit)).map(([unit, u]) => {
+    const given = (key) => u[key] !== undefined && !problems.has(['devices', name, 'units', unit, key]);
     const out = { name: unit, unitId: u.unitId };
-    if (u.backoff !== undefined) out.backoff = checkBackoff(problems, ['devices', name, 'units', unit, 'backoff'], u.backoff);
-    for (const key of UNIT_QUIRKS) if (u[key] !== undefined) out[key] = u[key];
-    out.tags = u.tags;
+    if (given('backoff')) out.backoff = backoffInput(u.backoff);
+    for (const key of UNIT_QUIRKS) if (given(key)) out[key] = u[key];
     return out;
   });
 }
 
-/** The YAML path of a devices/spec.js field (`units[2].unitId` → units.<name>.unitId) */
-function specFieldPath (name, field, units) {
-  const m = /^units\[(\d+)\](?:\.(.+))?$/.exec(field);
-  if (m !== null && units && units[Number(m[1])]) {
-    const rest = m[2] === undefined ? [] : m[2].split('.').map((k) => (k === 'initialMs' ? 'min' : k === 'maxMs' ? 'max' : k));
-    return ['devices', name, 'units', units[Number(m[1])].name, ...rest];
-  }
-  if (DEVICE_SPEC_FIELDS[field] !== undefined) return ['devices', name, DEVICE_SPEC_FIELDS[field]];
-  return null;
+/** The YAML path of a devices/spec.js field (`units[2].unitId` → devices.<name>.units.<unit>.unitId) */
+function devicePath (name, units) {
+  const yamlKey = Object.fromEntries(Object.entries(DEVICE_FIELDS).map(([k, f]) => [f, k]));
+  const rename = (k) => (k === 'initialMs' ? 'min' : k === 'maxMs' ? 'max' : k);
+  return (field) => {
+    const m = /^units\[(\d+)\](?:\.(.+))?$/.exec(field);
+    if (m !== null && units && units[Number(m[1])]) {
+      return ['devices', name, 'units', units[Number(m[1])].name, ...(m[2] === undefined ? [] : m[2].split('.').map(rename))];
+    }
+    if (/^backoff\./.test(field)) return ['devices', name, ...field.split('.').map(rename)];
+    const key = yamlKey[field] || (field === 'units' || field === 'backoff' ? field : null);
+    return key === null ? null : ['devices', name, key];
+  };
 }
 
+/** A builder's rule in the config's words: `units[0].backoff.initialMs` is the unit's `backoff.min` */
+function deviceRule (rule) {
+  return rule.replace(/units\[\d+\]\./g, '').replace(/backoff\.initialMs/g, 'backoff.min').replace(/backoff\.maxMs/g, 'backoff.max');
+}
+
+/**
+ * Builds each device's spec (devices/spec.js) from the devices as written, mapping a builder's
+ * refusal to the field's path; then checks the tags against the built spec.
+ * @returns {{devices: Record<string, import('../../devices/spec').DeviceSpec>, options: Record<string, DeviceOptions>}}
+ */
 function checkDevices (problems, raw, baseDir) {
-  /** @type {Record<string, DeviceConfig>} */
   const devices = {};
-  if (!isMap(raw)) return devices;
+  const options = {};
+  if (!isMap(raw)) return { devices, options };
   for (const [name, d] of Object.entries(raw)) {
     const at = (key) => ['devices', name, key];
     // checked all the same, but kept only under a valid name (never as the prototype, C.RESERVED_NAME)
@@ -180,79 +169,32 @@ function checkDevices (problems, raw, baseDir) {
         problems.add(at('target'), d.target, `is not a valid target: ${err.message}`);
       }
     }
-    const device = {
-      name,
-      target,
-      timeoutMs: durationField(problems, at('timeout'), d.timeout, { def: D.DEVICE_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
-      connectTimeoutMs: durationField(problems, at('connectTimeout'), d.connectTimeout, { def: D.DEVICE_CONNECT_TIMEOUT_MS, minMs: 1, maxMs: 3600000 }),
-      queueMax: Number.isInteger(d.queue) ? d.queue : D.DEVICE_QUEUE_MAX,
-      maxConnections: Number.isInteger(d.maxConnections) ? d.maxConnections : D.DEVICE_MAX_CONNECTIONS,
-      // the request-shaping fields are checked against the target by devices/spec.js (absent: its defaults)
-      maxInflight: Number.isInteger(d.maxInflight) ? d.maxInflight : undefined,
-      maxGap: Number.isInteger(d.maxGap) ? d.maxGap : undefined,
-      maxRegistersPerRequest: Number.isInteger(d.maxRegistersPerRequest) ? d.maxRegistersPerRequest : undefined,
-      maxBitsPerRequest: Number.isInteger(d.maxBitsPerRequest) ? d.maxBitsPerRequest : undefined,
-      addressBase: d.addressBase === 0 || d.addressBase === 1 ? d.addressBase : undefined,
-      order: typeof d.order === 'string' ? d.order : undefined,
-      unsupportedFunctionCodes: Array.isArray(d.unsupportedFunctionCodes) ? d.unsupportedFunctionCodes : undefined,
-      // line quirks (drivers/connection.js): 0 is none
-      interFrameDelayMs: durationField(problems, at('interFrameDelay'), d.interFrameDelay, { def: 0, maxMs: MAX_QUIRK_DELAY_MS }),
-      delayAfterConnectMs: durationField(problems, at('delayAfterConnect'), d.delayAfterConnect, { def: 0, maxMs: MAX_QUIRK_DELAY_MS }),
-      allowWrites: d.allowWrites === true,
-      backoff: checkBackoff(problems, at('backoff'), d.backoff),
-      units: configUnits(problems, name, d.units)
-    };
-    if (target) {
-      // the one device-spec check (devices/spec.js): rules that span fields and the target
-      let spec;
-      try {
-        spec = require('../../devices/spec').buildDeviceSpec(deviceSpecInput(device));
-      } catch (err) {
-        const field = err.details && typeof err.details.field === 'string' ? err.details.field : null;
-        const segs = field === null ? null : specFieldPath(name, field, device.units);
-        if (segs !== null) problems.add(segs, err.details.value, err.message.replace(/^device \S+ /, '').replace(/; got .*$/, ''));
-        else problems.add(['devices', name], undefined, err.message);
-        continue;
-      }
-      if (spec.units === null) {
-        device.tags = checkDeviceTags(problems, ['devices', name, 'tags'], d.tags, device, baseDir);
-      } else {
-        // on a line, a map of registers belongs to each unit, not to the line
-        if (d.tags !== undefined) problems.add(at('tags'), undefined, 'belongs to the units of a line: put each group under devices.<name>.units.<unit>.tags');
-        device.tags = null;
-        device.units.forEach((u, i) => {
-          // what a unit's tags are checked with: its own quirks over the line's (devices/spec.js)
-          u.context = { target: spec.target, ...spec.units[i] };
-          u.tags = checkDeviceTags(problems, ['devices', name, 'units', u.name, 'tags'], u.tags, u.context, baseDir);
-        });
-      }
-      if (valid) devices[name] = device;
+    const units = unitInputs(problems, name, d.units);
+    if (!target || (units !== undefined && units.some((u) => problems.has(['devices', name, 'units', u.name, 'unitId'])))) continue;
+    let spec;
+    try {
+      spec = buildDeviceSpec(deviceInput(problems, name, target, d, units));
+    } catch (err) {
+      specProblem(problems, err, devicePath(name, units), ['devices', name], deviceRule);
+      continue;
     }
+    const opts = { allowWrites: d.allowWrites === true, tags: null, units: null };
+    if (spec.units === null) {
+      opts.tags = checkDeviceTags(problems, at('tags'), d.tags, spec, baseDir);
+    } else {
+      // on a line, a map of registers belongs to each unit, not to the line
+      if (d.tags !== undefined) problems.add(at('tags'), undefined, 'belongs to the units of a line: put each group under devices.<name>.units.<unit>.tags');
+      opts.units = {};
+      for (const u of spec.units) {
+        // a unit's tags are checked with its own quirks over the line's (devices/line.js)
+        opts.units[u.name] = checkDeviceTags(problems, ['devices', name, 'units', u.name, 'tags'], d.units[u.name].tags, { target: spec.target, ...u }, baseDir);
+      }
+    }
+    if (valid) { devices[name] = spec; options[name] = opts; }
   }
-  checkSharedLines(problems, devices);
-  return devices;
-}
-
-/**
- * Two devices on one serial line: a serial port opens once, so the second device could never connect;
- * a serial server's port is one line too, and most take one client per port (the second is refused),
- * while those that take several send every reply from the line to all of them, where nothing can tell
- * whose it is. One device owns a line; the line's slaves are its units.
- * @param {import('./problems').Problems} problems
- * @param {Record<string, DeviceConfig>} devices
- */
-function checkSharedLines (problems, devices) {
-  const owners = new Map();
-  for (const [name, d] of Object.entries(devices)) {
-    const t = d.target;
-    const line = t.protocol === 'modbus+rtu' ? `serial port ${t.path}` : t.protocol === 'modbus+rtutcp' ? `serial server port ${t.host.toLowerCase()}:${t.port}` : null;
-    if (line === null) continue;
-    const owner = owners.get(line);
-    if (owner === undefined) { owners.set(line, name); continue; }
-    problems.add(['devices', name, 'target'], t.url, `uses the ${line}, as device "${owner}" does: one serial line is one device, ` +
-      (t.protocol === 'modbus+rtu' ? 'and a serial port opens once' : 'and a serial server port takes one client (or sends every reply to all of them)') +
-      `; list the line's slaves as units of one device (devices.${owner}.units)`);
-  }
+  // one device owns a serial line; the line's slaves are its units (devices/line.js)
+  for (const s of sharedLines(Object.values(devices))) problems.add(['devices', s.name, 'target'], devices[s.name].target.url, s.rule);
+  return { devices, options };
 }
 
 /**
@@ -273,18 +215,19 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   if (!isMap(obj)) return { config: null, problems };
   const gateway = checkGateway(problems, obj.gateway, baseDir, env);
   const mqtt = checkMqtt(problems, obj.mqtt, { env, baseDir, gatewayId: gateway.id });
-  const devices = checkDevices(problems, obj.devices, baseDir);
+  const { devices, options } = checkDevices(problems, obj.devices, baseDir);
   const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];
-  const jobs = checkJobs(problems, obj.jobs, devices, deviceNames);
+  const jobs = checkJobs(problems, obj.jobs, { devices, options, names: deviceNames, intervalMs: gateway.intervalMs });
   // only on jobs that all passed: then jobs[i] is the i-th job written, and the paths are right
   if (!problems.size) checkSparkplugTags(problems, mqtt.sparkplug, jobs);
   if (problems.size) return { config: null, problems };
-  return { config: { gateway, mqtt, devices, jobs, source: { path: null, format: null } }, problems };
+  return { config: { gateway, mqtt, devices, deviceOptions: options, jobs, source: { path: null, format: null } }, problems };
 }
 
 /**
  * Validates a config object (already parsed) and returns it normalized: defaults filled in,
- * durations in ms, rates per second (Infinity for "max"), targets parsed, TLS files read.
+ * durations in ms, rates per second (Infinity for "max"), targets parsed, TLS files read, and the
+ * device and job specs built (the ones the gateway runs).
  * @param {*} obj
  * @param {object} [opts]
  * @param {Record<string, string|undefined>} [opts.env=process.env] for NINES_MQTT_PASSWORD
@@ -323,4 +266,4 @@ function redactConfig (config) {
   return copy;
 }
 
-module.exports = { validateConfig, checkConfig, redactConfig, deviceSpecInput };
+module.exports = { validateConfig, checkConfig, redactConfig };

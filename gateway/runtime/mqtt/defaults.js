@@ -88,5 +88,5 @@ module.exports = Object.freeze({
   MQTT_WRITES_STATUS_MIN_INTERVAL_MS: 1000,
 
   /** Values are published at most this often per job unless values.maxRate says otherwise */
-  VALUES_MAX_RATE_PER_SEC: 10
+  VALUES_MAX_RATE_PER_SEC: require('../../jobs/limits').VALUES_MAX_RATE_PER_SEC
 });

@@ -1,6 +1,7 @@
 'use strict';
 
 const { tagDatatype } = require('./metrics');
+const { unitKey } = require('../../devices/line');
 
 /**
  * What the gateway looks like as a Sparkplug B edge node, from its config:
@@ -115,7 +116,7 @@ function metricConflicts (jobs) {
  * @returns {string}
  */
 function sparkplugDeviceId (device, unit) {
-  return unit ? `${device}.${unit}` : device;
+  return unitKey(device, unit);
 }
 
 /**

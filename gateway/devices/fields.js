@@ -1,0 +1,111 @@
+'use strict';
+
+/**
+ * Readers of one field of a device spec, shared by the device (spec.js) and the units of a line
+ * (line.js). Each checks against the limits of limits.js and throws NINES_ERR_INVALID_ARG with
+ * details {field, value, rule}: an edge (YAML, Node-RED) names its own field from `field` and states
+ * `rule` as it is, so every edge refuses a value with the same rule and limit.
+ */
+
+const { NinesError } = require('../base/errors');
+const { parseDuration, formatMs } = require('../base/units');
+const L = require('./limits');
+
+const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
+/** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
+const OPTIONAL_FUNCTION_CODES = Object.freeze([5, 6, 15, 16]);
+const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
+const DURATION_HINT = 'use e.g. "500ms", "1s" or a number of ms';
+
+/**
+ * A duration: a whole number of ms, or a string such as "500ms" (base/units.js parseDuration), from
+ * lo to hi ms.
+ * @param {unknown} v @param {string} field @param {number|undefined} dflt when v is undefined
+ * @param {number} [lo=1] @param {number} [hi=L.MAX_DURATION_MS]
+ * @returns {number} ms
+ */
+function ms (v, field, dflt, lo = 1, hi = L.MAX_DURATION_MS) {
+  if (v === undefined) return dflt;
+  let n;
+  try { n = parseDuration(v, field); } catch { throw invalid(field, v, `is not a duration; ${DURATION_HINT}`); }
+  if (!Number.isInteger(n) || n < lo || n > hi) throw invalid(field, v, `must be a whole number of ms from ${formatMs(lo)} to ${formatMs(hi)}`);
+  return n;
+}
+
+/** An integer in [lo, hi], else dflt when undefined. */
+function intIn (v, field, lo, hi, dflt) {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw invalid(field, v, `must be an integer from ${lo} to ${hi}`);
+  return v;
+}
+
+/**
+ * Reconnect (or re-probe) delays, capped exponential: the one check that max is at least min.
+ * @param {unknown} raw {initialMs?, maxMs?} (durations as ms() reads them)
+ * @param {string} field where it sits ('backoff', 'units[2].backoff')
+ * @param {{initialMs: number, maxMs: number}} dflt
+ * @returns {{initialMs: number, maxMs: number}}
+ */
+function backoff (raw, field, dflt) {
+  if (raw === undefined) return { initialMs: dflt.initialMs, maxMs: dflt.maxMs };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(field, raw, 'must be an object {initialMs, maxMs}');
+  for (const key of Object.keys(raw)) {
+    if (!BACKOFF_KEYS.includes(key) && raw[key] !== undefined) throw invalid(`${field}.${key}`, raw[key], 'is not a backoff option (known: initialMs, maxMs)');
+  }
+  const initialMs = ms(raw.initialMs, `${field}.initialMs`, dflt.initialMs);
+  // only initialMs given and above the default cap: the cap follows it rather than failing
+  const maxMs = ms(raw.maxMs, `${field}.maxMs`, Math.max(initialMs, dflt.maxMs));
+  if (maxMs < initialMs) throw invalid(`${field}.maxMs`, raw.maxMs, `must be at least ${field}.initialMs (${initialMs} ms)`, { bound: `${field}.initialMs` });
+  return { initialMs, maxMs };
+}
+
+/** A line quirk delay: whole ms from 0 to L.MAX_QUIRK_DELAY_MS (or a duration such as "5ms"). */
+function delay (v, field) {
+  return ms(v, field, 0, 0, L.MAX_QUIRK_DELAY_MS);
+}
+
+/** @returns {0|1} */
+function addressBase (v, field, dflt) {
+  if (v === undefined) return dflt;
+  if (v !== 0 && v !== 1) throw invalid(field, v, 'must be 0 (protocol addresses) or 1 (data sheets that count registers from 1)');
+  return v;
+}
+
+/** @returns {string} a word and byte order */
+function order (v, field, dflt) {
+  if (v === undefined) return dflt;
+  if (!ORDERS.includes(v)) throw invalid(field, v, `must be one of ${ORDERS.join(', ')}`);
+  return v;
+}
+
+/** @returns {number[]} the write function codes a device lacks, sorted; FC5 and FC15 (or FC6 and FC16) not both */
+function functionCodes (raw, field) {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.some((fc) => !OPTIONAL_FUNCTION_CODES.includes(fc))) {
+    throw invalid(field, raw, `must be a list of the write function codes the device lacks: ${OPTIONAL_FUNCTION_CODES.join(', ')}`);
+  }
+  const list = [...new Set(raw)].sort((a, b) => a - b);
+  // each write needs one of a pair: FC5 or FC15 for coils, FC6 or FC16 for registers
+  if (list.includes(5) && list.includes(15)) throw invalid(field, raw, 'cannot hold both 5 and 15: coils could not be written at all');
+  if (list.includes(6) && list.includes(16)) throw invalid(field, raw, 'cannot hold both 6 and 16: registers could not be written at all');
+  return list;
+}
+
+/**
+ * @param {string} field the spec's field ('timeoutMs', 'units[2].unitId')
+ * @param {unknown} value
+ * @param {string} rule what a valid value is
+ * @param {object} [extra] more details
+ * @returns {NinesError} NINES_ERR_INVALID_ARG
+ */
+function invalid (field, value, rule, extra) {
+  return new NinesError('NINES_ERR_INVALID_ARG', `device ${field} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
+}
+
+/** @returns {string} the value as the message shows it (never throws: BigInt and cycles are possible input) */
+function show (value) {
+  if (value === undefined) return 'nothing';
+  try { return JSON.stringify(value) ?? String(value); } catch { return String(value); }
+}
+
+module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, invalid, ORDERS };

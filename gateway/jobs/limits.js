@@ -1,0 +1,31 @@
+'use strict';
+
+const { MAX_RATE_PER_S } = require('../base/units');
+
+/**
+ * The defaults and limits of a job, each with one home. The job-spec builder (spec.js) applies them;
+ * the gateway config's schema and checks (runtime/config/) and the Node-RED poll node state the same
+ * numbers. Units are in the names.
+ */
+module.exports = Object.freeze({
+  /** No rate given: closed loop (the next request as soon as the last is answered) */
+  RATE_PER_SEC: Infinity,
+  /** The highest fixed rate (base/units.js parseRate, the one reader of a rate) */
+  MAX_RATE_PER_SEC: MAX_RATE_PER_S,
+  /** Requests a job has in flight at once; at most its device's connections × requests in flight */
+  CONNECTIONS: 1,
+  MAX_CONNECTIONS: 64,
+  POLICIES: Object.freeze(['burst', 'capped', 'skip']),
+  /**
+   * The catch-up policy by purpose. `poll` (gateway jobs, poll nodes) is monitoring: after a stall
+   * the missed slots are skipped and counted, never sent late (design.md "Polling is monitoring").
+   * `measure` (probe, sweep) is a latency test: `capped`, as wrk2 does, so the backlog of a stall
+   * shows in the percentiles (latency-method.md rule 4).
+   */
+  PURPOSE_POLICY: Object.freeze({ poll: 'skip', measure: 'capped' }),
+  /** Latency summary interval */
+  INTERVAL_MS: 10000,
+  VALUE_MODES: Object.freeze(['off', 'on-change', 'every']),
+  /** Values are published at most this often per job (gateway: values.maxRate) */
+  VALUES_MAX_RATE_PER_SEC: 10
+});

@@ -1,0 +1,150 @@
+'use strict';
+
+/**
+ * Each rule of a device or a job lives in one place (devices/limits.js, jobs/limits.js and the
+ * builders), and every edge a value enters by refuses it with that rule and that limit: the
+ * builder itself (the API), the gateway's config, the Node-RED config nodes and dialogs, and the
+ * CLI's flags (issue 19).
+ */
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { buildDeviceSpec } = require('../../gateway/devices/spec');
+const { buildJobSpec } = require('../../gateway/jobs/spec');
+const DL = require('../../gateway/devices/limits');
+const { MAX_QUIRK_DELAY_MS } = require('../../gateway/drivers/connection-options');
+const { checkConfig } = require('../../gateway/runtime/config/validate');
+const { modbusDevice, asciiDevice } = require('../../nodes/lib/device-config');
+const { pollSettings } = require('../../nodes/lib/poll-spec');
+const { flagErrors } = require('../../gateway/cli/args');
+const { runProbe } = require('../../gateway/measure/probe');
+
+const TCP = 'modbus+tcp://127.0.0.1:5020';
+const RTU = 'modbus+rtu:///dev/ttyUSB0?baudRate=9600';
+
+/** The builder's refusal: {code, field, rule} */
+function fromBuilder (fn) {
+  try { fn(); } catch (err) { return { code: err.code, field: err.details.field, rule: err.details.rule, message: err.message }; }
+  return assert.fail('the builder took it');
+}
+
+/** The config's refusal of one device or job: its only problem {path, rule} */
+function fromConfig (obj) {
+  const { config, problems } = checkConfig({ mqtt: { url: 'mqtt://127.0.0.1' }, ...obj }, { env: {} });
+  assert.equal(config, null, 'the config took it');
+  const { errors } = problems.toError().details;
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  return errors[0];
+}
+
+/** The Node-RED config node's refusal (nodes/lib/device-config.js) */
+const fromNode = (fn) => fromBuilder(fn);
+
+const oneJob = { name: 'j', device: 'd', read: { fc: 3, address: 0, quantity: 1 }, rate: '1/s' };
+
+describe('one rule, one limit, at every edge', () => {
+  it('a device timeout above the one ceiling (1 h) is refused with the same rule by the builder, the config and the Node-RED device', () => {
+    const over = DL.MAX_DURATION_MS + 1;
+    assert.equal(DL.MAX_DURATION_MS, 3600000);
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: over }));
+    const c = fromConfig({ devices: { d: { target: TCP, timeout: over } }, jobs: [oneJob] });
+    const n = fromNode(() => modbusDevice({ transport: 'tcp', host: '127.0.0.1', timeout: String(over) }, 'd'));
+    assert.deepEqual([b.code, b.field], ['NINES_ERR_INVALID_ARG', 'timeoutMs']);
+    assert.equal(c.path, 'devices.d.timeout');
+    assert.deepEqual([n.code, n.field], ['NINES_ERR_INVALID_ARG', 'timeout']);
+    assert.match(b.rule, /from 1ms to 1h$/);
+    assert.equal(c.rule, b.rule);
+    assert.equal(n.rule, b.rule);
+    // the ceiling itself is taken everywhere
+    assert.equal(buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: '1h' }).timeoutMs, 3600000);
+    assert.equal(modbusDevice({ transport: 'tcp', host: '127.0.0.1', timeout: '3600000' }, 'd').spec.timeoutMs, 3600000);
+  });
+
+  it('the connect timeout and the backoff take the same ceiling, in YAML and in both Node-RED devices', () => {
+    const over = DL.MAX_DURATION_MS + 1;
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, connectTimeoutMs: over }));
+    assert.equal(fromConfig({ devices: { d: { target: TCP, connectTimeout: over } }, jobs: [oneJob] }).rule, b.rule);
+    assert.equal(fromNode(() => asciiDevice({ host: '127.0.0.1', connectTimeout: over }, 'd')).rule, b.rule);
+    const bb = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, backoff: { initialMs: over } }));
+    assert.equal(bb.field, 'backoff.initialMs');
+    assert.equal(bb.rule, b.rule);
+    const cb = fromConfig({ devices: { d: { target: TCP, backoff: { min: over } } }, jobs: [oneJob] });
+    assert.deepEqual([cb.path, cb.rule], ['devices.d.backoff.min', b.rule]);
+    const nb = fromNode(() => modbusDevice({ transport: 'tcp', host: '127.0.0.1', backoffMin: over }, 'd'));
+    assert.deepEqual([nb.field, nb.rule], ['backoffMin', b.rule]);
+  });
+
+  it('backoff max below min: one check, stated in each edge\'s names with the same bound', () => {
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, backoff: { initialMs: 2000, maxMs: 1000 } }));
+    const c = fromConfig({ devices: { d: { target: TCP, backoff: { min: '2s', max: '1s' } } }, jobs: [oneJob] });
+    const n = fromNode(() => modbusDevice({ transport: 'tcp', host: '127.0.0.1', backoffMin: 2000, backoffMax: 1000 }, 'd'));
+    assert.deepEqual([b.field, b.rule], ['backoff.maxMs', 'must be at least backoff.initialMs (2000 ms)']);
+    assert.deepEqual([c.path, c.rule], ['devices.d.backoff.max', 'must be at least backoff.min (2000 ms)']);
+    assert.deepEqual([n.field, n.rule], ['backoffMax', 'must be at least backoffMin (2000 ms)']);
+  });
+
+  it('a line quirk delay above the driver\'s ceiling is refused with one rule', () => {
+    const over = MAX_QUIRK_DELAY_MS + 1;
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, delayAfterConnectMs: over }));
+    assert.match(b.rule, /from 0ms to 1m$/);
+    assert.equal(fromConfig({ devices: { d: { target: TCP, delayAfterConnect: over } }, jobs: [oneJob] }).rule, b.rule);
+    assert.equal(fromNode(() => modbusDevice({ transport: 'tcp', host: '127.0.0.1', delayAfterConnect: over }, 'd')).rule, b.rule);
+  });
+
+  it('a serial line is one connection: the line module\'s rule in the config and in Node-RED', () => {
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, maxConnections: 2 }));
+    const c = fromConfig({ devices: { d: { target: RTU, maxConnections: 2 } }, jobs: [oneJob] });
+    const n = fromNode(() => modbusDevice({ transport: 'rtu', path: '/dev/ttyUSB0', maxConnections: '2' }, 'd'));
+    assert.deepEqual([c.path, c.rule], ['devices.d.maxConnections', b.rule]);
+    assert.deepEqual([n.field, n.rule], ['maxConnections', b.rule]);
+  });
+
+  it('a unit id outside a serial line\'s range (1-247) is refused by the builder, the config and the Node-RED unit list', () => {
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: 'm0', unitId: 0 }] }));
+    const c = fromConfig({ devices: { d: { target: RTU, units: { m0: { unitId: 0 } } } }, jobs: [{ ...oneJob, unit: 'm0' }] });
+    const n = fromNode(() => modbusDevice({ transport: 'rtu', path: '/dev/ttyUSB0', unitId: 1, units: '0-3' }, 'd'));
+    assert.deepEqual([b.field, c.path, n.field], ['units[0].unitId', 'devices.d.units.m0.unitId', 'units']);
+    assert.match(b.rule, /from 1 to 247 on a serial line/);
+    assert.equal(c.rule, b.rule);
+    assert.match(n.message, /unit ids are 1-247 on a serial line/);
+  });
+
+  it('a rate out of range: parseRate\'s rule through the builder, from the config, a poll node and a CLI flag', () => {
+    const b = fromBuilder(() => buildJobSpec({ name: 'j', target: TCP, read: '3:0:1', ratePerSec: '2000000/s' }));
+    assert.deepEqual([b.code, b.field, b.rule], ['NINES_ERR_INVALID_ARG', 'ratePerSec', 'must be more than 0 and at most 1000000/s']);
+    const c = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, rate: '2000000/s' }] });
+    assert.deepEqual([c.path, c.rule], ['jobs[0].rate', b.rule]);
+    const { spec, target, timeoutMs } = asciiDevice({ host: '127.0.0.1' }, 'ad');
+    const RED = { nodes: { getNode: () => ({ spec, target: target.url, timeoutMs, configError: null }) } };
+    const n = fromNode(() => pollSettings(RED, { protocol: 'ascii', asciiDevice: 'ad', command: '@01', rate: '2000000/s' }, 'p'));
+    assert.deepEqual([n.field, n.rule], ['rate', b.rule]);
+    const f = fromBuilder(() => flagErrors(() => runProbe({ target: TCP, read: '3:0:1', count: 1, ratePerSec: '2000000/s' }), { ratePerSec: '--rate' }));
+    assert.deepEqual([f.field, f.rule], ['--rate', b.rule]);
+    assert.match(f.message, /^--rate must be/);
+  });
+
+  it('one default rate (closed loop) for every job that names none', () => {
+    assert.equal(buildJobSpec({ name: 'j', target: TCP, read: '3:0:1' }).ratePerSec, Infinity);
+    assert.equal(buildJobSpec({ name: 'j', target: TCP, read: '3:0:1' }, { purpose: 'measure' }).ratePerSec, Infinity);
+  });
+
+  it('a write job must skip: one rule, in the builder, reported by the config at catchUp', () => {
+    const b = fromBuilder(() => buildJobSpec({ name: 'w', target: TCP, write: '6:0=1', ratePerSec: 1, policy: 'capped' }));
+    const c = fromConfig({ devices: { d: { target: TCP, allowWrites: true } }, jobs: [{ name: 'w', device: 'd', write: { fc: 6, address: 0, value: 1 }, rate: '1/s', catchUp: 'capped' }] });
+    assert.deepEqual([b.field, c.path, c.rule], ['policy', 'jobs[0].catchUp', b.rule]);
+  });
+
+  it('the device dialogs\' editor checks state the limits of devices/limits.js', () => {
+    for (const file of ['nines-ascii-device.html', 'nines-modbus-device.html']) {
+      const html = fs.readFileSync(path.join(__dirname, '..', '..', 'nodes', file), 'utf8');
+      for (const field of ['timeout', 'connectTimeout', 'backoffMin']) {
+        const m = new RegExp(`\\b${field}: \\{[^}]*intIn\\(1, (\\d+)\\)`).exec(html);
+        assert.ok(m, `${file} checks ${field}`);
+        assert.equal(Number(m[1]), DL.MAX_DURATION_MS, `${file} ${field}`);
+      }
+    }
+    const modbus = fs.readFileSync(path.join(__dirname, '..', '..', 'nodes', 'nines-modbus-device.html'), 'utf8');
+    assert.equal(Number(/intIn\(0, (\d+)\)/.exec(modbus)[1]), DL.MAX_QUIRK_DELAY_MS);
+  });
+});
