@@ -129,7 +129,8 @@ function tagsWrong (json, want) {
  * Runs the drill for durationMs of polling.
  * @param {{durationMs: number, seed?: number, log?: (line: string) => void, trace?: boolean}} o trace: load the
  *   wire trace (wire-trace-preload.js) into the gateway and the RTU simulators, and classify every late reply
- * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number, targets: Set<string>}>, requests: number, gatewayLog: string, wire: object[]|null}>}
+ * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number, targets: Set<string>}>, requests: number, gatewayLog: string, wire: object[]|null, traceKept: string|null}>}
+ *   traceKept: a copy of the wire trace's folder (trace: true)
  *   targets: the target URLs the job's summaries named
  */
 async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false }) {
@@ -145,7 +146,9 @@ async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false }
   const cleanups = [];
   const cleanup = async () => { for (const c of cleanups.reverse()) await c().catch(() => {}); fs.rmSync(dir, { recursive: true, force: true }); };
   try {
-    const pty = await createPtyPair();
+    const pty = await createPtyPair(trace ? { dumpTo: path.join(traceDir, 'socat.dump') } : {});
+    // the wall clock less the monotonic one, to put socat's wall-clock record on the trace's clock
+    const wallMinusMonoNs = BigInt(Date.now()) * 1000000n - process.hrtime.bigint();
     cleanups.push(() => pty.close());
     const sims = await Promise.all([
       startChildSim('rtu', ['--path', pty.a, '--baud', '115200', '--preset', 'signature', '--faults', `${LATE},seed=${seed}`], { env: envFor('rtu') }),
@@ -216,17 +219,25 @@ async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false }
     let requests = 0;
     for (const j of jobs.values()) requests += j.ok + j.timeouts + j.errors;
     for (const s of sims) await s.stop(); // the simulators' traces are complete
+    if (trace) await pty.close(); // and socat's record
     const wire = trace
       ? analyseWire(traceDir, {
         windowMs: 2 * TIMEOUT_MS,
+        wallMinusMonoNs,
         devices: [
-          { match: 'modbus+rtu:', sim: 'rtu' },
+          { match: 'modbus+rtu:', sim: 'rtu', socat: 'socat.dump' },
           { match: `modbus+rtutcp://${hostPort(rtutcp)}`, sim: 'rtutcp' },
           { match: `modbus+rtutcp://${hostPort(line)}`, sim: 'line' }
         ]
       })
       : null;
-    return { jobs, requests, gatewayLog, wire };
+    // the trace outlives the drill's temp folder, for a closer look
+    let traceKept = null;
+    if (trace) {
+      traceKept = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-wire-'));
+      fs.cpSync(traceDir, traceKept, { recursive: true });
+    }
+    return { jobs, requests, gatewayLog, wire, traceKept };
   } finally {
     await cleanup();
   }

@@ -10,7 +10,10 @@
  *   gateway read it only after: held up between the two (a PTY relay, the kernel, a thread pool or the
  *   gateway's own event loop), later than the window allows for;
  * - `late-device`: the simulator wrote the reply only after the gateway wrote the newer request: the
- *   device answered later than the window (the simulator's own timers, late on a busy machine).
+ *   device answered later than the window (the simulator's own timers, late on a busy machine);
+ * - `cascade`: the old request itself had been ended by a reply taken for it that was not its own, so its
+ *   own reply came while the next was on the wire: a consequence of an earlier suspect, not a cause;
+ * - `other-unit`: a reply of another unit than the one just asked, told apart by its address.
  * `taken`: no reply and no timeout of the newer request came before it, so the gateway took it for that
  * request's reply (a wrong value, unless its values happen to match).
  */
@@ -24,18 +27,46 @@ const REPLY_BYTES = 9;
 const FRAME_GAP_NS = 5000000n;
 
 /**
+ * socat's record of what it relayed (helpers/pty.js dumpTo), on this machine's monotonic clock.
+ * @param {string} file
+ * @param {bigint} wallMinusMonoNs the wall clock less the monotonic one, ns
+ * @returns {{toB: boolean, ns: bigint, hex: string}[]} toB: from end a (the simulator's) to end b (the gateway's)
+ */
+function readSocatDump (file, wallMinusMonoNs) {
+  const out = [];
+  if (!fs.existsSync(file)) return out;
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  // socat 1.7.4 prints microseconds in nine digits (".000048783"): a file whose fractions all stay below
+  // 10^6 is read as microseconds
+  const fractions = lines.map((l) => /^[<>] \S+ \d\d:\d\d:\d\d\.(\d{9})/.exec(l)).filter(Boolean).map((m) => Number(m[1]));
+  const scale = fractions.every((f) => f < 1e6) ? 1000n : 1n;
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([<>]) (\d{4})\/(\d\d)\/(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{9})\s+length=(\d+)/.exec(lines[i]);
+    if (m === null) continue;
+    const wallMs = Date.UTC(+m[2], +m[3] - 1, +m[4], +m[5], +m[6], +m[7]);
+    const ns = BigInt(wallMs) * 1000000n + BigInt(m[8]) * scale - wallMinusMonoNs;
+    let hex = '';
+    for (let j = i + 1; j < lines.length && lines[j].startsWith(' '); j++) hex += lines[j].slice(0, 49).replace(/\s+/g, '');
+    out.push({ toB: m[1] === '>', ns, hex });
+  }
+  return out;
+}
+
+/**
  * @param {string} dir the trace folder
- * @param {{windowMs: number, devices: {match: string, sim: string}[]}} o each RTU device: how its target URL
- *   starts as the gateway traces it, and its simulator's trace label
+ * @param {{windowMs: number, devices: {match: string, sim: string, socat?: string}[], wallMinusMonoNs?: bigint}} o
+ *   each RTU device: how its target URL starts as the gateway traces it, its simulator's trace label, and
+ *   socat's dump when a PTY pair relays it (socat: the relay's time, `relayMs`)
  * @returns {{device: string, replies: number, suspects: object[]}[]} per device: the replies read and the suspects
  */
-function analyseWire (dir, { windowMs, devices }) {
+function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.trace'));
   const read = (prefix) => files.filter((f) => f.startsWith(prefix + '-'))
     .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')));
   const gateway = read('gateway');
   const windowNs = BigInt(windowMs) * 1000000n;
-  return devices.map(({ match, sim }) => {
+  return devices.map(({ match, sim, socat }) => {
+    const relays = socat ? readSocatDump(path.join(dir, socat), wallMinusMonoNs).filter((r) => r.toB) : [];
     const events = gateway.filter((e) => e[2].startsWith(match)).map((e) => ({ kind: e[0], ns: BigInt(e[1]), hex: e[3] }));
     events.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
     const simEvents = read(sim).map((e) => ({ kind: e[0], ns: BigInt(e[1]), unit: Number(e[2]), address: Number(e[3]) }));
@@ -57,12 +88,18 @@ function analyseWire (dir, { windowMs, devices }) {
     for (const e of events) {
       if (e.kind === 'w') {
         const b = Buffer.from(e.hex, 'hex');
-        writes.push({ ns: e.ns, unit: b[0], address: b.readUInt16BE(2) });
+        writes.push({ ns: e.ns, unit: b[0], address: b.readUInt16BE(2), endedBy: null });
         since = null;
         buf = '';
         continue;
       }
-      if (e.kind === 't') { since = since || 'timeout'; buf = ''; continue; }
+      if (e.kind === 't') {
+        since = since || 'timeout';
+        const w = writes[writes.length - 1];
+        if (w !== undefined && w.endedBy === null) w.endedBy = 'timeout';
+        buf = '';
+        continue;
+      }
       if (buf !== '' && e.ns - lastRx > FRAME_GAP_NS) buf = '';
       lastRx = e.ns;
       buf += e.hex;
@@ -74,17 +111,32 @@ function analyseWire (dir, { windowMs, devices }) {
       const address = frame.readUInt16BE(3) - unit * 1000;
       const last = writes[writes.length - 1];
       if (last === undefined) continue;
-      if (last.unit === unit && last.address === address) { since = since || 'reply'; continue; }
+      if (last.unit === unit && last.address === address) {
+        since = since || 'reply';
+        if (last.endedBy === null) last.endedBy = 'reply';
+        continue;
+      }
       let own = null;
       for (let i = writes.length - 1; i >= 0; i--) if (writes[i].unit === unit && writes[i].address === address) { own = writes[i]; break; }
       if (own === null) continue;
       const x = simLast('x', unit, address, e.ns);
       const q = x === null ? null : simLast('q', unit, address, x.ns);
       const ms = (ns) => Number(ns) / 1e6;
-      const cls = last.ns - own.ns < windowNs ? 'early-write' : (x !== null && x.ns < last.ns ? 'in-transit' : 'late-device');
+      // a reply of another unit is told apart by its address: only one of the unit just written can be taken for its reply
+      const cls = last.unit !== unit
+        ? 'other-unit'
+        : own.endedBy === 'foreign' ? 'cascade' : last.ns - own.ns < windowNs ? 'early-write' : (x !== null && x.ns < last.ns ? 'in-transit' : 'late-device');
+      const frameHex = frame.toString('hex');
+      let relay = null;
+      for (const r of relays) {
+        if (r.ns > e.ns + 1000000n) break;
+        if (x !== null && r.ns >= x.ns - 1000000n && r.hex.includes(frameHex.slice(0, 10))) { relay = r; break; }
+      }
+      let timedOut = null;
+      for (const t of events) if (t.kind === 't' && t.ns > own.ns && t.ns < last.ns) { timedOut = t; break; }
       suspects.push({
         cls,
-        taken: since === null,
+        taken: since === null && last.unit === unit,
         unit,
         address,
         nextUnit: last.unit,
@@ -92,8 +144,11 @@ function analyseWire (dir, { windowMs, devices }) {
         readMs: ms(e.ns - own.ns), // the old request's write → its reply read
         nextWriteMs: ms(last.ns - own.ns), // the old request's write → the newer request's write
         simInMs: q === null ? null : ms(q.ns - own.ns), // → the simulator took the request in
-        simOutMs: x === null ? null : ms(x.ns - own.ns) // → the simulator wrote its reply
+        simOutMs: x === null ? null : ms(x.ns - own.ns), // → the simulator wrote its reply
+        relayMs: relay === null ? null : ms(relay.ns - own.ns), // → socat relayed it to the gateway's end
+        timeoutMs: timedOut === null ? null : ms(timedOut.ns - own.ns) // → the old request timed out
       });
+      if (since === null && last.unit === unit && last.endedBy === null) last.endedBy = 'foreign';
       since = since || 'foreign';
     }
     return { device: match, replies, suspects };
@@ -112,7 +167,7 @@ function formatWire (result) {
     const taken = suspects.filter((s) => s.taken);
     lines.push(`${device}: ${replies} replies read, ${suspects.length} after a newer write (${JSON.stringify(by)}), ${taken.length} taken`);
     for (const s of taken) {
-      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)} ms`);
+      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms`);
     }
   }
   return lines.join('\n');

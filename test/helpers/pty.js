@@ -47,16 +47,23 @@ function killLiveOnExit () {
  * Starts socat with two linked PTYs.
  * @param {object} [options]
  * @param {number} [options.timeoutMs=5000] how long to wait for socat, ms
+ * @param {string} [options.dumpTo] a file for socat's own record of what it relays (-x -v: one line per
+ *   transfer, `> YYYY/MM/DD hh:mm:ss.uuuuuu  length=N …` for a → b, `<` for b → a, then the bytes)
  * @returns {Promise<PtyPair>}
  */
-function createPtyPair ({ timeoutMs = START_TIMEOUT_MS } = {}) {
+function createPtyPair ({ timeoutMs = START_TIMEOUT_MS, dumpTo } = {}) {
   // no socat: say so now, with the install line, instead of after timeoutMs
   assertTools(['socat']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-pty-'));
   const a = path.join(dir, 'a');
   const b = path.join(dir, 'b');
-  const socat = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`],
+  const socat = spawn('socat', ['-d', '-d', ...(dumpTo ? ['-x', '-v'] : []), `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`],
     { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (dumpTo) {
+    const out = fs.createWriteStream(dumpTo);
+    socat.stderr.on('data', (d) => out.write(d));
+    socat.once('exit', () => out.end());
+  }
   let log = '';
   let exited = false;
   live.add(socat);
