@@ -76,9 +76,12 @@ function intIn (v, field, lo, hi) {
  * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field
  */
 function durationIn (v, field, lo, hi, perMs = 1) {
+  if (typeof v !== 'string') return intIn(v, field, lo, hi);
   // "1.1ms" in µs is 1100.0000000000002 in floating point: whole units stay whole
-  if (typeof v === 'string') v = Math.round(parseDuration(v, field) * perMs * 1e6) / 1e6;
-  return intIn(v, field, lo, hi);
+  const n = Math.round(parseDuration(v, field) * perMs * 1e6) / 1e6;
+  // The error quotes what was written, not what it came to
+  if (!Number.isInteger(n) || n < lo || n > hi) fail(field, v, `must come to a whole number of ${perMs === 1 ? 'ms' : 'µs'} from ${lo} to ${hi}`);
+  return n;
 }
 
 /**
