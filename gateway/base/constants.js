@@ -29,6 +29,8 @@ module.exports = Object.freeze({
 
   DEFAULT_TIMEOUT_MS: 1000,
   DEFAULT_CONNECT_TIMEOUT_MS: 5000,
+  /** Idle time before the first TCP keep-alive probe on a device socket (drivers/open-socket.js) */
+  TCP_KEEPALIVE_MS: 10000,
   DEFAULT_QUEUE_MAX: 64,
   /** After a timeout, bytes arriving within this window are taken as the late reply and dropped */
   ASCII_DRAIN_MS: 50,

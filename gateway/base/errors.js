@@ -20,7 +20,7 @@ const CODES = {
   NINES_ERR_WRITE_EXPIRED: { status: 'write: expired', meaning: 'A write was not sent: it would have started more than its maximum age (mqtt.writes.maxAge, or a shorter maxAgeMs in the command) after the command arrived; nothing of it was written. A setpoint written late is a hazard.' },
   NINES_ERR_WRITE_UNKNOWN: { status: 'write: unknown', meaning: 'A write went out but its outcome is unknown: it timed out, its connection dropped or its device was removed after the request was sent, so the device may have executed it (written: "unknown"). details.cause holds the underlying error. Read the value back before writing again.' },
   NINES_ERR_CONFIG: { status: 'bad config', meaning: 'A gateway config file failed schema validation; details.errors lists each field path and rule.' },
-  NINES_ERR_CONNECT_TIMEOUT: { status: 'connect timeout', meaning: 'The TCP connection or serial port did not open within the connect timeout.' },
+  NINES_ERR_CONNECT_TIMEOUT: { status: 'connect timeout', meaning: 'The TCP connection or serial port did not open within the connect timeout (details.connectTimeoutMs).' },
   NINES_ERR_CONNECT_FAILED: { status: 'connect failed', meaning: 'The connection was refused or failed (details.cause holds the system error code, e.g. ECONNREFUSED).' },
   NINES_ERR_CONNECTION_CLOSED: { status: 'connection lost', meaning: 'The connection closed while a request was in flight or queued; the client reconnects with backoff.' },
   NINES_ERR_NOT_CONNECTED: { status: 'not connected', meaning: 'The request was not sent: the device is down (no connection up, reconnecting with backoff), or the client is not reconnecting. A down device fails requests at once, so no backlog builds up to be replayed.' },

@@ -6,10 +6,16 @@
  * them itself (ascii/client-options.js, modbus/client-options.js). Every bad value is a
  * NINES_ERR_INVALID_ARG naming the option, the value and the rule; unknown options are errors too,
  * so a typo such as `timeout: 500` never runs silently with the default.
+ *
+ * Every duration option, shared or a protocol's, takes a number of ms or a string such as "500ms" or
+ * "1s" (read by base/units.js's parseDuration), the same for every driver: clients are configured by
+ * hand from flows and YAML. Durations must come to whole milliseconds (microseconds for the options
+ * counted in µs); the checked options hold numbers.
  */
 
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
+const { parseDuration } = require('../base/units');
 
 /** Longest delay setTimeout honours (2^31-1 ms); longer ones fire at once */
 const MAX_TIMER_MS = 2147483647;
@@ -60,6 +66,36 @@ function intIn (v, field, lo, hi) {
 }
 
 /**
+ * A duration option: an integer in [lo, hi] of its unit, given as that number or as a duration string.
+ * @param {unknown} v a number (in the option's unit) or a string such as "500ms", "1.5s"
+ * @param {string} field
+ * @param {number} lo
+ * @param {number} hi
+ * @param {number} [perMs=1] units per millisecond: 1 for an option in ms, 1000 for one in µs
+ * @returns {number} the duration in the option's unit
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field
+ */
+function durationIn (v, field, lo, hi, perMs = 1) {
+  if (typeof v !== 'string') return intIn(v, field, lo, hi);
+  // "1.1ms" in µs is 1100.0000000000002 in floating point: whole units stay whole
+  const n = Math.round(parseDuration(v, field) * perMs * 1e6) / 1e6;
+  // The error quotes what was written, not what it came to
+  if (!Number.isInteger(n) || n < lo || n > hi) fail(field, v, `must come to a whole number of ${perMs === 1 ? 'ms' : 'µs'} from ${lo} to ${hi}`);
+  return n;
+}
+
+/**
+ * A timeout, as an option or per request: a duration (ms or a string such as "500ms") of whole ms
+ * from 1 to MAX_TIMER_MS. A per-request timeout given as a number costs one typeof more than checkTimeoutMs.
+ * @param {unknown} v
+ * @param {string} [field]
+ * @returns {number} ms
+ */
+function timeoutArg (v, field = 'timeoutMs') {
+  return durationIn(v, field, 1, MAX_TIMER_MS);
+}
+
+/**
  * Checks a timeout in ms: an integer from 1 to MAX_TIMER_MS.
  * @param {unknown} v
  * @param {string} [field]
@@ -89,14 +125,14 @@ function normalizeConnectionOptions (opts, kind, protocolDefaults) {
   const o = { ...defaults };
   for (const key of Object.keys(defaults)) if (opts[key] !== undefined) o[key] = opts[key];
 
-  checkTimeoutMs(o.timeoutMs);
-  checkTimeoutMs(o.connectTimeoutMs, 'connectTimeoutMs');
+  o.timeoutMs = timeoutArg(o.timeoutMs);
+  o.connectTimeoutMs = timeoutArg(o.connectTimeoutMs, 'connectTimeoutMs');
   intIn(o.queueMax, 'queueMax', 0, QUEUE_MAX_LIMIT);
   if (typeof o.reconnect !== 'boolean') fail('reconnect', o.reconnect, 'must be true or false');
   if (typeof o.random !== 'function') fail('random', o.random, 'must be a function returning a number in [0, 1)');
   o.backoff = checkBackoff(o.backoff);
-  intIn(o.interFrameDelayMs, 'interFrameDelayMs', 0, MAX_QUIRK_DELAY_MS);
-  intIn(o.delayAfterConnectMs, 'delayAfterConnectMs', 0, MAX_QUIRK_DELAY_MS);
+  o.interFrameDelayMs = durationIn(o.interFrameDelayMs, 'interFrameDelayMs', 0, MAX_QUIRK_DELAY_MS);
+  o.delayAfterConnectMs = durationIn(o.delayAfterConnectMs, 'delayAfterConnectMs', 0, MAX_QUIRK_DELAY_MS);
   // A request waits the pause out inside its own timeout: as long a pause would time every one out
   if (o.interFrameDelayMs >= o.timeoutMs) fail('interFrameDelayMs', o.interFrameDelayMs, `must be shorter than timeoutMs (${o.timeoutMs}): a request waits the pause out inside its own timeout`);
   return o;
@@ -112,9 +148,9 @@ function checkBackoff (b) {
   for (const key of Object.keys(b)) {
     if (key !== 'initialMs' && key !== 'maxMs' && b[key] !== undefined) fail(`backoff.${key}`, b[key], 'is not a backoff option (known: initialMs, maxMs)');
   }
-  const initialMs = b.initialMs === undefined ? C.BACKOFF_INITIAL_MS : checkTimeoutMs(b.initialMs, 'backoff.initialMs');
+  const initialMs = b.initialMs === undefined ? C.BACKOFF_INITIAL_MS : timeoutArg(b.initialMs, 'backoff.initialMs');
   // Without maxMs, a large initialMs raises the cap instead of failing: the caller asked for slow retries
-  const maxMs = b.maxMs === undefined ? Math.max(initialMs, C.BACKOFF_MAX_MS) : checkTimeoutMs(b.maxMs, 'backoff.maxMs');
+  const maxMs = b.maxMs === undefined ? Math.max(initialMs, C.BACKOFF_MAX_MS) : timeoutArg(b.maxMs, 'backoff.maxMs');
   if (maxMs < initialMs) fail('backoff.maxMs', maxMs, `must be at least backoff.initialMs (${initialMs})`);
   return { initialMs, maxMs };
 }
@@ -124,4 +160,4 @@ function article (word) {
   return /^[AEIOU]/i.test(word) ? 'an' : 'a';
 }
 
-module.exports = { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS, MAX_QUIRK_DELAY_MS, COMMON_DEFAULTS };
+module.exports = { normalizeConnectionOptions, checkTimeoutMs, timeoutArg, durationIn, intIn, fail, MAX_TIMER_MS, MAX_QUIRK_DELAY_MS, COMMON_DEFAULTS };

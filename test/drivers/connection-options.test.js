@@ -6,9 +6,10 @@
  */
 
 const assert = require('node:assert/strict');
-const { normalizeConnectionOptions, checkTimeoutMs, MAX_TIMER_MS } = require('../../gateway/drivers/connection-options');
+const { normalizeConnectionOptions, checkTimeoutMs, timeoutArg, MAX_TIMER_MS } = require('../../gateway/drivers/connection-options');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
 const { ModbusClient } = require('../../gateway/drivers/modbus');
+const { normalizeOptions } = require('../../gateway/drivers/modbus/client-options');
 
 const CLIENTS = [
   { name: 'AsciiClient', make: (opts) => new AsciiClient('ascii://127.0.0.1:9500', opts), kind: 'an ASCII client option' },
@@ -55,6 +56,26 @@ for (const C of CLIENTS) {
       });
     });
 
+    it('takes every shared duration as ms or as a string, in whole milliseconds', () => {
+      const c = C.make({ timeoutMs: '250ms', connectTimeoutMs: '2s', interFrameDelayMs: '5ms', delayAfterConnectMs: 7, backoff: { initialMs: '50ms', maxMs: '1s' } });
+      assert.equal(c.timeoutMs, 250);
+      assert.equal(c.connectTimeoutMs, 2000);
+      for (const [opts, field] of [[{ timeoutMs: 'soon' }, 'timeoutMs'], [{ timeoutMs: '0.5ms' }, 'timeoutMs'], [{ connectTimeoutMs: '0s' }, 'connectTimeoutMs'],
+        [{ interFrameDelayMs: '2min' }, 'interFrameDelayMs'], [{ backoff: { maxMs: 'x' } }, 'backoff.maxMs']]) {
+        assert.throws(() => C.make(opts), (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === field, JSON.stringify(opts));
+      }
+    });
+
+    it('refuses a bad per-request timeout, as a number or a string, naming timeoutMs', async () => {
+      const c = C.make({ reconnect: false });
+      const op = C.name === 'AsciiClient' ? '@01' : '3:0:1';
+      for (const timeoutMs of ['soon', '0.5ms', 0, '-5']) {
+        await assert.rejects(c.request(op, { timeoutMs }),
+          (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === 'timeoutMs', String(timeoutMs));
+      }
+      await c.close();
+    });
+
     it('fills in the defaults, and raises the backoff cap to a large initialMs given alone', () => {
       const c = C.make();
       assert.equal(c.timeoutMs, 1000);
@@ -69,18 +90,13 @@ for (const C of CLIENTS) {
 }
 
 describe('connection options: protocol differences', () => {
-  it('the ASCII client also takes durations as strings, in whole milliseconds', () => {
-    const c = new AsciiClient('ascii://127.0.0.1:9500', { timeoutMs: '250ms', connectTimeoutMs: '2s', drainMs: '20ms', backoff: { initialMs: '50ms', maxMs: '1s' } });
-    assert.equal(c.timeoutMs, 250);
-    assert.equal(c.connectTimeoutMs, 2000);
-    assert.equal(c.drainMs, 20);
-    for (const opts of [{ timeoutMs: 'soon' }, { timeoutMs: '0.5ms' }, { backoff: { maxMs: 'x' } }]) {
-      assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', opts), (err) => err.code === 'NINES_ERR_INVALID_ARG', JSON.stringify(opts));
-    }
-  });
-
-  it('the Modbus client takes numbers only', () => {
-    assert.throws(() => new ModbusClient('modbus+tcp://127.0.0.1:502', { timeoutMs: '250ms' }), (err) => err.details.field === 'timeoutMs');
+  it('each protocol\'s own durations take strings too', () => {
+    assert.equal(new AsciiClient('ascii://127.0.0.1:9500', { drainMs: '20ms' }).drainMs, 20);
+    assert.throws(() => new AsciiClient('ascii://127.0.0.1:9500', { drainMs: '1.5ms' }), (err) => err.details.field === 'drainMs');
+    const o = normalizeOptions({ keepAliveMs: '30s', quietMs: '0.2s', turnaroundMs: '50ms', silenceUs: '1.1ms' });
+    assert.deepEqual([o.keepAliveMs, o.quietMs, o.turnaroundMs, o.silenceUs], [30000, 200, 50, 1100]);
+    assert.throws(() => normalizeOptions({ silenceUs: '2s' }), (err) => err.details.field === 'silenceUs');
+    assert.throws(() => normalizeOptions({ keepAliveMs: 'often' }), (err) => err.details.field === 'keepAliveMs');
   });
 
   it('each protocol\'s own options are unknown to the other', () => {
@@ -96,6 +112,22 @@ describe('normalizeConnectionOptions', () => {
     assert.equal(o.mode, 'x');
     assert.equal(o.depth, 3);
     assert.deepEqual(o.backoff, { initialMs: 100, maxMs: 10000 });
+  });
+
+  it('reads every shared duration given as a string into whole ms', () => {
+    const o = normalizeConnectionOptions({ timeoutMs: '1.5s', interFrameDelayMs: '5ms', delayAfterConnectMs: '0.25s', backoff: { initialMs: '50ms', maxMs: '1min' } }, 'test client', {});
+    assert.deepEqual([o.timeoutMs, o.interFrameDelayMs, o.delayAfterConnectMs, o.backoff.initialMs, o.backoff.maxMs], [1500, 5, 250, 50, 60000]);
+  });
+
+  it('timeoutArg takes what checkTimeoutMs takes, and duration strings of whole ms', () => {
+    assert.equal(timeoutArg(1), 1);
+    assert.equal(timeoutArg('2s'), 2000);
+    assert.equal(timeoutArg(' 500 ms '), 500);
+    for (const v of [0, -1, 1.5, NaN, '0ms', '0.5ms', '-5', 'soon', MAX_TIMER_MS + 1, '25d']) {
+      assert.throws(() => timeoutArg(v, 'x'), (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === 'x', String(v));
+    }
+    // A string that does not come to whole ms is quoted as written
+    assert.throws(() => timeoutArg('0.5ms'), (err) => err.details.value === '0.5ms' && err.message === 'timeoutMs must come to a whole number of ms from 1 to 2147483647; got "0.5ms"');
   });
 
   it('checkTimeoutMs takes integers from 1 to 2^31-1 ms', () => {

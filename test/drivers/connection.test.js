@@ -250,6 +250,19 @@ for (const P of PROTOCOLS) {
       assertBalanced(c.stats);
     });
 
+    it('takes a per-request timeout as a duration string: "40ms" times out after 40 ms, not the client\'s', async () => {
+      const s = await sim();
+      const c = client(s.port, { timeoutMs: '5s' });
+      await c.connect();
+      s.faults.set('drop=1');
+      const t0 = Date.now();
+      const err = await rejectionOf(c.request(P.op, { timeoutMs: '40ms' }));
+      const took = Date.now() - t0;
+      assert.equal(err.code, 'NINES_ERR_REPLY_TIMEOUT');
+      assert.ok(took >= 35 && took < 2000, `${took} ms`);
+      s.faults.clear();
+    });
+
     it('with reconnect off, a failed connect goes idle and fails what waits; the next request connects again', async () => {
       const port = await freePort();
       const c = client(port, { reconnect: false });

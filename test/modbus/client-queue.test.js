@@ -200,7 +200,7 @@ describe('modbus client: options and factory', () => {
     badOption({ timeoutMs: 0 }, 'timeoutMs');
     badOption({ timeoutMs: 1.5 }, 'timeoutMs');
     badOption({ timeoutMs: 2 ** 31 }, 'timeoutMs');
-    badOption({ connectTimeoutMs: '5s' }, 'connectTimeoutMs');
+    badOption({ connectTimeoutMs: 'soon' }, 'connectTimeoutMs');
     badOption({ queueMax: -1 }, 'queueMax');
     badOption({ reconnect: 'yes' }, 'reconnect');
     badOption({ backoff: { initialMs: 0 } }, 'backoff.initialMs');

@@ -4,15 +4,11 @@
  * Options of an AsciiClient, checked once in the constructor: the shared ones in
  * ../connection-options.js, the ASCII one (how long to wait for the reply to a timed-out command) here. Every bad
  * value is a NINES_ERR_INVALID_ARG naming the field, the value and the rule; unknown options are
- * errors too.
- *
- * Durations may also be given as strings ("500ms", "1s"): this client is configured from flows and
- * YAML by hand. They must come to whole milliseconds.
+ * errors too. Durations are numbers of ms or strings such as "500ms", as for every driver (../connection-options.js).
  */
 
 const C = require('../../base/constants');
-const { parseDuration } = require('../../base/units');
-const { normalizeConnectionOptions, checkTimeoutMs, intIn, MAX_TIMER_MS } = require('../connection-options');
+const { normalizeConnectionOptions, durationIn, MAX_TIMER_MS } = require('../connection-options');
 
 // No afterTimeout option: after an unanswered command the client always reconnects before the next
 // one unless the owed reply has come (client.js rules 2, 3). Keeping the connection instead could hand
@@ -20,26 +16,6 @@ const { normalizeConnectionOptions, checkTimeoutMs, intIn, MAX_TIMER_MS } = requ
 const ASCII_DEFAULTS = Object.freeze({
   drainMs: C.ASCII_DRAIN_MS
 });
-
-/**
- * A duration option: a number of ms, or a string such as "500ms" turned into one.
- * @param {unknown} v
- * @param {string} field
- * @returns {unknown} a number for a string, else v unchanged (checked later)
- */
-function durationArg (v, field) {
-  return typeof v === 'string' ? parseDuration(v, field) : v;
-}
-
-/**
- * A per-request timeout: ms or a duration string, a whole number of ms from 1 to 2^31-1.
- * @param {number|string} v
- * @param {string} field
- * @returns {number} ms
- */
-function timeoutArg (v, field) {
-  return checkTimeoutMs(durationArg(v, field), field);
-}
 
 /**
  * @typedef {object} AsciiClientOptions
@@ -62,17 +38,9 @@ function timeoutArg (v, field) {
  * @throws {NinesError} NINES_ERR_INVALID_ARG
  */
 function normalizeOptions (opts) {
-  if (opts !== null && typeof opts === 'object' && !Array.isArray(opts)) {
-    opts = { ...opts };
-    for (const key of ['timeoutMs', 'connectTimeoutMs', 'drainMs', 'interFrameDelayMs', 'delayAfterConnectMs']) opts[key] = durationArg(opts[key], key);
-    const b = opts.backoff;
-    if (b !== null && typeof b === 'object' && !Array.isArray(b)) {
-      opts.backoff = { ...b, initialMs: durationArg(b.initialMs, 'backoff.initialMs'), maxMs: durationArg(b.maxMs, 'backoff.maxMs') };
-    }
-  }
   const o = normalizeConnectionOptions(opts, 'ASCII client', ASCII_DEFAULTS);
-  intIn(o.drainMs, 'drainMs', 0, MAX_TIMER_MS);
+  o.drainMs = durationIn(o.drainMs, 'drainMs', 0, MAX_TIMER_MS);
   return o;
 }
 
-module.exports = { normalizeOptions, timeoutArg };
+module.exports = { normalizeOptions };

@@ -51,7 +51,8 @@ const { Connection, NS_PER_MS } = require('../connection');
 const { AsciiFramer } = require('./framer');
 const { encodeCommand, classifyCommand } = require('./command');
 const { parseReply } = require('./reply');
-const { normalizeOptions, timeoutArg } = require('./client-options');
+const { normalizeOptions } = require('./client-options');
+const { timeoutArg } = require('../connection-options');
 const { TcpTransport } = require('./tcp-transport');
 
 const hrtime = process.hrtime.bigint;

@@ -15,12 +15,13 @@
  *   sink._onPeerEnd()                      the device sent FIN: stop writing, _onDown follows
  *   sink._onDown(err)                      an open connection was lost (err: NINES_ERR_CONNECTION_CLOSED)
  *
- * Each socket's handlers check a generation number, so a socket that close() or a newer attempt has
- * replaced can never reach the client, whatever its events do later.
+ * Opening the socket (timeout, keep-alive, one callback) is ../open-socket.js's; once open, each of
+ * the socket's handlers checks that it is still the transport's socket, so one that close() has let
+ * go can never reach the client, whatever its events do later.
  */
 
-const net = require('node:net');
 const { NinesError } = require('../../base/errors');
+const { openSocket } = require('../open-socket');
 
 class TcpTransport {
   /**
@@ -31,10 +32,10 @@ class TcpTransport {
     this._target = target;
     this._where = `${target.host}:${target.port}`;
     this._sink = sink;
-    /** @type {net.Socket|null} */
+    /** @type {import('node:net').Socket|null} */
     this._socket = null;
-    this._gen = 0;
-    this._connectTimer = null;
+    /** @type {import('../open-socket').Attempt|null} the connection attempt under way */
+    this._opening = null;
   }
 
   /**
@@ -43,43 +44,31 @@ class TcpTransport {
    * @param {(err: NinesError|null) => void} cb called once, unless close() comes first
    */
   open (connectTimeoutMs, cb) {
-    const gen = ++this._gen;
-    let up = false;
-    let failure = null;
-    const socket = net.connect({ host: this._target.host, port: this._target.port });
-    this._socket = socket;
-    // Commands are tiny and latency is the product: never wait for Nagle
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true);
-    this._connectTimer = setTimeout(() => {
-      this._connectTimer = null;
-      failure = new NinesError('NINES_ERR_CONNECT_TIMEOUT', `connect to ${this._where} timed out after ${connectTimeoutMs} ms`,
-        { target: this._target.url, connectTimeoutMs });
-      socket.destroy();
-    }, connectTimeoutMs);
-    socket.once('connect', () => {
-      if (gen !== this._gen) return;
-      this._clearConnectTimer();
-      up = true;
-      cb(null);
+    this._opening = openSocket(this._target, connectTimeoutMs, (err, socket) => {
+      this._opening = null;
+      if (err === null) this._adopt(/** @type {import('node:net').Socket} */ (socket));
+      cb(err);
     });
-    socket.on('data', (chunk) => { if (gen === this._gen) this._sink._onData(chunk); });
+  }
+
+  /**
+   * The attempt's socket is open: it is this transport's connection until it closes or close() lets it go.
+   * @param {import('node:net').Socket} socket
+   */
+  _adopt (socket) {
+    this._socket = socket;
+    let failure = null;
+    socket.on('data', (chunk) => { if (this._socket === socket) this._sink._onData(chunk); });
     socket.on('end', () => {
-      if (gen === this._gen) this._sink._onPeerEnd();
+      if (this._socket === socket) this._sink._onPeerEnd();
       socket.destroy();
     });
     // Without a listener a socket error would crash the process; the close handler reports it
     socket.on('error', (err) => { if (!failure) failure = err; });
     socket.on('close', () => {
-      if (gen !== this._gen) return;
-      this._clearConnectTimer();
+      if (this._socket !== socket) return;
       this._socket = null;
       const cause = failure && failure.code ? failure.code : undefined;
-      if (!up) {
-        cb(failure instanceof NinesError ? failure
-          : new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${this._where} failed${cause ? ' (' + cause + ')' : ''}`, { cause, target: this._target.url }));
-        return;
-      }
       this._sink._onDown(new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${this._where} closed${cause ? ' (' + cause + ')' : ''}`,
         { cause, target: this._target.url }));
     });
@@ -87,7 +76,7 @@ class TcpTransport {
 
   /** @param {Buffer} buf the encoded command */
   send (buf) {
-    /** @type {net.Socket} */ (this._socket).write(buf);
+    /** @type {import('node:net').Socket} */ (this._socket).write(buf);
   }
 
   /** Ends the open connection now (a resync); its close handler reports the drop. */
@@ -100,20 +89,13 @@ class TcpTransport {
    * @param {() => void} cb called when the socket is closed
    */
   close (cb) {
+    const opening = this._opening;
+    if (opening !== null) { this._opening = null; opening.abort(cb); return; }
     const socket = this._socket;
-    this._socket = null;
-    this._gen++; // the socket's own handlers are now stale
-    this._clearConnectTimer();
+    this._socket = null; // the socket's own handlers are now stale
     if (!socket || socket.closed) { cb(); return; }
     socket.once('close', () => cb());
     socket.destroy();
-  }
-
-  _clearConnectTimer () {
-    if (this._connectTimer !== null) {
-      clearTimeout(this._connectTimer);
-      this._connectTimer = null;
-    }
   }
 }
 

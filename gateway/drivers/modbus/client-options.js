@@ -4,44 +4,44 @@
  * Options of a ModbusClient, checked once in the constructor: the shared ones in
  * ../connection-options.js, the Modbus ones (TCP keep-alive, RTU line timing, the serialport seam)
  * here. Every error names the option, the value and the rule (NINES_ERR_INVALID_ARG); unknown options
- * are errors too.
+ * are errors too. Durations are numbers (of ms, or µs for silenceUs) or strings such as "500ms", as
+ * for every driver (../connection-options.js).
  */
 
-const { normalizeConnectionOptions, checkTimeoutMs, intIn, fail, MAX_TIMER_MS } = require('../connection-options');
+const C = require('../../base/constants');
+const { normalizeConnectionOptions, durationIn, intIn, fail, MAX_TIMER_MS } = require('../connection-options');
 
 /** RTU broadcast (unit 0) writes get no reply; the bus is left quiet this long after one (Modbus over Serial Line §2.4.1 "turnaround delay") */
 const RTU_TURNAROUND_MS = 100;
-/** TCP keep-alive probe delay */
-const TCP_KEEPALIVE_MS = 10000;
 /** Requests one Modbus TCP connection may carry at once (as devices/spec.js allows a device) */
 const MAX_INFLIGHT = 64;
 
 /**
  * @typedef {object} ClientOptions
- * @property {number} [timeoutMs=1000] per-request timeout, from the request() call to the complete reply
- * @property {number} [connectTimeoutMs=5000] per connection attempt
+ * @property {number|string} [timeoutMs=1000] per-request timeout, from the request() call to the complete reply
+ * @property {number|string} [connectTimeoutMs=5000] per connection attempt
  * @property {number} [queueMax=64] requests that may wait behind the one in flight; more are rejected (NINES_ERR_QUEUE_FULL)
  * @property {boolean} [reconnect=true] reconnect in the background after a failed connect or a drop
- * @property {{initialMs?: number, maxMs?: number}} [backoff] reconnect delays (capped exponential with jitter)
+ * @property {{initialMs?: number|string, maxMs?: number|string}} [backoff] reconnect delays (capped exponential with jitter)
  * @property {() => number} [random=Math.random] jitter source, injectable for tests
- * @property {number} [interFrameDelayMs=0] line quirk: the line rests this long after each request ends before
+ * @property {number|string} [interFrameDelayMs=0] line quirk: the line rests this long after each request ends before
  *   the next is written (0-60000, shorter than timeoutMs; 1 request in flight); see ../connection.js
- * @property {number} [delayAfterConnectMs=0] line quirk: nothing is written until this long after a connection
+ * @property {number|string} [delayAfterConnectMs=0] line quirk: nothing is written until this long after a connection
  *   opened, and it counts as connected only then (0-60000); see ../connection.js
- * @property {number} [keepAliveMs=10000] TCP keep-alive initial delay
+ * @property {number|string} [keepAliveMs=10000] TCP keep-alive initial delay
  * @property {number} [maxInflight=1] Modbus TCP only: requests written on the connection before their replies
  *   come (1-64), matched by transaction id and unit in any order. It drops to 1 by itself, with a
  *   NINES_ERR_PIPELINE_UNSUPPORTED warning, when the device turns out to serve one at a time (pipeline-guard.js)
- * @property {number} [silenceUs] RTU inter-frame gap (t3.5) enforced between frames; default from the baud rate
- * @property {number} [quietMs] RTU: after a timeout, the next request waits until the line has been quiet this
+ * @property {number|string} [silenceUs] RTU inter-frame gap (t3.5) enforced between frames; default from the baud rate
+ * @property {number|string} [quietMs] RTU: after a timeout, the next request waits until the line has been quiet this
  *   long (every byte received restarts it), so the timed-out request's late reply cannot be taken for the next
  *   one's; default: the timed-out request's own timeout. 0 leaves only t3.5 (see rtu-transport.js)
- * @property {number} [turnaroundMs=100] RTU: quiet time after a broadcast (unit 0) write
+ * @property {number|string} [turnaroundMs=100] RTU: quiet time after a broadcast (unit 0) write
  * @property {() => Function} [loadSerialPort] RTU seam: returns the SerialPort class (default: require('serialport').SerialPort, loaded lazily)
  */
 
 const MODBUS_DEFAULTS = Object.freeze({
-  keepAliveMs: TCP_KEEPALIVE_MS,
+  keepAliveMs: C.TCP_KEEPALIVE_MS,
   maxInflight: 1,
   silenceUs: undefined,
   quietMs: undefined,
@@ -58,15 +58,15 @@ const MODBUS_DEFAULTS = Object.freeze({
  */
 function normalizeOptions (opts) {
   const o = normalizeConnectionOptions(opts, 'Modbus client', MODBUS_DEFAULTS);
-  intIn(o.keepAliveMs, 'keepAliveMs', 0, MAX_TIMER_MS);
+  o.keepAliveMs = durationIn(o.keepAliveMs, 'keepAliveMs', 0, MAX_TIMER_MS);
   intIn(o.maxInflight, 'maxInflight', 1, MAX_INFLIGHT);
   // A device that needs a pause between a reply and the next request does not take overlapping ones
   if (o.interFrameDelayMs !== 0 && o.maxInflight !== 1) fail('interFrameDelayMs', o.interFrameDelayMs, `must be 0 with maxInflight ${o.maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`);
-  if (o.quietMs !== undefined) intIn(o.quietMs, 'quietMs', 0, MAX_TIMER_MS);
-  intIn(o.turnaroundMs, 'turnaroundMs', 0, 60000);
-  if (o.silenceUs !== undefined) intIn(o.silenceUs, 'silenceUs', 0, 1e6);
+  if (o.quietMs !== undefined) o.quietMs = durationIn(o.quietMs, 'quietMs', 0, MAX_TIMER_MS);
+  o.turnaroundMs = durationIn(o.turnaroundMs, 'turnaroundMs', 0, 60000);
+  if (o.silenceUs !== undefined) o.silenceUs = durationIn(o.silenceUs, 'silenceUs', 0, 1e6, 1000);
   if (o.loadSerialPort !== undefined && typeof o.loadSerialPort !== 'function') fail('loadSerialPort', o.loadSerialPort, 'must be a function returning the SerialPort class');
   return o;
 }
 
-module.exports = { normalizeOptions, checkTimeoutMs, MAX_TIMER_MS, MAX_INFLIGHT, RTU_TURNAROUND_MS, TCP_KEEPALIVE_MS };
+module.exports = { normalizeOptions, MAX_TIMER_MS, MAX_INFLIGHT, RTU_TURNAROUND_MS };

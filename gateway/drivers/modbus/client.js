@@ -31,7 +31,8 @@ const { Connection, NS_PER_MS } = require('../connection');
 const { toOp, kValid } = require('./op');
 const { decodeInto, checkResponse, decodeData } = require('./pdu');
 const { Pending, Reply } = require('./reply');
-const { normalizeOptions, checkTimeoutMs } = require('./client-options');
+const { normalizeOptions } = require('./client-options');
+const { timeoutArg } = require('../connection-options');
 const { TcpTransport } = require('./tcp-transport');
 const { RtuTransport } = require('./rtu-transport');
 const { RtuTcpTransport } = require('./rtutcp-transport');
@@ -98,7 +99,7 @@ class ModbusClient extends Connection {
   /**
    * Sends one operation and waits for its reply.
    * @param {object|string} op a Modbus op or its string form (see op.js); normalized ops skip validation
-   * @param {{timeoutMs?: number}} [opts] per-request timeout (ms, from this call to the complete reply)
+   * @param {{timeoutMs?: number|string}} [opts] per-request timeout (ms, from this call to the complete reply)
    * @returns {Promise<Reply>} rejects with a NinesError: NINES_ERR_INVALID_OP, NINES_ERR_INVALID_ARG,
    *   NINES_ERR_QUEUE_FULL, NINES_ERR_REPLY_TIMEOUT, NINES_ERR_NOT_CONNECTED, NINES_ERR_CONNECTION_CLOSED,
    *   NINES_ERR_MODBUS_EXCEPTION, NINES_ERR_BAD_REPLY, NINES_ERR_BAD_CHECKSUM, NINES_ERR_CLOSED
@@ -110,7 +111,7 @@ class ModbusClient extends Connection {
     }
     let timeoutMs = this._timeoutMs;
     if (opts !== undefined && opts !== null && opts.timeoutMs !== undefined) {
-      try { timeoutMs = checkTimeoutMs(opts.timeoutMs); } catch (err) { this._stats.invalid++; return Promise.reject(err); }
+      try { timeoutMs = timeoutArg(opts.timeoutMs); } catch (err) { this._stats.invalid++; return Promise.reject(err); }
     }
     const unitId = o.unitId === undefined ? this._unitId : o.unitId;
     const invalid = this._checkUnit(o, unitId);
@@ -132,7 +133,7 @@ class ModbusClient extends Connection {
    * handler.wantsData is false, when it is not decoded at all (undefined; the reply is checked all
    * the same). A request on its way pays for no promise, no closure and no reply object.
    * @param {object|string} op as request()
-   * @param {number|undefined} timeoutMs per-request timeout; undefined: the client's
+   * @param {number|string|undefined} timeoutMs per-request timeout (ms or a duration string); undefined: the client's
    * @param {import('./reply').Handler} handler
    */
   submit (op, timeoutMs, handler) {
@@ -142,7 +143,7 @@ class ModbusClient extends Connection {
     }
     let ms = this._timeoutMs;
     if (timeoutMs !== undefined) {
-      try { ms = checkTimeoutMs(timeoutMs); } catch (err) { this._stats.invalid++; queueMicrotask(() => handler.onError(err)); return; }
+      try { ms = timeoutArg(timeoutMs); } catch (err) { this._stats.invalid++; queueMicrotask(() => handler.onError(err)); return; }
     }
     const unitId = o.unitId === undefined ? this._unitId : o.unitId;
     const invalid = this._checkUnit(o, unitId);

@@ -151,7 +151,7 @@ class RtuTransport {
       cb(err);
     };
     const timer = setTimeout(() => settle(new NinesError('NINES_ERR_CONNECT_TIMEOUT',
-      `opening serial port ${t.path} timed out after ${connectTimeoutMs} ms`, { target: t.url, timeoutMs: connectTimeoutMs })), connectTimeoutMs);
+      `opening serial port ${t.path} timed out after ${connectTimeoutMs} ms`, { target: t.url, connectTimeoutMs })), connectTimeoutMs);
     this._abortOpen = () => settle(new NinesError('NINES_ERR_CONNECT_FAILED', `opening ${t.path} was aborted`, { target: t.url }));
     let lastError = null;
     // Without a listener a port error would crash the process; errors surface through open/close

@@ -31,7 +31,7 @@
  * So a device on a modbus+rtutcp target has maxConnections 1 (devices/spec.js), like modbus+rtu.
  */
 
-const net = require('node:net');
+const { openSocket } = require('../open-socket');
 const { NinesError } = require('../../base/errors');
 const { rtuSilenceUs } = require('./frame');
 const { RtuTransport } = require('./rtu-transport');
@@ -55,6 +55,8 @@ class RtuTcpTransport extends RtuTransport {
     super(target, opts, sink, stats);
     this._keepAliveMs = opts.keepAliveMs;
     this._where = `${target.host}:${target.port}`;
+    /** @type {import('../open-socket').Attempt|null} the connection attempt under way */
+    this._opening = null;
   }
 
   /**
@@ -69,50 +71,31 @@ class RtuTcpTransport extends RtuTransport {
   }
 
   /**
-   * One connection attempt.
+   * One connection attempt (../open-socket.js: timeout, keep-alive, a callback that fires once).
    * @param {number} connectTimeoutMs
-   * @param {(err: NinesError|null) => void} cb called once
+   * @param {(err: NinesError|null) => void} cb called once, unless close() comes first
    */
   open (connectTimeoutMs, cb) {
     const t = this._target;
-    const socket = net.connect({ host: t.host, port: t.port });
-    this._port = socket;
-    let settled = false;
-    let lastError = null;
-    const settle = (err) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      this._abortOpen = null;
-      if (err !== null && this._port === socket) this._port = null;
+    this._opening = openSocket({ host: t.host, port: t.port, url: t.url, keepAliveMs: this._keepAliveMs }, connectTimeoutMs, (err, socket) => {
+      this._opening = null;
+      if (err === null) this._adopt(/** @type {import('node:net').Socket} */ (socket));
       cb(err);
-    };
-    const timer = setTimeout(() => {
-      settle(new NinesError('NINES_ERR_CONNECT_TIMEOUT', `connect to ${this._where} timed out after ${connectTimeoutMs} ms`,
-        { target: t.url, timeoutMs: connectTimeoutMs }));
-      socket.destroy();
-    }, connectTimeoutMs);
-    // close() during the attempt: a SYN into a black hole would otherwise linger for minutes
-    this._abortOpen = () => {
-      settle(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${this._where} was aborted`, { target: t.url }));
-      socket.destroy();
-    };
-    socket.once('connect', () => {
-      if (settled) return;
-      // Requests are tiny and latency is the product: never wait for Nagle
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, this._keepAliveMs);
-      this._portOpened(socket);
-      settle(null);
     });
-    socket.on('error', (err) => {
-      lastError = err;
-      settle(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${this._where} failed: ${err.code || err.message}`,
-        { target: t.url, cause: err.code || err.message }));
-    });
+  }
+
+  /**
+   * The attempt's socket is open: it is the line from now on.
+   * @param {import('node:net').Socket} socket
+   */
+  _adopt (socket) {
+    const t = this._target;
+    this._port = socket;
+    this._portOpened(socket);
+    let lastError = null;
+    socket.on('error', (err) => { lastError = err; });
     socket.once('close', () => {
-      settle(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${this._where} was aborted`, { target: t.url }));
-      // A failed or replaced attempt's socket must not touch the current one
+      // A replaced connection's socket must not touch the current one
       if (this._port !== socket) return;
       const wasUp = this._portClosed(socket);
       const done = this._closeCb;
@@ -135,7 +118,8 @@ class RtuTcpTransport extends RtuTransport {
     this._p = null;
     if (this._wakeTimer) { clearTimeout(this._wakeTimer); this._wakeTimer = null; }
     if (this._confirming !== null) { clearImmediate(this._confirming); this._confirming = null; }
-    if (this._abortOpen) this._abortOpen();
+    const opening = this._opening;
+    if (opening !== null) { this._opening = null; opening.abort(cb); return; }
     const socket = this._port;
     if (!socket || socket.destroyed) { this._port = null; cb(); return; }
     this._closeCb = cb;
@@ -145,7 +129,7 @@ class RtuTcpTransport extends RtuTransport {
   /**
    * A broadcast is done once the kernel has the frame: the serial server puts it on the line, and the
    * turnaround delay (turnaroundMs) covers the time it takes there.
-   * @param {net.Socket} socket
+   * @param {import('node:net').Socket} socket
    * @param {() => void} cb
    */
   _drained (socket, cb) {

@@ -57,7 +57,7 @@
  *   sink._pump()                            the line became free (RTU)
  */
 
-const net = require('node:net');
+const { openSocket } = require('../open-socket');
 const { NinesError } = require('../../base/errors');
 const C = require('../../base/constants');
 const { MBAP_LENGTH } = require('./frame');
@@ -86,7 +86,7 @@ class TcpTransport {
     this._keepAliveMs = opts.keepAliveMs;
     this._sink = sink;
     this._stats = stats;
-    /** @type {net.Socket|null} */
+    /** @type {import('node:net').Socket|null} */
     this._socket = null;
     this._up = false;
     // Set once a frame handler or a fatal framing error has given the socket up: stop reading at once
@@ -107,6 +107,8 @@ class TcpTransport {
     /** @type {Buffer|null} */
     this._txBuf = null;
     this._closeCb = null;
+    /** @type {import('../open-socket').Attempt|null} the connection attempt under way */
+    this._opening = null;
     /** @type {string|null} why we dropped the connection ourselves */
     this._cause = null;
     // Pipelined: the socket is corked until the end of this turn (file header)
@@ -118,58 +120,41 @@ class TcpTransport {
   }
 
   /**
-   * One connection attempt.
+   * One connection attempt (../open-socket.js: timeout, keep-alive, a callback that fires once).
    * @param {number} connectTimeoutMs
-   * @param {(err: NinesError|null) => void} cb called once
+   * @param {(err: NinesError|null) => void} cb called once, unless close() comes first
    */
   open (connectTimeoutMs, cb) {
-    const { host, port } = this._target;
     if (readBuffer === null) readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE);
-    const socket = net.connect({ host, port, onread: { buffer: readBuffer, callback: this._onRead } });
+    const t = this._target;
+    this._opening = openSocket({ host: t.host, port: t.port, url: t.url, keepAliveMs: this._keepAliveMs, onread: { buffer: readBuffer, callback: this._onRead } },
+      connectTimeoutMs, (err, socket) => {
+        this._opening = null;
+        if (err === null) this._adopt(/** @type {import('node:net').Socket} */ (socket));
+        cb(err);
+      });
+  }
+
+  /**
+   * The attempt's socket is open: it is this transport's connection from now on, fresh.
+   * @param {import('node:net').Socket} socket
+   */
+  _adopt (socket) {
+    const { host, port } = this._target;
     this._socket = socket;
+    this._up = true;
     this._dead = false;
     this._cause = null;
     this._rxLen = 0;
     this._p = null;
     if (this._byTid !== null) this._byTid.clear();
     this._owedTids.clear();
-    let settled = false;
     let lastError = null;
-    const timer = setTimeout(() => {
-      settled = true;
-      socket.destroy();
-      cb(new NinesError('NINES_ERR_CONNECT_TIMEOUT', `connect to ${host}:${port} timed out after ${connectTimeoutMs} ms`,
-        { target: this._target.url, timeoutMs: connectTimeoutMs }));
-    }, connectTimeoutMs);
-    socket.once('connect', () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      // Requests are tiny and latency is the product: never wait for Nagle
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, this._keepAliveMs);
-      this._up = true;
-      cb(null);
-    });
-    socket.on('error', (err) => {
-      lastError = err;
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      cb(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${host}:${port} failed: ${err.code || err.message}`,
-        { target: this._target.url, cause: err.code || err.message }));
-    });
+    socket.on('error', (err) => { lastError = err; });
     socket.once('close', () => {
-      if (!settled) {
-        // closed before 'connect' without an error (destroyed by close())
-        settled = true;
-        clearTimeout(timer);
-        cb(new NinesError('NINES_ERR_CONNECT_FAILED', `connect to ${host}:${port} was aborted`, { target: this._target.url }));
-      }
-      // A failed attempt's socket may close after the next attempt began: it must not touch that one
+      // A replaced connection's socket must not touch the current one
       if (this._socket !== socket) return;
       this._socket = null;
-      const wasUp = this._up;
       this._up = false;
       this._dead = true;
       this._p = null;
@@ -177,7 +162,7 @@ class TcpTransport {
       const done = this._closeCb;
       this._closeCb = null;
       if (done) done();
-      else if (wasUp) {
+      else {
         const cause = this._cause || (lastError && (lastError.code || lastError.message)) || 'closed by peer';
         this._sink._onDown(new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${host}:${port} lost: ${cause}`,
           { target: this._target.url, cause }));
@@ -223,7 +208,7 @@ class TcpTransport {
     }
     buf[0] = tid >>> 8;
     buf[1] = tid & 0xFF;
-    const socket = /** @type {net.Socket} */ (this._socket);
+    const socket = /** @type {import('node:net').Socket} */ (this._socket);
     if (byTid !== null && this._corked === null) {
       socket.cork();
       this._corked = socket;
@@ -268,6 +253,8 @@ class TcpTransport {
     this._dead = true;
     this._p = null;
     if (this._byTid !== null) this._byTid.clear();
+    const opening = this._opening;
+    if (opening !== null) { this._opening = null; opening.abort(cb); return; }
     if (!socket || socket.destroyed) { cb(); return; }
     this._closeCb = cb;
     socket.destroy();
