@@ -3,6 +3,7 @@
 const assert = require('node:assert/strict');
 const { BucketLayout, ClassicHistogram } = require('../../gateway/runtime/metrics/classic-buckets');
 const D = require('../../gateway/runtime/http/defaults');
+const { histogramQuantile } = require('../helpers/histogram-quantile');
 const { createHistogram, createAccumulator, mergeInto, decodeHistogram, encodeHistogram } = require('../../gateway/latency');
 
 /** Deterministic draws (mulberry32), so a failing distribution can be replayed */
@@ -15,27 +16,6 @@ function prng (seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/**
- * histogram_quantile over classic buckets, as Prometheus computes it (promql/quantile.go
- * bucketQuantile): the bucket holding rank q·count, linear interpolation inside it from the bound
- * below (0 for the first bucket); a rank in +Inf gives the last finite bound.
- * @param {number} q
- * @param {Array<{le: number, cumulative: number}>} buckets finite, ascending
- * @param {number} count the +Inf bucket
- * @returns {number}
- */
-function histogramQuantile (q, buckets, count) {
-  const rank = q * count;
-  let prevLe = 0;
-  let prevCum = 0;
-  for (const b of buckets) {
-    if (b.cumulative >= rank) return prevLe + (b.le - prevLe) * ((rank - prevCum) / (b.cumulative - prevCum));
-    prevLe = b.le;
-    prevCum = b.cumulative;
-  }
-  return prevLe;
 }
 
 describe('classic histogram buckets from HDR histograms', () => {
@@ -132,5 +112,3 @@ describe('classic histogram buckets from HDR histograms', () => {
     assert.ok(error > 0.55 && error <= 0.6, `${(error * 100).toFixed(1)} %`);
   });
 });
-
-module.exports = { histogramQuantile };
