@@ -47,21 +47,36 @@ function labelFloat (v) {
   return /[.e]/.test(out) ? out : `${out}.0`;
 }
 
+/**
+ * labelFloat's results: the `le` and `quantile` values are a few dozen numbers written on every
+ * scrape (a bound per bucket line: 31 × 3 per job by default), so each is formatted once. Bounded,
+ * in case a caller ever hands it values without end.
+ */
+const labelFloats = new Map();
+const LABEL_FLOATS_MAX = 4096;
+
+/** @param {number} v @returns {string} labelFloat(v), from the cache */
+function cachedLabelFloat (v) {
+  let text = labelFloats.get(v);
+  if (text === undefined) {
+    text = labelFloat(v);
+    if (labelFloats.size < LABEL_FLOATS_MAX) labelFloats.set(v, text);
+  }
+  return text;
+}
+
 /** @param {string} v @returns {string} */
 const escapeLabel = (v) => String(v).replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 
 /**
  * A sample's labels, formatted once and shared by its lines (a histogram has one per bucket).
  * @param {Record<string, string>} labels
- * @returns {{plain: string, with: (pair: string) => string}} plain: `{a="b"}` or ''; with(pair):
- *   the labels and one more, already formatted pair
+ * @returns {{plain: string, open: string}} plain: `{a="b"}` or ''; open: `{a="b",` or `{`, for
+ *   a line that adds one more pair and the closing brace
  */
 function labelSet (labels) {
   const inner = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',');
-  return {
-    plain: inner === '' ? '' : `{${inner}}`,
-    with: inner === '' ? (pair) => `{${pair}}` : (pair) => `{${inner},${pair}}`
-  };
+  return inner === '' ? { plain: '', open: '{' } : { plain: `{${inner}}`, open: `{${inner},` };
 }
 
 /**
@@ -80,15 +95,17 @@ function encodeText (families, { openMetrics = false } = {}) {
     for (const s of f.samples) {
       if (f.type === 'histogram') {
         const l = labelSet(s.labels);
+        // one prefix per sample, not per bucket line: the lines differ only in le and count
+        const prefix = `${f.name}_bucket${l.open}`;
         for (const b of s.classic || []) {
-          if (b.le !== Infinity) lines.push(`${f.name}_bucket${l.with(`le="${labelFloat(b.le)}"`)} ${num(b.cumulative)}`);
+          if (b.le !== Infinity) lines.push(`${prefix}le="${cachedLabelFloat(b.le)}"} ${num(b.cumulative)}`);
         }
-        lines.push(`${f.name}_bucket${l.with('le="+Inf"')} ${num(s.count)}`);
+        lines.push(`${prefix}le="+Inf"} ${num(s.count)}`);
         lines.push(`${f.name}_sum${l.plain} ${num(s.sum)}`);
         lines.push(`${f.name}_count${l.plain} ${num(s.count)}`);
       } else if (f.type === 'summary') {
         const l = labelSet(s.labels);
-        for (const q of s.quantiles) lines.push(`${f.name}${l.with(`quantile="${labelFloat(q.quantile)}"`)} ${num(q.value)}`);
+        for (const q of s.quantiles) lines.push(`${f.name}${l.open}quantile="${cachedLabelFloat(q.quantile)}"} ${num(q.value)}`);
         lines.push(`${f.name}_sum${l.plain} ${num(s.sum)}`);
         lines.push(`${f.name}_count${l.plain} ${num(s.count)}`);
       } else {
