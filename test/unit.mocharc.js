@@ -24,7 +24,8 @@ const FILES = {
   // the docs' snippets run the CLI and a walkthrough (snippets.test.js): only the README's checks here
   'test/docs': ['readme'],
   'test/tags': ['spec', 'plan', 'csv', 'write', 'values', 'editor-rows', 'types'],
-  'test/nodes': ['unit-list']
+  'test/nodes': ['unit-list'],
+  'test/metrics': ['classic-buckets', 'summaries']
 };
 
 const UNIT = [

@@ -30,7 +30,8 @@ async function startIntegrations (gw, { decode } = {}) {
         version: gw.version,
         jobs: metricJobs(gw.config),
         publisherStats,
-        writeStats: () => (gw.writeCommands ? gw.writeCommands.stats : null)
+        writeStats: () => (gw.writeCommands ? gw.writeCommands.stats : null),
+        bucketsNs: g.metrics.bucketsNs
       });
       faces.push(collector);
       gw.on('health', (device, health) => collector.onHealth(device, health));

@@ -3,6 +3,7 @@
 const assert = require('node:assert/strict');
 const { checkConfig, redactConfig } = require('../../gateway/runtime/config/validate');
 const { parseListen } = require('../../gateway/runtime/config/check-http');
+const D = require('../../gateway/runtime/config/defaults');
 
 const BASE = { devices: { d: { target: 'modbus+tcp://127.0.0.1:5020?unitId=1' } }, jobs: [{ name: 'j', device: 'd', read: { fc: 3, address: 0, quantity: 1 }, rate: '1/s' }] };
 const check = (gateway, env = {}) => checkConfig({ ...BASE, gateway }, { env });
@@ -14,8 +15,33 @@ describe('config: gateway.metrics and gateway.http', () => {
     assert.equal(off.metrics, null);
     assert.equal(off.http, null);
     const on = check({ metrics: {}, http: {} }).config.gateway;
-    assert.deepEqual(on.metrics, { host: '127.0.0.1', port: 9464, maxConnections: 32, login: null });
+    assert.deepEqual(on.metrics, { host: '127.0.0.1', port: 9464, maxConnections: 32, login: null, bucketsNs: D.METRICS_BUCKETS_NS });
     assert.deepEqual(on.http, { host: '127.0.0.1', port: 9465, maxConnections: 32, login: null, windowIntervals: 6 });
+  });
+
+  it('reads gateway.metrics.buckets as durations in ns, ascending; [] for none', () => {
+    const got = check({ metrics: { buckets: ['250us', '1ms', 2.5, '1s', '1h'] } });
+    assert.deepEqual(problems(got), []);
+    assert.deepEqual(got.config.gateway.metrics.bucketsNs, [250e3, 1e6, 2.5e6, 1e9, 3600e9]);
+    assert.deepEqual(check({ metrics: { buckets: [] } }).config.gateway.metrics.bucketsNs, []);
+    // the default: 10 µs … 10 s, neighbours at most 1.6× apart (the error the docs state)
+    const def = D.METRICS_BUCKETS_NS;
+    assert.equal(def[0], 10e3);
+    assert.equal(def[def.length - 1], 10e9);
+    for (let i = 1; i < def.length; i++) assert.ok(def[i] / def[i - 1] > 1 && def[i] / def[i - 1] <= 1.6, `${def[i - 1]} → ${def[i]}`);
+  });
+
+  it('names the bucket that is no duration, out of range, or not above the one before it', () => {
+    assert.deepEqual(problems(check({ metrics: { buckets: ['1ms', 'soon'] } })), ['gateway.metrics.buckets.1: is not a duration; use e.g. "500ms", "10s", "2m" or a number of milliseconds']);
+    assert.match(problems(check({ metrics: { buckets: ['2h'] } }))[0], /^gateway\.metrics\.buckets\.0: must be from 1ns to 1h/);
+    assert.match(problems(check({ metrics: { buckets: ['0.1ns'] } }))[0], /^gateway\.metrics\.buckets\.0: must be from 1ns to 1h/);
+    assert.match(problems(check({ metrics: { buckets: ['5ms', '1ms'] } }))[0], /^gateway\.metrics\.buckets\.1: must be longer than the bucket before it \("5ms"\)/);
+    assert.match(problems(check({ metrics: { buckets: ['1ms', 1] } }))[0], /^gateway\.metrics\.buckets\.1: must be longer/);
+    assert.match(problems(check({ metrics: { buckets: '1ms' } }))[0], /^gateway\.metrics\.buckets: must be a list of at most 60 durations/);
+    const tooMany = problems(check({ metrics: { buckets: Array.from({ length: 61 }, (_, i) => `${i + 1}ms`) } }));
+    assert.equal(tooMany.length, 1);
+    assert.match(tooMany[0], /^gateway\.metrics\.buckets: must be a list of at most 60/);
+    assert.match(problems(check({ http: { buckets: ['1ms'] } }))[0], /^gateway\.http\.buckets/);
   });
 
   it('reads host:port, [v6]:port and a bare port, and names the field of a bad one', () => {

@@ -9,8 +9,8 @@ const { assertTools } = require('./system-tools');
 
 /**
  * A real Prometheus (Debian's `prometheus` package) for the tests, on 127.0.0.1, with native
- * histograms on, scraping the given targets every scrapeInterval, its data in a fresh temporary
- * directory. Prometheus prints no address it bound, so a free port is taken from the kernel
+ * histograms on (its feature flag) or as installed (no flags), scraping the given targets every
+ * scrapeInterval, its data in a fresh temporary directory. Prometheus prints no address it bound, so a free port is taken from the kernel
  * (listen on 0, close) and handed to it; a lost race is retried.
  */
 
@@ -27,9 +27,10 @@ function freePort () {
  * @param {object} opts
  * @param {string[]} opts.targets host:port of each metrics endpoint
  * @param {string} [opts.scrapeInterval='1s']
+ * @param {boolean} [opts.nativeHistograms=true] --enable-feature=native-histograms; false: no flags
  * @returns {Promise<{url: string, query: (q: string) => Promise<object[]>, stop: () => Promise<void>, log: () => string}>}
  */
-async function startPrometheus ({ targets, scrapeInterval = '1s' }) {
+async function startPrometheus ({ targets, scrapeInterval = '1s', nativeHistograms = true }) {
   assertTools(['prometheus']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-prom-'));
   const config = path.join(dir, 'prometheus.yml');
@@ -49,14 +50,14 @@ async function startPrometheus ({ targets, scrapeInterval = '1s' }) {
       `--config.file=${config}`,
       `--storage.tsdb.path=${path.join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
-      '--enable-feature=native-histograms',
+      ...(nativeHistograms ? ['--enable-feature=native-histograms'] : []),
       '--log.level=warn'
     ], { stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     child.stderr.on('data', (d) => { log += d; });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const url = `http://127.0.0.1:${port}`;
-    const ready = await waitReady(url, exited);
+    const ready = await waitReady(`${url}/-/ready`, exited);
     if (!ready) {
       if (/address already in use/.test(log)) continue;
       child.kill('SIGKILL');
@@ -83,14 +84,18 @@ async function startPrometheus ({ targets, scrapeInterval = '1s' }) {
   throw new Error('prometheus: no free port after 3 attempts');
 }
 
-/** @returns {Promise<boolean>} true once /-/ready answers 200; false when the process exits first or in 15 s */
+/**
+ * @param {string} url a readiness URL
+ * @param {Promise<unknown>} exited settles when the process exits
+ * @returns {Promise<boolean>} true once url answers 200; false when the process exits first or in 15 s
+ */
 async function waitReady (url, exited) {
   let gone = false;
   exited.then(() => { gone = true; });
   const end = Date.now() + 15000;
   while (!gone && Date.now() < end) {
     try {
-      const res = await fetch(`${url}/-/ready`);
+      const res = await fetch(url);
       if (res.status === 200) return true;
     } catch {
       // not listening yet
@@ -100,4 +105,4 @@ async function waitReady (url, exited) {
   return false;
 }
 
-module.exports = { startPrometheus };
+module.exports = { startPrometheus, freePort, waitReady };

@@ -49,6 +49,7 @@ const TOOLS = {
   pymodbus: { pkg: 'python3-pymodbus python3-serial-asyncio', why: 'an independent Modbus client and payload encoder for the interop tests', files: ['/usr/lib/python3/dist-packages/pymodbus/__init__.py', '/usr/lib/python3/dist-packages/serial_asyncio/__init__.py'] },
   prometheus: { pkg: 'prometheus', why: 'a real Prometheus server scraping two gateways\' metrics endpoints' },
   promtool: { pkg: 'prometheus', why: 'promtool check metrics on the metrics endpoint\'s expositions, and the PromQL of the docs' },
+  'victoria-metrics': { pkg: 'victoria-metrics', why: 'a real VictoriaMetrics scraping two gateways\' metrics endpoints (text formats only)' },
   sparkplug: { pkg: 'python3-protobuf python3-paho-mqtt', why: 'an independent Sparkplug B host: paho-mqtt and protobuf with Tahu\'s sparkplug_b.proto', files: ['/usr/lib/python3/dist-packages/google/protobuf/__init__.py', '/usr/lib/python3/dist-packages/paho/mqtt/client.py'] },
   unshare: { pkg: 'util-linux', why: 'a private tmpfs that fills up, for the disk-full spool fault test' }
 };

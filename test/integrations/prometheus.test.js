@@ -144,6 +144,21 @@ describe('Prometheus scraping two gateways (native histograms)', function () {
     });
   }
 
+  it('takes the native buckets and not the classic ones travelling with them, and the summaries over protobuf', async () => {
+    // classic + native in one family: Prometheus with native histograms on stores the native ones only
+    assert.deepEqual(await prom.query('nines_job_response_time_seconds_bucket'), []);
+    const rows = await prom.query('nines_job_interval_response_time_seconds{job_name="hr",quantile="0.99"}');
+    assert.equal(rows.length, 2);
+    for (const r of rows) {
+      const list = published.get(r.metric.gateway).get('hr');
+      const own = list.reduce((a, p) => (p.seq > a.seq ? p : a)).p99 / 1e3;
+      assert.ok(Math.abs(Number(r.value[1]) - own) / own <= 0.01, `${r.metric.gateway}: ${r.value[1]} vs ${own}`);
+    }
+    const [c] = await prom.query('sum(nines_job_interval_response_time_seconds_count{job_name="hr"})');
+    const [h] = await prom.query('histogram_count(sum(nines_job_response_time_seconds{job_name="hr"}))');
+    assert.equal(c.value[1], h.value[1], 'the summary counts what the histogram holds');
+  });
+
   it('reports both devices up and the MQTT buffer empty with nothing dropped', async () => {
     const up = await prom.query('nines_device_up');
     assert.deepEqual(up.map((r) => r.value[1]), ['1', '1']);

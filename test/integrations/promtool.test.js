@@ -2,7 +2,8 @@
 
 /**
  * The metrics endpoint's text expositions pass Prometheus's own linter, `promtool check metrics`
- * (issue 18, minor 11: prom-client's nodejs_active_*_total gauges made it exit 3).
+ * (issue 18, minor 11: prom-client's nodejs_active_*_total gauges made it exit 3), the summaries
+ * of the last interval and the classic buckets included (issue 22).
  *
  * promtool reads only the 0.0.4 text format (prometheus/prometheus#8932), so on the OpenMetrics
  * exposition it cannot match a counter's HELP, written on the family (`foo`) as OpenMetrics
@@ -69,6 +70,21 @@ describe('metrics endpoint: promtool check metrics', function () {
     const { code, problems } = await promtool(text);
     assert.deepEqual(problems, []);
     assert.equal(code, 0);
+  });
+
+  it('passes the summaries of the last interval and the classic buckets, in both text formats, with nothing but promtool\'s own limit', async () => {
+    for (const accept of ['text/plain', 'application/openmetrics-text; version=1.0.0']) {
+      const text = await (await fetch(gw.metrics.url, { headers: { accept } })).text();
+      for (const metric of ['response_time', 'service_time', 'dispatch_lag']) {
+        assert.match(text, new RegExp(`^# TYPE nines_job_interval_${metric}_seconds summary$`, 'm'));
+        assert.match(text, new RegExp(`^nines_job_interval_${metric}_seconds\\{[^}]*job_name="hr"[^}]*,quantile="0\\.999"\\} \\d`, 'm'));
+        assert.match(text, new RegExp(`^# TYPE nines_job_interval_${metric}_max_seconds gauge$`, 'm'));
+        assert.match(text, new RegExp(`^nines_job_${metric}_seconds_bucket\\{[^}]*job_name="hr"[^}]*,le="0\\.001"\\} \\d+$`, 'm'));
+      }
+      const counters = new Set([...text.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => m[1]));
+      const { problems } = await promtool(text);
+      assert.deepEqual(problems.filter((p) => !/^(\S+)_total no help text$/.test(p) || !counters.has(/^(\S+)_total/.exec(p)[1])), [], accept);
+    }
   });
 
   it('passes the OpenMetrics exposition but for promtool\'s own limit (a counter\'s HELP on its family), and no gauge ends in _total', async () => {

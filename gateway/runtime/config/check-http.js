@@ -2,7 +2,8 @@
 
 const net = require('node:net');
 const D = require('./defaults');
-const { isMap } = require('./fields');
+const C = require('../../base/constants');
+const { isMap, durationField } = require('./fields');
 const { exposureProblem } = require('../loopback');
 
 /**
@@ -13,6 +14,7 @@ const { exposureProblem } = require('../loopback');
  * @property {{username: string, password: string, passwordSource: 'file'|'env'}|null} login
  *   HTTP Basic login every request needs (null: none, allowed on loopback only: ../loopback.js)
  * @property {number} [windowIntervals] status page only: intervals merged for its percentiles
+ * @property {number[]} [bucketsNs] metrics endpoint only: the classic histogram buckets' upper bounds, ns, ascending
  */
 
 const LISTEN_RE = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/;
@@ -88,6 +90,36 @@ function checkEndpoint (problems, key, raw, env) {
     login: username !== null && password !== null ? { username, password, passwordSource } : null
   };
   if (key === 'http') out.windowIntervals = Number.isInteger(raw.window) ? raw.window : D.HTTP_WINDOW_INTERVALS;
+  if (key === 'metrics') out.bucketsNs = checkBuckets(problems, at('buckets'), raw.buckets);
+  return out;
+}
+
+/**
+ * gateway.metrics.buckets: the classic histogram buckets' upper bounds, durations in ascending
+ * order, each a whole number of ns within the HDR histograms' range (the counts come from them).
+ * @param {import('./problems').Problems} problems
+ * @param {Array<string|number>} segs
+ * @param {*} raw as written; undefined for the default
+ * @returns {number[]} ns, ascending; the default when omitted or wrong
+ */
+function checkBuckets (problems, segs, raw) {
+  // omitted, or reported by the schema (not a list, or too long)
+  if (!Array.isArray(raw) || raw.length > D.METRICS_MAX_BUCKETS) return D.METRICS_BUCKETS_NS;
+  const out = [];
+  for (const [i, v] of raw.entries()) {
+    const ms = durationField(problems, [...segs, i], v, { def: null });
+    if (ms === null) return D.METRICS_BUCKETS_NS;
+    const ns = Math.round(ms * 1e6);
+    if (ns < C.HIST_LOWEST_NS || ns > C.HIST_HIGHEST_NS) {
+      problems.add([...segs, i], v, 'must be from 1ns to 1h (the range of the latency histograms the buckets are counted from)');
+      return D.METRICS_BUCKETS_NS;
+    }
+    if (out.length > 0 && ns <= out[out.length - 1]) {
+      problems.add([...segs, i], v, `must be longer than the bucket before it (${JSON.stringify(raw[i - 1])}): buckets go in ascending order, each once`);
+      return D.METRICS_BUCKETS_NS;
+    }
+    out.push(ns);
+  }
   return out;
 }
 

@@ -299,7 +299,9 @@ const gateway = {
     },
     mode: { enum: ['worker', 'inline'], rule: 'must be worker (poll in worker threads) or inline (on the main thread)' },
     hlog: { type: 'string', minLength: 1, rule: 'must be a directory path for HdrHistogram interval logs (.hlog), one file per job and run' },
-    metrics: endpoint('metrics'),
+    metrics: endpoint('metrics', {
+      buckets: { type: 'array', items: duration, maxItems: D.METRICS_MAX_BUCKETS, rule: `must be a list of at most ${D.METRICS_MAX_BUCKETS} durations, ascending, such as [1ms, 2.5ms, 5ms, 10ms] (the classic histogram buckets; [] for none)` }
+    }),
     http: endpoint('http', {
       window: { type: 'integer', minimum: 1, maximum: D.HTTP_WINDOW_MAX_INTERVALS, rule: `must be an integer from 1 to ${D.HTTP_WINDOW_MAX_INTERVALS} (intervals the status page merges)` }
     })

@@ -45,6 +45,20 @@ module.exports = Object.freeze({
   HTTP_LOGIN_GLOBAL_FAILURES: 100,
   HTTP_LOGIN_GLOBAL_WINDOW_MS: 60000,
   HTTP_LOGIN_TRACKED_ADDRESSES: 4096,
+  /**
+   * The classic `le` buckets of the metrics endpoint's latency histograms (gateway.metrics.buckets),
+   * in ns: 10 µs … 10 s, five a decade at 1, 1.6, 2.5, 4, 6.3 (the R5 preferred numbers), so
+   * neighbours are at most 1.6× apart. histogram_quantile interpolates linearly inside the bucket
+   * that holds the rank, so its answer is off by at most that bucket's width: 60 % of the true value
+   * (true value at a bucket's lower bound, estimate at its upper). The range starts at 10 µs for the
+   * dispatch lag (the scheduler's own lateness, tens of µs) and ends at 10 s, past any device
+   * timeout worth waiting for. 31 boundaries and +Inf: 34 series per histogram with _sum and
+   * _count, 102 per job for the three. Prometheus's own default (11 buckets, 5 ms … 10 s, up to 2.5×
+   * apart) is off by up to 150 % and starts above most devices' replies.
+   */
+  METRICS_BUCKETS_NS: Object.freeze([1e4, 1e5, 1e6, 1e7, 1e8, 1e9].flatMap((decade) => [1, 1.6, 2.5, 4, 6.3].map((m) => Math.round(m * decade))).concat([1e10])),
+  /** At most this many classic buckets: each is one series per histogram per job (3 per job) */
+  METRICS_MAX_BUCKETS: 60,
   /** The status page's percentiles and curves cover this many of the latest intervals, merged */
   HTTP_WINDOW_INTERVALS: 6,
   HTTP_WINDOW_MAX_INTERVALS: 360

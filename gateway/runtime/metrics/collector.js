@@ -1,6 +1,8 @@
 'use strict';
 
 const { NativeHistogram, SCHEMA, ZERO_THRESHOLD } = require('./native-histogram');
+const { BucketLayout, ClassicHistogram } = require('./classic-buckets');
+const { intervalQuantiles, QUANTILES } = require('./interval-quantiles');
 
 /**
  * What the metrics endpoint exposes, accumulated on the gateway's main thread from what it
@@ -9,7 +11,14 @@ const { NativeHistogram, SCHEMA, ZERO_THRESHOLD } = require('./native-histogram'
  * every device's health, and the MQTT publisher's stats.
  *
  * Everything is cumulative since the gateway started, as Prometheus counters and histograms are:
- * PromQL's rate() and increase() take the differences, and sum() merges gateways.
+ * PromQL's rate() and increase() take the differences, and sum() merges gateways. The one
+ * exception is what a Prometheus summary holds by definition: its quantiles (and the max gauge
+ * beside them) are over the job's last interval, as a client library's are over its sliding window;
+ * its _sum and _count are cumulative, the histogram's own.
+ *
+ * Each latency histogram carries its native buckets (protobuf only) and classic `le` buckets (every
+ * format): one family, "classic + native" as Prometheus's client libraries expose it, so a scraper
+ * with native histograms on takes the native buckets and the others take the classic ones.
  *
  * Names follow Prometheus's naming guidelines: a `nines_` prefix, base units (seconds), `_total`
  * on counters, and the outcome as a label so that sum() over it is the slots of a job. The job's
@@ -21,12 +30,13 @@ const { NativeHistogram, SCHEMA, ZERO_THRESHOLD } = require('./native-histogram'
  * @property {number} [count] histograms
  * @property {number} [sum]
  * @property {{schema: number, zeroThreshold: number, zeroCount: number, spans: object[], deltas: number[]}} [native]
- * @property {Array<{le: number, cumulative: number}>} [classic]
+ * @property {Array<{le: number, cumulative: number}>} [classic] finite bounds; +Inf is the count
+ * @property {Array<{quantile: number, value: number}>} [quantiles] summaries
  *
  * @typedef {object} Family
  * @property {string} name without `_total` for counters
  * @property {string} help
- * @property {'counter'|'gauge'|'histogram'} type
+ * @property {'counter'|'gauge'|'histogram'|'summary'} type
  * @property {string} [unit]
  * @property {Sample[]} samples
  */
@@ -39,6 +49,12 @@ const HISTOGRAMS = Object.freeze([
   ['service', 'nines_job_service_time_seconds', 'Service time of a job\'s requests, from the actual send to the reply.'],
   ['lag', 'nines_job_dispatch_lag_seconds', 'Dispatch lag of a job\'s requests: actual send minus intended send (the scheduler\'s own lateness, and the wait for the device\'s connection).']
 ]);
+/** The summaries of the last interval: the same three, under names of their own (a family has one type) */
+const SUMMARIES = Object.freeze([
+  ['response', 'nines_job_interval_response_time_seconds', 'response time'],
+  ['service', 'nines_job_interval_service_time_seconds', 'service time'],
+  ['lag', 'nines_job_interval_dispatch_lag_seconds', 'dispatch lag']
+]);
 
 class MetricsCollector {
   /**
@@ -48,13 +64,19 @@ class MetricsCollector {
    * @param {Record<string, string>} opts.jobs job name → device name, from the config
    * @param {() => object|null} opts.publisherStats the MQTT publisher's stats now
    * @param {() => object|null} [opts.writeStats] the MQTT write commands' counters now (null: off)
+   * @param {number[]} [opts.bucketsNs] the classic buckets' upper bounds, ns, ascending (the
+   *   config's gateway.metrics.bucketsNs); none: the histograms carry native buckets only
    */
-  constructor ({ gateway, version, jobs, publisherStats, writeStats = () => null }) {
+  constructor ({ gateway, version, jobs, publisherStats, writeStats = () => null, bucketsNs = [] }) {
     this.gateway = gateway;
+    this.layout = new BucketLayout(bucketsNs);
     this.version = version;
     this.publisherStats = publisherStats;
     this.writeStats = writeStats;
-    /** @type {Map<string, {device: string, labels: object, counts: object, intervals: number, hist: Record<string, NativeHistogram>}>} */
+    /**
+     * @type {Map<string, {labels: object, counts: object, intervals: number, hist: Record<string, NativeHistogram>,
+     *   classic: Record<string, ClassicHistogram>, last: Record<string, {values: number[], max: number}>}>}
+     */
     this.jobs = new Map();
     this.setJobs(jobs);
     /** @type {Map<string, {state: string, seenUp: boolean, reconnects: number}>} */
@@ -78,7 +100,9 @@ class MetricsCollector {
             labels: { gateway: this.gateway, job_name: name, device },
             counts: { ok: 0, errors: 0, timeouts: 0, skipped: 0 },
             intervals: 0,
-            hist: { response: new NativeHistogram(), service: new NativeHistogram(), lag: new NativeHistogram() }
+            hist: { response: new NativeHistogram(), service: new NativeHistogram(), lag: new NativeHistogram() },
+            classic: { response: new ClassicHistogram(this.layout), service: new ClassicHistogram(this.layout), lag: new ClassicHistogram(this.layout) },
+            last: { response: intervalQuantiles(null), service: intervalQuantiles(null), lag: intervalQuantiles(null) }
           });
     }
     this.jobs = next;
@@ -96,7 +120,11 @@ class MetricsCollector {
     if (!j) return;
     for (const [, field] of OUTCOMES) j.counts[field] += payload[field];
     j.intervals++;
-    for (const [name, h] of Object.entries(decoded)) j.hist[name].addHdr(h);
+    for (const [name, h] of Object.entries(decoded)) {
+      j.hist[name].addHdr(h);
+      j.classic[name].addHdr(h);
+      j.last[name] = intervalQuantiles(h);
+    }
   }
 
   /**
@@ -147,9 +175,21 @@ class MetricsCollector {
       for (const j of this.jobs.values()) {
         const h = j.hist[field];
         const { spans, deltas } = h.spans();
-        samples.push({ labels: j.labels, count: h.count, sum: h.sum, native: { schema: SCHEMA, zeroThreshold: ZERO_THRESHOLD, zeroCount: h.zeroCount, spans, deltas } });
+        samples.push({ labels: j.labels, count: h.count, sum: h.sum, classic: j.classic[field].cumulative(), native: { schema: SCHEMA, zeroThreshold: ZERO_THRESHOLD, zeroCount: h.zeroCount, spans, deltas } });
       }
       out.push({ name, help, type: 'histogram', unit: 'seconds', samples });
+    }
+    for (const [field, name, what] of SUMMARIES) {
+      const samples = [];
+      const max = [];
+      for (const j of this.jobs.values()) {
+        const h = j.hist[field];
+        const last = j.last[field];
+        samples.push({ labels: j.labels, count: h.count, sum: h.sum, quantiles: QUANTILES.map((quantile, i) => ({ quantile, value: last.values[i] })) });
+        max.push({ labels: j.labels, value: last.max });
+      }
+      out.push({ name, help: `A job's ${what} quantiles over its last interval (NaN before the first, or for an interval without requests); _sum and _count since the gateway started.`, type: 'summary', unit: 'seconds', samples });
+      out.push({ name: name.replace(/_seconds$/, '_max_seconds'), help: `A job's ${what} maximum over its last interval (NaN before the first, or for an interval without requests).`, type: 'gauge', unit: 'seconds', samples: max });
     }
 
     const up = [];

@@ -8,11 +8,17 @@
  *
  * Field numbers are those of client_model's metrics.proto (Prometheus's prompb copy):
  *   MetricFamily { name 1, help 2, type 3, metric 4 }
- *   Metric { label 1, gauge 2, counter 3, histogram 7 }   LabelPair { name 1, value 2 }
+ *   Metric { label 1, gauge 2, counter 3, summary 4, histogram 7 }   LabelPair { name 1, value 2 }
  *   Gauge, Counter { value 1 }
+ *   Summary { sample_count 1, sample_sum 2, quantile 3 }   Quantile { quantile 1, value 2 }
  *   Histogram { sample_count 1, sample_sum 2, bucket 3, schema 5, zero_threshold 6, zero_count 7,
  *               positive_span 12, positive_delta 13 }
  *   Bucket { cumulative_count 1, upper_bound 2 }   BucketSpan { offset 1, length 2 }
+ *
+ * A latency histogram carries its classic buckets and its native ones in the same message, as
+ * Prometheus's client libraries do: Prometheus with native histograms on stores the native ones
+ * (and the classic ones too with always_scrape_classic_histograms, scrape_classic_histograms before
+ * 3.0); a scraper that asks for protobuf without them reads the classic buckets.
  */
 
 const TYPE = Object.freeze({ counter: 0, gauge: 1, summary: 2, untyped: 3, histogram: 4 });
@@ -114,7 +120,7 @@ function writeLabels (w, labels) {
 
 /**
  * @param {Writer} w
- * @param {import('./families').Sample} s a histogram sample
+ * @param {import('./collector').Sample} s a histogram sample
  */
 function writeHistogram (w, s) {
   w.uint(1, s.count);
@@ -139,8 +145,18 @@ function writeHistogram (w, s) {
 }
 
 /**
+ * @param {Writer} w
+ * @param {import('./collector').Sample} s a summary sample
+ */
+function writeSummary (w, s) {
+  w.uint(1, s.count);
+  w.double(2, s.sum);
+  for (const q of s.quantiles) w.message(3, (qw) => { qw.double(1, q.quantile); qw.double(2, q.value); });
+}
+
+/**
  * Encodes metric families as the delimited protobuf exposition.
- * @param {import('./families').Family[]} families
+ * @param {import('./collector').Family[]} families
  * @returns {Buffer}
  */
 function encodeProtobuf (families) {
@@ -155,6 +171,7 @@ function encodeProtobuf (families) {
       fw.message(4, (m) => {
         writeLabels(m, s.labels);
         if (f.type === 'histogram') m.message(7, (h) => writeHistogram(h, s));
+        else if (f.type === 'summary') m.message(4, (sw) => writeSummary(sw, s));
         else m.message(f.type === 'counter' ? 3 : f.type === 'gauge' ? 2 : 5, (v) => v.double(1, s.value));
       });
     }
