@@ -35,6 +35,8 @@ const { tagDatatype } = require('./metrics');
  * @property {MetricDef[]} metrics in the order the tags first appear in the config's jobs
  * @property {string[]} jobs its tag jobs
  * @property {number} minIntervalMs DDATA at most once per this: the shortest value window of its jobs
+ * @property {Array<{name: string, tags: string[]}>} groups the tag groups of its device (or unit)
+ *   whose every tag is one of its metrics, in config order: the template instances (templates.js)
  */
 
 /**
@@ -79,10 +81,33 @@ function buildModel (config) {
     }
   }
   for (const d of devices.values()) {
-    delete d.seen;
     if (!Number.isFinite(d.minIntervalMs)) d.minIntervalMs = 0;
+    d.groups = fullGroups(config, d);
+    delete d.seen;
   }
   return { devices, jobDevice, jobTags, latencyJobs: config.jobs.map((j) => j.name) };
+}
+
+/**
+ * The tag groups of a Sparkplug device's owner (its nines device, or its unit on a line) that it
+ * polls whole: a group read only in part would make a template instance with members never read.
+ * @param {{devices?: object}} config
+ * @param {{device: string, unit: string|null, seen: Set<string>}} d
+ * @returns {Array<{name: string, tags: string[]}>}
+ */
+function fullGroups (config, d) {
+  const dev = config.devices && config.devices[d.device];
+  // a line's units are a list of {name, …} in the checked config
+  const owner = dev && d.unit ? (Array.isArray(dev.units) ? dev.units.find((u) => u.name === d.unit) : dev.units && dev.units[d.unit]) : dev;
+  const groups = owner && owner.tags && owner.tags.groups;
+  if (!groups || typeof groups !== 'object') return [];
+  const out = [];
+  for (const [name, tags] of Object.entries(groups)) {
+    if (!Array.isArray(tags) || tags.length === 0) continue;
+    const names = tags.map((t) => t.name);
+    if (names.every((n) => d.seen.has(n))) out.push({ name, tags: names });
+  }
+  return out;
 }
 
 /**
@@ -126,7 +151,7 @@ function sparkplugDeviceId (device, unit) {
  */
 function sameMetrics (a, b) {
   if (a === undefined || b === undefined) return a === b;
-  return JSON.stringify(a.metrics) === JSON.stringify(b.metrics);
+  return JSON.stringify([a.metrics, a.groups]) === JSON.stringify([b.metrics, b.groups]);
 }
 
 module.exports = { buildModel, metricConflicts, sameMetrics, sparkplugDeviceId };
