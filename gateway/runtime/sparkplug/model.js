@@ -96,10 +96,7 @@ function buildModel (config) {
  * @returns {Array<{name: string, tags: string[]}>}
  */
 function fullGroups (config, d) {
-  const dev = config.devices && config.devices[d.device];
-  // a line's units are a list of {name, …} in the checked config
-  const owner = dev && d.unit ? (Array.isArray(dev.units) ? dev.units.find((u) => u.name === d.unit) : dev.units && dev.units[d.unit]) : dev;
-  const groups = owner && owner.tags && owner.tags.groups;
+  const groups = ownerGroups(config, d.device, d.unit);
   if (!groups || typeof groups !== 'object') return [];
   const out = [];
   for (const [name, tags] of Object.entries(groups)) {
@@ -108,6 +105,24 @@ function fullGroups (config, d) {
     if (names.every((n) => d.seen.has(n))) out.push({ name, tags: names });
   }
   return out;
+}
+
+/**
+ * The tag groups of a device, or of a unit of a line, in the checked config: under
+ * `deviceOptions.<device>` (tags.groups, or units.<unit>.groups) where the config keeps a device's
+ * options apart from its spec, else under `devices.<device>` (tags.groups; units as a list).
+ * @returns {Record<string, Array<{name: string}>>|null}
+ */
+function ownerGroups (config, device, unit) {
+  const opts = config.deviceOptions && config.deviceOptions[device];
+  if (opts) {
+    const owner = unit ? opts.units && opts.units[unit] : opts.tags;
+    return (owner && owner.groups) || null;
+  }
+  const dev = config.devices && config.devices[device];
+  if (!dev) return null;
+  const owner = unit ? (Array.isArray(dev.units) ? dev.units.find((u) => u.name === unit) : dev.units && dev.units[unit]) : dev;
+  return (owner && owner.tags && owner.tags.groups) || null;
 }
 
 /**
