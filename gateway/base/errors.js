@@ -27,7 +27,7 @@ const CODES = {
   NINES_ERR_CLOSED: { status: 'closed', meaning: 'The client was closed by its owner; pending requests are rejected with this code.' },
   NINES_ERR_UNIT_DOWN: { status: 'unit down', meaning: 'The request was not sent: its unit on a shared line (an RTU slave, a unit id behind a gateway) stopped answering and is left alone for its backoff, so it does not hold the line its neighbours share. A job counts it as skipped. details.unit, details.retryInMs say which and when it is probed again.' },
   NINES_ERR_REPLY_TIMEOUT: { status: 'timeout', meaning: 'No complete reply within the request timeout. The device may be silent by design (wrong address, bad checksum, unknown command).' },
-  NINES_ERR_QUEUE_FULL: { status: 'queue full', meaning: 'The bounded queue of this job or node on its device (or of one client) is full; the request was not sent and is counted as dropped.' },
+  NINES_ERR_QUEUE_FULL: { status: 'queue full', meaning: 'The bounded queue of this job or node on its device (or of one client) is full; the request was not sent and is counted as dropped. Also the Sparkplug hold (mqtt.sparkplug.hold) dropping its oldest held DATA while the primary host is offline; details.dropped counts them.' },
   NINES_ERR_BAD_CHECKSUM: { status: 'bad checksum', meaning: 'A reply checksum (ASCII sum or Modbus RTU CRC) does not match; details has the raw bytes.' },
   NINES_ERR_BAD_REPLY: { status: 'bad reply', meaning: 'A reply could not be parsed or does not fit the request; details has the raw bytes and the request.' },
   NINES_ERR_FRAME_TOO_LONG: { status: 'frame too long', meaning: 'A reply line exceeded the frame limit (255 bytes for ASCII) and was discarded.' },

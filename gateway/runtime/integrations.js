@@ -49,7 +49,9 @@ async function startIntegrations (gw, { decode } = {}) {
         intervalMs: g.intervalMs,
         windowIntervals: g.http.windowIntervals,
         jobs: pageJobs(gw.config),
-        publisherStats
+        publisherStats,
+        // the Sparkplug edge node starts after the page: read it when a snapshot is taken
+        sparkplugStats: () => (gw.sparkplug ? gw.sparkplug.edge.stats : null)
       });
       faces.push(model);
       gw.on('health', (device, health) => model.onHealth(device, health));

@@ -24,8 +24,22 @@ const problems = (obj) => {
 describe('config: mqtt.sparkplug', () => {
   it('is off when omitted, and fills in the node (gateway.id), its own client id and writes off', () => {
     assert.equal(validateConfig(base(undefined), { env: {} }).mqtt.sparkplug, null);
-    assert.deepEqual(validateConfig(base({ group: 'plant' }), { env: {} }).mqtt.sparkplug, { group: 'plant', node: 'gw1', clientId: 'nines-gw1-sparkplug', writes: false });
-    assert.deepEqual(validateConfig(base({ group: 'plant', node: 'Edge 1', clientId: 'sp', writes: true }), { env: {} }).mqtt.sparkplug, { group: 'plant', node: 'Edge 1', clientId: 'sp', writes: true });
+    const off = { primaryHost: null, hold: { maxMessages: 100000, maxBytes: 64 * 1024 * 1024 }, templates: false };
+    assert.deepEqual(validateConfig(base({ group: 'plant' }), { env: {} }).mqtt.sparkplug, { group: 'plant', node: 'gw1', clientId: 'nines-gw1-sparkplug', writes: false, ...off });
+    assert.deepEqual(validateConfig(base({ group: 'plant', node: 'Edge 1', clientId: 'sp', writes: true }), { env: {} }).mqtt.sparkplug, { group: 'plant', node: 'Edge 1', clientId: 'sp', writes: true, ...off });
+  });
+
+  it('takes a primary host, the hold\'s bounds and templates, and names the field of a wrong one', () => {
+    const sp = validateConfig(base({ group: 'g', primaryHost: 'scada-1', hold: { maxMessages: 500, maxBytes: '2MiB' }, templates: true }), { env: {} }).mqtt.sparkplug;
+    assert.equal(sp.primaryHost, 'scada-1');
+    assert.deepEqual(sp.hold, { maxMessages: 500, maxBytes: 2 * 1024 * 1024 });
+    assert.equal(sp.templates, true);
+    const got = problems(base({ group: 'g', primaryHost: 'a/b', hold: { maxMessages: 0, maxBytes: '1kB', other: 1 }, templates: 'yes' }));
+    assert.match(got.find((p) => p.startsWith('mqtt.sparkplug.primaryHost')), /without \/ \+ #/);
+    assert.match(got.find((p) => p.startsWith('mqtt.sparkplug.hold.maxMessages')), /integer from 1 to 10000000/);
+    assert.match(got.find((p) => p.startsWith('mqtt.sparkplug.hold.other')), /not a known key/);
+    assert.match(got.find((p) => p.startsWith('mqtt.sparkplug.templates')), /must be true or false/);
+    assert.match(problems(base({ group: 'g', hold: { maxBytes: '1kB' } }))[0], /^mqtt\.sparkplug\.hold\.maxBytes: must be at least 1048576 bytes/);
   });
 
   it('names the field and the rule of every wrong id, key or client id', () => {

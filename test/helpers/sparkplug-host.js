@@ -23,19 +23,21 @@ const PYTHON = '/usr/bin/python3';
  * @property {number} qos
  * @property {boolean} retain
  * @property {number|null} seq
- * @property {Array<{name: string, datatype: string, value: unknown, is_null: boolean, timestamp: number|null, properties: object}>} metrics
- *   64-bit integer values as decimal text
+ * @property {Array<{name: string, alias: number|null, datatype: string, value: unknown, is_null: boolean, is_historical: boolean,
+ *   timestamp: number|null, properties: object, template?: object}>} metrics 64-bit integer values as decimal text; a DATA
+ *   metric's name resolved by the host from its alias
  * @property {string[]} violations the Sparkplug rules this message broke, as the host saw them
  * @property {string} [undecodable] why the payload did not decode
  */
 
 /**
- * @param {{port: number, group: string, node: string, late?: boolean}} opts late: the host joins a node already
- *   alive and ignores it until the birth it asks for, as Sparkplug hosts do
+ * @param {{port: number, group: string, node: string, late?: boolean, host?: string}} opts late: the host joins a
+ *   node already alive and ignores it until the birth it asks for, as Sparkplug hosts do; host: its
+ *   primary host id, for the `state` command (a STATE line goes into `messages` when it is sent)
  * @returns {Promise<{messages: HostMessage[], send: (cmd: object) => Promise<void>,
  *   waitFor: (pred: (m: HostMessage) => boolean, ms?: number, from?: number) => Promise<HostMessage>, stop: () => Promise<void>}>}
  */
-async function startSparkplugHost ({ port, group, node, late = false }) {
+async function startSparkplugHost ({ port, group, node, late = false, host = null }) {
   assertTools(['sparkplug']);
   const child = spawn(PYTHON, [SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
   const messages = [];
@@ -59,7 +61,7 @@ async function startSparkplugHost ({ port, group, node, late = false }) {
     wake();
   });
   const exit = new Promise((resolve) => child.on('close', (code) => { exited = code; wake(); resolve(); }));
-  child.stdin.write(JSON.stringify({ port, group, node, late }) + '\n');
+  child.stdin.write(JSON.stringify({ port, group, node, late, host }) + '\n');
 
   /** Resolves when cond() is true; bounded by ms, and fails at once if the host exited */
   const until = (cond, ms, what) => new Promise((resolve, reject) => {

@@ -155,7 +155,7 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     assert.equal(nbirth.seq, 0);
     assert.equal(nbirth.qos, 0);
     const names = nbirth.metrics.map((m) => m.name);
-    assert.deepEqual(nbirth.metrics.find((m) => m.name === 'bdSeq'), { name: 'bdSeq', datatype: 'Int64', value: '0', is_null: false, timestamp: null, properties: {} });
+    assert.deepEqual(nbirth.metrics.find((m) => m.name === 'bdSeq'), { name: 'bdSeq', alias: 1, datatype: 'Int64', value: '0', is_null: false, is_historical: false, timestamp: null, properties: {} });
     assert.equal(nbirth.metrics.find((m) => m.name === 'Node Control/Rebirth').value, false);
     for (const job of ['fast', 'slow', 'raw']) for (const s of ['p50', 'p90', 'p99', 'p99_9', 'max', 'count', 'errors', 'timeouts', 'skipped']) assert.ok(names.includes(`Latency/${job}/${s}`), `Latency/${job}/${s}`);
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc');

@@ -23,14 +23,25 @@ function config (jobs) {
 function edge (opts = {}) {
   const sent = [];
   const writes = [];
+  const names = new Map();
   let mono = 0;
   const node = new EdgeNode({
     group: 'g',
     node: 'n',
     model: buildModel(opts.config || config()),
+    // as a host reads them: a DATA metric carries its alias alone, resolved from the births
     publish: (topic, payload) => {
       const p = decodePayload(payload);
-      sent.push({ topic, type: topic.split('/')[2], seq: p.seq === undefined ? null : Number(p.seq), metrics: p.metrics || [] });
+      const type = topic.split('/')[2];
+      const metrics = p.metrics || [];
+      for (const m of metrics) {
+        if (/BIRTH/.test(type)) names.set(Number(m.alias), m.name);
+        else if (m.alias !== undefined) {
+          assert.equal(m.name, undefined, `${type} carries aliases only`);
+          m.name = names.get(Number(m.alias));
+        }
+      }
+      sent.push({ topic, type, seq: p.seq === undefined ? null : Number(p.seq), metrics });
     },
     writes: opts.writes,
     writeTags: async (device, values) => { writes.push({ device, values }); return { ok: true, results: {} }; },

@@ -39,10 +39,10 @@ describe('Sparkplug topics, ids and the node model', () => {
     assert.deepEqual(metricConflicts([{ name: 'x', device: 'plc', tags: [a] }, { name: 'y', device: 'plc', tags: [{ ...a, address: 5 }] }, { name: 'z', device: 'other', tags: [{ ...a, address: 9 }] }]).map((c) => [c.job, c.name]), [[1, 'a']]);
   });
 
-  it('refuses a command that is not bytes, too large, without metrics or with an unnamed metric', () => {
+  it('refuses a command that is not bytes, too large, without metrics or with a metric that has neither name nor alias', () => {
     const { encodePayload } = require('../../gateway/runtime/sparkplug/codec');
     const t = 'spBv1.0/g/NCMD/n';
-    for (const [bytes, why] of [['text', /not bytes/], [Buffer.alloc(65537), /more than 65536/], [encodePayload({ timestamp: 1 }), /no metric/], [encodePayload({ metrics: [{ type: 'Boolean', value: true }] }), /has no name/]]) {
+    for (const [bytes, why] of [['text', /not bytes/], [Buffer.alloc(65537), /more than 65536/], [encodePayload({ timestamp: 1 }), /no metric/], [encodePayload({ metrics: [{ type: 'Boolean', value: true }] }), /neither a name nor an alias/]]) {
       assert.throws(() => decodeCommand(bytes, t), (e) => e.code === 'NINES_ERR_SPARKPLUG' && why.test(e.message) && /nothing was changed/.test(e.message));
     }
   });

@@ -1,6 +1,9 @@
 'use strict';
 
 const { isMap } = require('./fields');
+const { parseBytes } = require('../../base/units');
+const SP = require('../sparkplug/defaults');
+const { SIZE_HINT } = require('./schema');
 const { idProblem } = require('../sparkplug/topics');
 const { metricConflicts } = require('../sparkplug/model');
 
@@ -8,13 +11,17 @@ const { metricConflicts } = require('../sparkplug/model');
  * `mqtt.sparkplug`: the gateway as a Sparkplug B edge node (runtime/sparkplug/). Off when omitted.
  *
  *   mqtt:
- *     sparkplug: { group: plant1, node: edge-1, writes: false }
+ *     sparkplug: { group: plant1, node: edge-1, writes: false, primaryHost: scada-1, templates: false,
+ *                  hold: { maxMessages: 100000, maxBytes: 64MiB } }
  *
  * @typedef {object} SparkplugConfig
  * @property {string} group Sparkplug group id
  * @property {string} node edge node id (default: gateway.id)
  * @property {string} clientId its own MQTT session's client id (default: mqtt.clientId + "-sparkplug")
  * @property {boolean} writes whether DCMD may write tags (through writeTags; the device needs allowWrites)
+ * @property {string|null} primaryHost the primary host application's id: birth only while its STATE says online
+ * @property {{maxMessages: number, maxBytes: number}} hold the DATA held while it is offline (hold.js)
+ * @property {boolean} templates tag groups as template definitions and instances (templates.js)
  */
 
 /**
@@ -37,7 +44,30 @@ function checkSparkplug (problems, raw, { gatewayId, clientId }) {
   const ownId = typeof raw.clientId === 'string' ? raw.clientId : `${clientId}-sparkplug`;
   // two sessions with one client id would take the connection from each other, forever
   if (ownId === clientId) problems.add(at('clientId'), ownId, `must differ from the client id of the gateway's publisher (${JSON.stringify(clientId)}): Sparkplug needs its own session, whose will is the NDEATH`);
-  return { group, node, clientId: ownId, writes: raw.writes === true };
+  const primaryHost = raw.primaryHost === undefined ? null : id('primaryHost', raw.primaryHost);
+  return { group, node, clientId: ownId, writes: raw.writes === true, primaryHost, hold: checkHold(problems, raw.hold), templates: raw.templates === true };
+}
+
+/**
+ * `mqtt.sparkplug.hold`, with the defaults filled in.
+ * @param {import('./problems').Problems} problems
+ * @param {*} raw
+ * @returns {{maxMessages: number, maxBytes: number}}
+ */
+function checkHold (problems, raw) {
+  const hold = { maxMessages: SP.HOLD_MAX_MESSAGES, maxBytes: SP.HOLD_MAX_BYTES };
+  if (!isMap(raw)) return hold;
+  if (Number.isInteger(raw.maxMessages)) hold.maxMessages = raw.maxMessages;
+  if (raw.maxBytes !== undefined) {
+    const at = ['mqtt', 'sparkplug', 'hold', 'maxBytes'];
+    try {
+      hold.maxBytes = parseBytes(raw.maxBytes, 'mqtt.sparkplug.hold.maxBytes');
+      if (hold.maxBytes < SP.HOLD_MIN_BYTES) problems.add(at, raw.maxBytes, `must be at least ${SP.HOLD_MIN_BYTES} bytes (1MiB)`);
+    } catch {
+      problems.add(at, raw.maxBytes, `is not a size; ${SIZE_HINT}`);
+    }
+  }
+  return hold;
 }
 
 /**

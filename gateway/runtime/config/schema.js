@@ -2,6 +2,7 @@
 
 const D = require('./defaults');
 const C = require('../../base/constants');
+const SP = require('../sparkplug/defaults');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -262,7 +263,18 @@ const mqtt = {
         group: { type: 'string', minLength: 1, rule: 'must be a Sparkplug group id such as "plant1" (no / + #)', hint: 'the Sparkplug group id, e.g. group: plant1' },
         node: { type: 'string', minLength: 1, rule: 'must be a Sparkplug edge node id such as "edge-1" (no / + #; default: gateway.id)' },
         clientId: { type: 'string', minLength: 1, maxLength: 256, rule: 'must be a non-empty string of at most 256 characters (the client id of the Sparkplug session)' },
-        writes: { type: 'boolean', rule: 'must be true or false (whether DCMD may write tags; default false)' }
+        writes: { type: 'boolean', rule: 'must be true or false (whether DCMD may write tags; default false)' },
+        primaryHost: { type: 'string', minLength: 1, rule: 'must be the host id of the primary host application, as in its spBv1.0/STATE/<host id> topic (no / + #)' },
+        hold: {
+          type: 'object',
+          additionalProperties: false,
+          rule: 'must be a mapping { maxMessages, maxBytes }: the DATA held while the primary host is offline',
+          properties: {
+            maxMessages: { type: 'integer', minimum: 1, maximum: SP.HOLD_MAX_MESSAGES_LIMIT, rule: `must be an integer from 1 to ${SP.HOLD_MAX_MESSAGES_LIMIT} (DATA messages held in memory; default ${SP.HOLD_MAX_MESSAGES})` },
+            maxBytes: { type: ['string', 'integer'], rule: `is not a size; ${SIZE_HINT}` }
+          }
+        },
+        templates: { type: 'boolean', rule: 'must be true or false (tag groups as Sparkplug templates; default false)' }
       }
     }
   }

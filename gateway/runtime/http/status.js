@@ -17,13 +17,15 @@ class StatusModel {
    * @param {number} opts.windowIntervals
    * @param {Array<{name: string, device: string, target: string}>} opts.jobs
    * @param {() => object|null} opts.publisherStats
+   * @param {() => object|null} [opts.sparkplugStats] the Sparkplug edge node's (edge-node.js stats), or null
    */
-  constructor ({ gateway, version, intervalMs, windowIntervals, jobs, publisherStats }) {
+  constructor ({ gateway, version, intervalMs, windowIntervals, jobs, publisherStats, sparkplugStats = () => null }) {
     this.gateway = gateway;
     this.version = version;
     this.intervalMs = intervalMs;
     this.windowIntervals = windowIntervals;
     this.publisherStats = publisherStats;
+    this.sparkplugStats = sparkplugStats;
     this.started = new Date().toISOString();
     /** @type {Map<string, {name: string, device: string, target: string, last: object|null, window: SlidingWindow}>} */
     this.jobs = new Map();
@@ -105,6 +107,7 @@ class StatusModel {
       intervalMs: this.intervalMs,
       windowIntervals: this.windowIntervals,
       mqtt: { connected: Boolean(s.connected), buffered: s.buffered || 0, dropped: s.dropped || 0, reconnects: s.reconnects || 0 },
+      ...sparkplugSnapshot(this.sparkplugStats()),
       jobs,
       devices
     };
@@ -124,6 +127,17 @@ class StatusModel {
     }
     return percentilePlotSvg([{ label: `${j.name} (${j.window.acc.totalCount} samples)`, histogram: j.window.acc }], { title, width: 480, height: 280 });
   }
+}
+
+/**
+ * The Sparkplug part of the page: whether the node is born, its primary host, and the DATA held
+ * for it (how many, the oldest's age, how many were dropped).
+ * @param {object|null} sp edge-node.js stats
+ * @returns {{sparkplug?: object}}
+ */
+function sparkplugSnapshot (sp) {
+  if (!sp) return {};
+  return { sparkplug: { online: sp.online, bdSeq: sp.bdSeq, primaryHost: sp.primaryHost, held: sp.held } };
 }
 
 module.exports = { StatusModel };

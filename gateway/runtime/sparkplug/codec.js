@@ -42,7 +42,8 @@ function decodePayload (bytes) {
  * Decodes an NCMD or DCMD payload, refusing what cannot be a command.
  * @param {Buffer} bytes
  * @param {string} topic for the error
- * @returns {Array<{name: string, type: string, value: unknown}>} its metrics, at least one, each named
+ * @returns {Array<{name?: string, alias?: unknown, type: string, value: unknown}>} its metrics, at least
+ *   one, each with a name or an alias (a Long or a number, as decoded)
  * @throws {NinesError} NINES_ERR_SPARKPLUG
  */
 function decodeCommand (bytes, topic) {
@@ -58,7 +59,8 @@ function decodeCommand (bytes, topic) {
   const metrics = Array.isArray(payload.metrics) ? payload.metrics : [];
   if (metrics.length === 0) throw refuse('the payload has no metric');
   for (const [i, m] of metrics.entries()) {
-    if (typeof m.name !== 'string' || m.name === '') throw refuse(`metric ${i} has no name (commands name their metrics; aliases are not used by this edge node)`, { metric: i });
+    const named = typeof m.name === 'string' && m.name !== '';
+    if (!named && (m.alias === undefined || m.alias === null)) throw refuse(`metric ${i} has neither a name nor an alias`, { metric: i });
   }
   return metrics;
 }

@@ -4,9 +4,13 @@ const { EventEmitter } = require('node:events');
 const { performance } = require('node:perf_hooks');
 const { NinesError } = require('../../base/errors');
 const { nodeTopics, parseTopic } = require('./topics');
-const { encodePayload, decodeCommand } = require('./codec');
+const { encodePayload } = require('./codec');
 const { tagMetric, latencyMetrics } = require('./metrics');
 const { sameMetrics } = require('./model');
+const { AliasMap } = require('./aliases');
+const { buildTemplates, definitionMetric } = require('./templates');
+const { stateTopics, parseState, PrimaryHostState } = require('./primary-host');
+const { runNcmd, runDcmd } = require('./commands');
 
 /**
  * The Sparkplug B edge node's state: what it has announced, and what it publishes next. It holds
@@ -27,10 +31,21 @@ const { sameMetrics } = require('./model');
  *   exactly understood (bytes that do not decode, an unknown metric, a wrong datatype) is refused
  *   whole with NINES_ERR_SPARKPLUG and changes nothing.
  * - DCMD writes tags through the gateway's writeTags (checked there, allowWrites needed), only
- *   with `writes` on; otherwise refused.
+ *   with `writes` on; otherwise refused. Its metrics name tags, or give their aliases.
+ * - Aliases (aliases.js): every birth metric has its name and its alias, every DATA metric its
+ *   alias alone.
+ * - With a primary host (`primaryHost`): nothing is born until its STATE says online, in each
+ *   session; its STATE going offline ends the session ('host-offline': session.js publishes the
+ *   NDEATH and connects again, with the next bdSeq). While the node is not born, DATA goes to the
+ *   hold (hold.js), as historical; after the next births it is published, oldest first, before
+ *   any live DATA.
+ * - With templates (templates.js): tag groups are template definitions in the NBIRTH and
+ *   instances in the DBIRTHs; a DDATA carries an instance by its alias with the members that changed.
  *
  * Events: 'refused' (NinesError NINES_ERR_SPARKPLUG: a command refused), 'command-error'
- * (NinesError: an accepted DCMD whose write failed), 'rebirth' ({reason}).
+ * (NinesError: an accepted DCMD whose write failed), 'rebirth' ({reason}), 'host-offline' (the
+ * primary host's STATE went offline while the session was up), 'held-dropped' (n: held DATA lost
+ * to the cap, or published to nobody because its device or metric is gone).
  */
 
 /** OPC DA "bad, waiting for initial data": a tag not read yet in this device's life */
@@ -49,13 +64,28 @@ class EdgeNode extends EventEmitter {
    * @param {number} [opts.ndataWindowMs=250] latency summaries arriving within this go in one NDATA
    * @param {() => number} [opts.now=Date.now] wall clock for timestamps, ms
    * @param {() => number} [opts.monotonic] clock for the DDATA windows, ms
+   * @param {string|null} [opts.primaryHost] the primary host's id: birth only while it is online
+   * @param {import('./hold').HeldData|null} [opts.hold] where DATA waits while the node is not born
+   *   (with a primary host)
+   * @param {AliasMap} [opts.aliases] kept across restarts with a disk hold
+   * @param {boolean} [opts.templates=false] tag groups as templates
    */
-  constructor ({ group, node, model, publish, writes = false, writeTags, ndataWindowMs = 250, now = Date.now, monotonic = () => performance.now() }) {
+  constructor ({ group, node, model, publish, writes = false, writeTags, ndataWindowMs = 250, now = Date.now, monotonic = () => performance.now(), primaryHost = null, hold = null, aliases = new AliasMap(), templates = false }) {
     super();
+    this.primaryHost = primaryHost;
+    this.stateTopics = primaryHost === null ? [] : Object.values(stateTopics(primaryHost));
+    this.host = new PrimaryHostState();
+    this.hold = hold;
+    this.aliases = aliases;
+    this.templates = templates;
+    /** the session is up (NCMD, DCMD and STATE subscribed); `online` says the node is born in it */
+    this.connected = false;
+    this._replaying = false;
     this.group = group;
     this.node = node;
     this.topics = nodeTopics(group, node);
     this.model = model;
+    this._layout(model);
     this._publish = publish;
     this.writes = writes;
     this._writeTags = writeTags;
@@ -75,7 +105,7 @@ class EdgeNode extends EventEmitter {
     this._latencyJobs = new Set(model.latencyJobs);
     this._pendingLatency = new Set();
     this._ndataTimer = null;
-    this.counts = { NBIRTH: 0, NDATA: 0, DBIRTH: 0, DDATA: 0, DDEATH: 0, rebirths: 0, refused: 0, commands: 0 };
+    this.counts = { NBIRTH: 0, NDATA: 0, DBIRTH: 0, DDATA: 0, DDEATH: 0, rebirths: 0, refused: 0, commands: 0, held: 0, replayed: 0, heldDropped: 0 };
   }
 
   /**
@@ -93,13 +123,18 @@ class EdgeNode extends EventEmitter {
    */
   born (bdSeq) {
     this.bdSeq = bdSeq;
-    this.online = true;
-    this._birthAll();
+    this.connected = true;
+    // the host's retained STATE may come before the SUBACK (MQTT 3.1.1, 3.8.4): taken already then
+    if (this.primaryHost === null || this.host.online) this._birthNow();
   }
 
   /** The session is gone: whatever was born is dead (the broker publishes the will). */
   lost () {
+    this.connected = false;
+    // each session learns the host's STATE anew, from the retained message its SUBSCRIBE brings
+    this.host.online = false;
     this.online = false;
+    this._replaying = false;
     for (const d of this.devices.values()) this._unborn(d);
     clearTimeout(this._ndataTimer);
     this._ndataTimer = null;
@@ -140,7 +175,10 @@ class EdgeNode extends EventEmitter {
       d.tags.set(tag, { value, quality: v.quality && typeof v.quality[tag] === 'string' ? v.quality[tag] : 'ok', ts });
     }
     d.read = true;
-    if (!this.online) return;
+    if (!this.online) {
+      if (this.hold !== null) this._holdDevice(d, Array.isArray(v.changed) ? v.changed : Object.keys(v.values), ts);
+      return;
+    }
     if (!d.born) {
       if (this._alive(d)) this._dbirth(d);
       return;
@@ -187,7 +225,10 @@ class EdgeNode extends EventEmitter {
   onSummary (job, payload) {
     if (!this._latencyJobs.has(job)) return;
     this.latency.set(job, payload);
-    if (!this.online) return;
+    if (!this.online) {
+      if (this.hold !== null) this._holdNode(job);
+      return;
+    }
     this._pendingLatency.add(job);
     if (this._ndataTimer === null) {
       this._ndataTimer = setTimeout(() => { this._ndataTimer = null; this._ndata(); }, this.ndataWindowMs);
@@ -201,11 +242,12 @@ class EdgeNode extends EventEmitter {
    * @returns {Promise<void>} settles once the command is done (a DCMD's writes sent); never rejects
    */
   async onMessage (topic, bytes) {
+    if (this.stateTopics.includes(topic)) { this._onState(bytes); return; }
     const t = parseTopic(topic);
     if (t === null || t.group !== this.group || t.node !== this.node) return;
     try {
-      if (t.type === 'NCMD') this._ncmd(topic, bytes);
-      else if (t.type === 'DCMD') await this._dcmd(topic, t.device, bytes);
+      if (t.type === 'NCMD') runNcmd(this, topic, bytes);
+      else if (t.type === 'DCMD') await runDcmd(this, topic, t.device, bytes);
     } catch (err) {
       if (err instanceof NinesError && err.code === 'NINES_ERR_SPARKPLUG') {
         this.counts.refused++;
@@ -224,13 +266,15 @@ class EdgeNode extends EventEmitter {
   setModel (model) {
     const old = this.model;
     this.model = model;
-    const nodeChanged = JSON.stringify(old.latencyJobs) !== JSON.stringify(model.latencyJobs);
+    const defsBefore = JSON.stringify(this._definitions.map((d) => d.name));
+    this._layout(model);
+    const nodeChanged = JSON.stringify(old.latencyJobs) !== JSON.stringify(model.latencyJobs) || (this.templates && defsBefore !== JSON.stringify(this._definitions.map((d) => d.name)));
     this._latencyJobs = new Set(model.latencyJobs);
     for (const job of [...this.latency.keys()]) if (!this._latencyJobs.has(job)) { this.latency.delete(job); this._pendingLatency.delete(job); }
     const reborn = [];
     for (const [name, d] of [...this.devices]) {
       const m = model.devices.get(name);
-      if (m !== undefined && sameMetrics(d.model, m)) { d.model = m; continue; }
+      if (m !== undefined && sameMetrics(d.model, m)) { d.model = m; d.layout = this._deviceLayout(m); continue; }
       if (d.born && this.online) { this._ddata(d); this._ddeath(d); }
       this._unborn(d);
       if (m === undefined) { this.devices.delete(name); continue; }
@@ -249,18 +293,29 @@ class EdgeNode extends EventEmitter {
     else for (const d of reborn) if (this._alive(d) && d.read) this._dbirth(d);
   }
 
-  /** @returns {{online: boolean, bdSeq: number|null, seq: number, devices: Record<string, boolean>, counts: object}} */
+  /**
+   * @returns {{online: boolean, bdSeq: number|null, seq: number, devices: Record<string, boolean>, counts: object,
+   *   primaryHost: {id: string, online: boolean}|null, held: {count: number, oldestAgeMs: number|null, dropped: number, disk: boolean}|null}}
+   */
   get stats () {
     const devices = {};
     for (const [name, d] of this.devices) devices[name] = d.born;
-    return { online: this.online, bdSeq: this.bdSeq, seq: this.seq, devices, counts: { ...this.counts } };
+    return {
+      online: this.online,
+      bdSeq: this.bdSeq,
+      seq: this.seq,
+      devices,
+      counts: { ...this.counts },
+      primaryHost: this.primaryHost === null ? null : { id: this.primaryHost, online: this.host.online },
+      held: this.hold === null ? null : { count: this.hold.count, oldestAgeMs: this.hold.oldestAgeMs(this._now()), dropped: this.hold.dropped + this.counts.heldDropped, disk: this.hold.dir !== null }
+    };
   }
 
   _newDevice (m) {
     const defs = new Map(m.metrics.map((def) => [def.name, def]));
     const tags = new Map(m.metrics.map((def) => [def.name, { value: null, quality: INITIAL, ts: this._now() }]));
     const health = this.health.get(m.name);
-    return { model: m, defs, tags, born: false, read: false, health: health === undefined ? null : health, pending: new Set(), timer: null, lastMs: -Infinity };
+    return { model: m, defs, tags, layout: this._deviceLayout(m), born: false, read: false, health: health === undefined ? null : health, pending: new Set(), timer: null, lastMs: -Infinity, aliases: new Set() };
   }
 
   /** Up by its health; before any health report, up when a tag was read */
@@ -287,6 +342,32 @@ class EdgeNode extends EventEmitter {
     this._publish(topic, encodePayload(payload));
   }
 
+  /** NBIRTH and the DBIRTHs now, then what was held */
+  _birthNow () {
+    this.online = true;
+    this._birthAll();
+  }
+
+  /** A STATE of the primary host */
+  _onState (bytes) {
+    const state = parseState(bytes);
+    if (state === null || !this.host.take(state)) return;
+    if (state.online) {
+      if (this.connected && !this.online) this._birthNow();
+      return;
+    }
+    // Sparkplug 3.0: the host went away, so the session ends (session.js: NDEATH, reconnect);
+    // from now on DATA is held
+    if (!this.connected) return;
+    const wasBorn = this.online;
+    this.online = false;
+    this._replaying = false;
+    for (const d of this.devices.values()) this._unborn(d);
+    clearTimeout(this._ndataTimer);
+    this._ndataTimer = null;
+    this.emit('host-offline', { wasBorn });
+  }
+
   _birthAll () {
     clearTimeout(this._ndataTimer);
     this._ndataTimer = null;
@@ -298,14 +379,29 @@ class EdgeNode extends EventEmitter {
       { name: 'Node Control/Rebirth', type: 'Boolean', value: false }
     ];
     for (const job of this.model.latencyJobs) metrics.push(...latencyMetrics(job, this.latency.get(job) || null, true));
+    for (const m of metrics) m.alias = this.aliases.aliasOf(null, m.name);
+    this._nodeAliases = new Set(metrics.map((m) => m.alias));
+    if (this.templates) for (const def of this._definitions) metrics.push(definitionMetric(def, this.aliases.aliasOf(null, `\u0002${def.name}`)));
     this._send('NBIRTH', this.topics.nbirth, { timestamp: this._now(), seq: 0, metrics });
     for (const d of this.devices.values()) if (this._alive(d) && d.read) this._dbirth(d);
+    this.aliases.save();
+    if (this.hold !== null && this.hold.count > 0) this._replay();
   }
 
   _dbirth (d) {
     this._unborn(d);
     const metrics = [];
-    for (const def of d.model.metrics) metrics.push(tagMetric(def, d.tags.get(def.name), true));
+    for (const def of d.layout.flat) metrics.push({ ...tagMetric(def, d.tags.get(def.name), true), alias: this._tagAlias(d, def.name) });
+    for (const inst of d.layout.instances) {
+      metrics.push({
+        name: inst.name,
+        alias: this._instanceAlias(d, inst.name),
+        type: 'Template',
+        timestamp: this._now(),
+        value: { templateRef: inst.ref, isDefinition: false, metrics: inst.members.map((def) => tagMetric(def, d.tags.get(def.name), true)) }
+      });
+    }
+    d.aliases = new Set(metrics.map((m) => m.alias));
     this._send('DBIRTH', this.topics.device('DBIRTH', d.model.name), { timestamp: this._now(), seq: this._nextSeq(), metrics });
     d.born = true;
     d.lastMs = this._mono();
@@ -326,92 +422,138 @@ class EdgeNode extends EventEmitter {
   _ddata (d) {
     clearTimeout(d.timer);
     d.timer = null;
-    if (!d.born || d.pending.size === 0) return;
-    const metrics = [];
-    // in birth order, whatever order the changes came in
-    for (const def of d.model.metrics) if (d.pending.has(def.name)) metrics.push(tagMetric(def, d.tags.get(def.name), false));
+    // live DATA waits while held DATA goes out: a host reads every metric's history in order
+    if (!d.born || d.pending.size === 0 || this._replaying) return;
+    const metrics = this._dataMetrics(d, d.pending, false);
     d.pending.clear();
     d.lastMs = this._mono();
     this._send('DDATA', this.topics.device('DDATA', d.model.name), { timestamp: this._now(), seq: this._nextSeq(), metrics });
   }
 
   _ndata () {
-    if (!this.online || this._pendingLatency.size === 0) return;
-    const metrics = [];
-    for (const job of this.model.latencyJobs) if (this._pendingLatency.has(job)) metrics.push(...latencyMetrics(job, this.latency.get(job) || null, false));
+    if (!this.online || this._pendingLatency.size === 0 || this._replaying) return;
+    const metrics = this._nodeDataMetrics(this._pendingLatency, false);
     this._pendingLatency.clear();
     this._send('NDATA', this.topics.ndata, { timestamp: this._now(), seq: this._nextSeq(), metrics });
   }
 
-  _refuse (topic, why, details = {}) {
-    return new NinesError('NINES_ERR_SPARKPLUG', `command on ${topic} refused: ${why}; nothing was changed`, { topic, ...details });
+  /**
+   * The DATA metrics of some tags of a device, by alias: flat tags in birth order, then the template
+   * instances that hold any of them, each with those members.
+   * @param {object} d
+   * @param {Set<string>} tags
+   * @param {boolean} historical
+   * @returns {object[]}
+   */
+  _dataMetrics (d, tags, historical) {
+    const out = [];
+    const mark = historical ? { isHistorical: true } : {};
+    for (const def of d.layout.flat) {
+      if (!tags.has(def.name)) continue;
+      const m = { ...tagMetric(def, d.tags.get(def.name), false), alias: this._tagAlias(d, def.name), ...mark };
+      delete m.name;
+      out.push(m);
+    }
+    for (const inst of d.layout.instances) {
+      const members = inst.members.filter((def) => tags.has(def.name));
+      if (members.length === 0) continue;
+      const ts = Math.max(...members.map((def) => d.tags.get(def.name).ts));
+      // members are named within their instance: an alias belongs to a top-level metric (6.4.14)
+      out.push({ alias: this._instanceAlias(d, inst.name), type: 'Template', timestamp: ts, ...mark, value: { templateRef: inst.ref, isDefinition: false, metrics: members.map((def) => ({ ...tagMetric(def, d.tags.get(def.name), false), ...mark })) } });
+    }
+    return out;
   }
 
-  /** Checks every metric of an NCMD before acting on any */
-  _ncmd (topic, bytes) {
-    const metrics = decodeCommand(bytes, topic);
-    let rebirth = false;
-    for (const m of metrics) {
-      if (m.name !== 'Node Control/Rebirth') {
-        throw this._refuse(topic, `unknown metric ${JSON.stringify(m.name)}; this edge node takes "Node Control/Rebirth" (Boolean)`, { metric: m.name });
+  /** The latency DATA metrics of some jobs, by alias */
+  _nodeDataMetrics (jobs, historical) {
+    const out = [];
+    for (const job of this.model.latencyJobs) {
+      if (!jobs.has(job)) continue;
+      for (const { name, ...m } of latencyMetrics(job, this.latency.get(job) || null, false)) {
+        out.push({ ...m, alias: this.aliases.aliasOf(null, name), ...(historical ? { isHistorical: true } : {}) });
       }
-      if (m.type !== 'Boolean' || typeof m.value !== 'boolean') {
-        throw this._refuse(topic, `"Node Control/Rebirth" must be a Boolean true or false; got datatype ${m.type || 'unknown'}${m.value === null ? ' (null)' : ''}`, { metric: m.name, datatype: m.type || null });
+    }
+    return out;
+  }
+
+  _tagAlias (d, tag) {
+    return this.aliases.aliasOf(d.model.name, tag);
+  }
+
+  /** An instance's alias is keyed apart from the tags (a tag may share its group's name) */
+  _instanceAlias (d, inst) {
+    return this.aliases.aliasOf(d.model.name, `\u0001${inst}`);
+  }
+
+  /** Holds the changed tags of a device, as historical DATA, while the node is not born */
+  _holdDevice (d, changed, ts) {
+    const tags = new Set(changed.filter((t) => d.defs.has(t)));
+    if (tags.size === 0) return;
+    this.counts.held++;
+    this.hold.push(d.model.name, ts, this._dataMetrics(d, tags, true));
+  }
+
+  _holdNode (job) {
+    const s = this.latency.get(job);
+    const end = s && typeof s.end === 'string' ? Date.parse(s.end) : NaN;
+    this.counts.held++;
+    this.hold.push(null, Number.isFinite(end) ? end : this._now(), this._nodeDataMetrics(new Set([job]), true));
+  }
+
+  /**
+   * Publishes what was held, oldest first, each with the next seq; then the live DATA that waited.
+   * On disk, a record is handed out once durable: the rest follows when the hold says so
+   * (resumeReplay). A held message of a device not born now, or with metrics its births no longer
+   * have (a reload removed them), goes without them; what is left empty is counted as dropped.
+   */
+  _replay () {
+    this._replaying = true;
+    for (;;) {
+      if (!this.online) { this._replaying = false; return; }
+      const held = this.hold.next();
+      if (held === undefined) break;
+      const device = held.device === null ? null : this.devices.get(held.device);
+      const known = held.device === null ? this._nodeAliases : device && device.born ? device.aliases : null;
+      const metrics = known ? held.metrics.filter((m) => known.has(m.alias)) : [];
+      if (metrics.length === 0) {
+        this.counts.heldDropped++;
+        this.emit('held-dropped', 1);
+      } else if (device === null) {
+        this.counts.replayed++;
+        this._send('NDATA', this.topics.ndata, { timestamp: held.ts, seq: this._nextSeq(), metrics });
+      } else {
+        this.counts.replayed++;
+        this._send('DDATA', this.topics.device('DDATA', held.device), { timestamp: held.ts, seq: this._nextSeq(), metrics });
       }
-      if (m.value) rebirth = true;
+      this.hold.ack(held);
     }
-    this.counts.commands++;
-    if (rebirth) this.rebirth('NCMD');
+    if (this.hold.count > 0) return; // on disk, not durable yet: resumeReplay() goes on
+    this._replaying = false;
+    for (const d of this.devices.values()) this._scheduleDdata(d);
+    this._ndata();
   }
 
-  /** Checks every metric of a DCMD, then writes them all through writeTags (which checks again) */
-  async _dcmd (topic, device, bytes) {
-    if (!this.writes) throw this._refuse(topic, 'writes by DCMD are off; set mqtt.sparkplug.writes: true (and allowWrites on the device)', { device });
-    const d = this.devices.get(device);
-    if (d === undefined) throw this._refuse(topic, `no Sparkplug device ${JSON.stringify(device)} on this edge node`, { device });
-    if (!d.born) throw this._refuse(topic, `device ${JSON.stringify(device)} is not born (no DBIRTH since it came up)`, { device });
-    const metrics = decodeCommand(bytes, topic);
-    const values = {};
-    for (const m of metrics) {
-      const def = d.defs.get(m.name);
-      if (def === undefined) throw this._refuse(topic, `device ${JSON.stringify(device)} has no metric ${JSON.stringify(m.name)}`, { device, metric: m.name });
-      if (m.type !== def.datatype) throw this._refuse(topic, `metric ${JSON.stringify(m.name)} is ${def.datatype} (as in its DBIRTH); got ${m.type || 'an unknown datatype'}`, { device, metric: m.name, datatype: m.type || null });
-      const value = commandValue(m.value);
-      if (value === undefined) throw this._refuse(topic, `metric ${JSON.stringify(m.name)} has no value`, { device, metric: m.name });
-      if (Object.prototype.hasOwnProperty.call(values, m.name)) throw this._refuse(topic, `metric ${JSON.stringify(m.name)} is named twice`, { device, metric: m.name });
-      values[m.name] = value;
-    }
-    this.counts.commands++;
-    let result;
-    try {
-      result = await this._writeTags(device, values);
-    } catch (err) {
-      // refused by writeTags (allowWrites off, a read-only tag, a value its tag cannot hold): nothing was written
-      this.counts.refused++;
-      this.emit('refused', err);
-      return;
-    }
-    if (result && result.ok === false) {
-      const failed = Object.entries(result.results || {}).filter(([, r]) => r && r.ok === false).map(([tag, r]) => `${tag}: ${r.skipped ? 'not sent' : r.code || 'failed'}`);
-      this.emit('command-error', new NinesError('NINES_ERR_SPARKPLUG', `DCMD on ${topic}: ${failed.length} write(s) failed at the device (${failed.join(', ')})`, { topic, device, results: result.results }));
-    }
+  /** The hold has more records to hand out (its disk caught up): go on with a replay under way */
+  resumeReplay () {
+    if (this._replaying && this.online) this._replay();
   }
-}
 
-/**
- * A decoded command value as writeTags takes it: 64-bit integers as BigInt (or a number when
- * exact), the rest as decoded. undefined when there is none (is_null, or no value field).
- * @param {unknown} v
- * @returns {unknown}
- */
-function commandValue (v) {
-  if (v === null || v === undefined) return undefined;
-  if (typeof v === 'object' && typeof v.low === 'number' && typeof v.high === 'number') {
-    const big = BigInt(v.toString());
-    const n = Number(big);
-    return Number.isSafeInteger(n) ? n : big;
+  /** Templates and every device's layout, for a model */
+  _layout (model) {
+    const t = this.templates ? buildTemplates(model) : { definitions: [], instances: new Map() };
+    this._definitions = t.definitions;
+    this._instances = t.instances;
   }
-  return v;
+
+  /**
+   * Which tags of a device are metrics of their own and which are members of template instances.
+   * @returns {{flat: import('./model').MetricDef[], instances: import('./templates').TemplateInstance[]}}
+   */
+  _deviceLayout (m) {
+    const instances = this.templates ? (this._instances.get(m.name) || []) : [];
+    const inGroup = new Set(instances.flatMap((i) => i.members.map((def) => def.name)));
+    return { flat: m.metrics.filter((def) => !inGroup.has(def.name)), instances };
+  }
 }
 
 module.exports = { EdgeNode, INITIAL };

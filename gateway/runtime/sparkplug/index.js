@@ -9,6 +9,10 @@ function unitState (line, unit) {
 }
 const { EdgeNode } = require('./edge-node');
 const { SparkplugSession } = require('./session');
+const { HeldData } = require('./hold');
+const { AliasMap } = require('./aliases');
+const { NinesError } = require('../../base/errors');
+const { HOLD_REPORT_WINDOW_MS } = require('./defaults');
 
 /**
  * The gateway as a Sparkplug B edge node (`mqtt.sparkplug`), beside its nines topics: it listens to
@@ -29,6 +33,8 @@ async function startSparkplug (gw, { url, auth }) {
   const m = gw.config.mqtt;
   const sp = m.sparkplug;
   let session = null;
+  const report = (err) => gw.emit('job-error', null, err);
+  const { hold, aliases } = storeFor(sp, m.spool, report);
   const edge = new EdgeNode({
     group: sp.group,
     node: sp.node,
@@ -41,8 +47,13 @@ async function startSparkplug (gw, { url, auth }) {
     },
     publish: (topic, payload) => session.publish(topic, payload),
     // one NDATA per burst of interval ends, however many jobs: their summaries come within ms of each other
-    ndataWindowMs: Math.min(1000, Math.max(50, gw.config.gateway.intervalMs / 10))
+    ndataWindowMs: Math.min(1000, Math.max(50, gw.config.gateway.intervalMs / 10)),
+    primaryHost: sp.primaryHost,
+    hold,
+    aliases,
+    templates: sp.templates
   });
+  if (hold !== null) hold.onDurable = () => edge.resumeReplay();
   const login = auth || (m.username !== null ? { username: m.username, password: m.password === null ? undefined : m.password } : null);
   session = new SparkplugSession({
     url,
@@ -56,7 +67,6 @@ async function startSparkplug (gw, { url, auth }) {
     reconnectInitialMs: m.reconnectInitialMs,
     reconnectMaxMs: m.reconnectMaxMs
   });
-  const report = (err) => gw.emit('job-error', null, err);
   edge.on('refused', report);
   edge.on('command-error', report);
   session.on('error', report);
@@ -73,15 +83,47 @@ async function startSparkplug (gw, { url, auth }) {
   };
   for (const [event, fn] of Object.entries(listeners)) gw.on(event, fn);
   await session.start();
-  gw.emit('listening', { what: 'Sparkplug B edge node', url: `spBv1.0/${sp.group}/+/${sp.node} on ${url} (client ${sp.clientId}, bdSeq ${session.bdSeq === null ? 'pending' : session.bdSeq})`, login: null });
+  const host = sp.primaryHost === null ? '' : `, primary host ${sp.primaryHost}${edge.host.online ? '' : ' (waiting for its STATE)'}`;
+  gw.emit('listening', { what: 'Sparkplug B edge node', url: `spBv1.0/${sp.group}/+/${sp.node} on ${url} (client ${sp.clientId}, bdSeq ${session.bdSeq === null ? 'pending' : session.bdSeq}${host})`, login: null });
   return {
     edge,
     session,
     stop: async () => {
       for (const [event, fn] of Object.entries(listeners)) gw.off(event, fn);
       await session.stop();
+      if (hold !== null) hold.close();
+      aliases.save();
     }
   };
+}
+
+/**
+ * Where held DATA and the aliases live: with a primary host, a hold (hold.js) on disk beside the
+ * publisher's spool when there is one, else in memory; without one, nothing is held.
+ * @param {import('../config/check-sparkplug').SparkplugConfig} sp
+ * @param {{dir: string, syncIntervalMs: number}|null} spool mqtt.spool
+ * @param {(err: Error) => void} report
+ * @returns {{hold: import('./hold').HeldData|null, aliases: AliasMap}}
+ */
+function storeFor (sp, spool, report) {
+  if (sp.primaryHost === null) return { hold: null, aliases: new AliasMap({ onError: report }) };
+  let lastReport = -Infinity;
+  let unreported = 0;
+  const hold = new HeldData({
+    maxMessages: sp.hold.maxMessages,
+    maxBytes: sp.hold.maxBytes,
+    spool: spool || null,
+    onError: report,
+    onDrop: (n) => {
+      // counted exactly (the status shows it); told at most once per window, with the count since
+      unreported += n;
+      if (Date.now() - lastReport < HOLD_REPORT_WINDOW_MS) return;
+      lastReport = Date.now();
+      report(new NinesError('NINES_ERR_QUEUE_FULL', `Sparkplug: ${unreported} held DATA message(s) dropped while the primary host ${sp.primaryHost} is offline (hold: ${sp.hold.maxMessages} messages, ${sp.hold.maxBytes} bytes)`, { dropped: unreported, held: hold.count }));
+      unreported = 0;
+    }
+  });
+  return { hold, aliases: new AliasMap({ dir: hold.dir, onError: report }) };
 }
 
 module.exports = { startSparkplug };

@@ -36,6 +36,8 @@ const { unitKey } = require('../../devices/line');
  * @property {MetricDef[]} metrics in the order the tags first appear in the config's jobs
  * @property {string[]} jobs its tag jobs
  * @property {number} minIntervalMs DDATA at most once per this: the shortest value window of its jobs
+ * @property {Array<{name: string, tags: string[]}>} groups the tag groups of its device (or unit)
+ *   whose every tag is one of its metrics, in config order: the template instances (templates.js)
  */
 
 /**
@@ -80,10 +82,48 @@ function buildModel (config) {
     }
   }
   for (const d of devices.values()) {
-    delete d.seen;
     if (!Number.isFinite(d.minIntervalMs)) d.minIntervalMs = 0;
+    d.groups = fullGroups(config, d);
+    delete d.seen;
   }
   return { devices, jobDevice, jobTags, latencyJobs: config.jobs.map((j) => j.name) };
+}
+
+/**
+ * The tag groups of a Sparkplug device's owner (its nines device, or its unit on a line) that it
+ * polls whole: a group read only in part would make a template instance with members never read.
+ * @param {{devices?: object}} config
+ * @param {{device: string, unit: string|null, seen: Set<string>}} d
+ * @returns {Array<{name: string, tags: string[]}>}
+ */
+function fullGroups (config, d) {
+  const groups = ownerGroups(config, d.device, d.unit);
+  if (!groups || typeof groups !== 'object') return [];
+  const out = [];
+  for (const [name, tags] of Object.entries(groups)) {
+    if (!Array.isArray(tags) || tags.length === 0) continue;
+    const names = tags.map((t) => t.name);
+    if (names.every((n) => d.seen.has(n))) out.push({ name, tags: names });
+  }
+  return out;
+}
+
+/**
+ * The tag groups of a device, or of a unit of a line, in the checked config: under
+ * `deviceOptions.<device>` (tags.groups, or units.<unit>.groups) where the config keeps a device's
+ * options apart from its spec, else under `devices.<device>` (tags.groups; units as a list).
+ * @returns {Record<string, Array<{name: string}>>|null}
+ */
+function ownerGroups (config, device, unit) {
+  const opts = config.deviceOptions && config.deviceOptions[device];
+  if (opts) {
+    const owner = unit ? opts.units && opts.units[unit] : opts.tags;
+    return (owner && owner.groups) || null;
+  }
+  const dev = config.devices && config.devices[device];
+  if (!dev) return null;
+  const owner = unit ? (Array.isArray(dev.units) ? dev.units.find((u) => u.name === unit) : dev.units && dev.units[unit]) : dev;
+  return (owner && owner.tags && owner.tags.groups) || null;
 }
 
 /**
@@ -127,7 +167,7 @@ function sparkplugDeviceId (device, unit) {
  */
 function sameMetrics (a, b) {
   if (a === undefined || b === undefined) return a === b;
-  return JSON.stringify(a.metrics) === JSON.stringify(b.metrics);
+  return JSON.stringify([a.metrics, a.groups]) === JSON.stringify([b.metrics, b.groups]);
 }
 
 module.exports = { buildModel, metricConflicts, sameMetrics, sparkplugDeviceId };

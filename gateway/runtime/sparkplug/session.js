@@ -11,11 +11,16 @@ const { connectOnce, until, destroyClient } = require('../mqtt/connect');
  * retained nines status. One session per connection, in the order Sparkplug 3.0 asks:
  * 1. CONNECT, clean session, will = NDEATH {bdSeq} at QoS 1, not retained. bdSeq goes up by one
  *    with every CONNECT sent, from 0 at start, and wraps after 255.
- * 2. SUBSCRIBE NCMD and DCMD (QoS 1), so no command is missed once the node is announced.
- * 3. NBIRTH and the DBIRTHs (edge-node.js), then data.
+ * 2. SUBSCRIBE NCMD and DCMD (QoS 1), so no command is missed once the node is announced; with a
+ *    primary host, its STATE too (both the 3.0 and the 2.2 topic).
+ * 3. NBIRTH and the DBIRTHs (edge-node.js), then data; with a primary host, only once its STATE
+ *    (retained, so it follows the SUBACK) says online.
  * Lost connection: every birth is void (the broker publishes the will); reconnect with capped
- * exponential backoff and jitter, then a new bdSeq and new births. Data published while down is
- * not kept (no store and forward): the births after the reconnect carry the current values.
+ * exponential backoff and jitter, then a new bdSeq and new births. Without a primary host, data
+ * published while down is not kept: the births after the reconnect carry the current values.
+ * With one, data is held (hold.js) and published as historical after the next births.
+ * The primary host going offline ends the session as Sparkplug 3.0 asks: NDEATH, a clean
+ * DISCONNECT, then a new connection (the next bdSeq) that waits for the host's STATE.
  * stop(): NDEATH published explicitly with the session's bdSeq (a clean DISCONNECT discards the
  * will), then DISCONNECT, all within stopTimeoutMs.
  *
@@ -51,7 +56,9 @@ class SparkplugSession extends EventEmitter {
     this._stopping = false;
     this._timer = null;
     this._first = null;
-    this.counts = { connects: 0, attempts: 0 };
+    this.counts = { connects: 0, attempts: 0, hostOffline: 0 };
+    this._onHostOffline = () => this._hostOffline();
+    this.edge.on('host-offline', this._onHostOffline);
   }
 
   /** @returns {Promise<void>} once the first attempt has connected (births sent) or failed */
@@ -85,10 +92,10 @@ class SparkplugSession extends EventEmitter {
       if (client !== this._client) return;
       this._connected = true;
       this._backoff.reset();
-      client.subscribe([this.edge.topics.ncmd, this.edge.topics.dcmdFilter], { qos: 1 }, (err) => {
+      client.subscribe([this.edge.topics.ncmd, this.edge.topics.dcmdFilter, ...this.edge.stateTopics], { qos: 1 }, (err) => {
         if (client !== this._client || !this._connected) return;
         if (err) {
-          this._error(`Sparkplug: cannot subscribe to NCMD and DCMD on ${o.url}: ${err.message}`, { url: o.url });
+          this._error(`Sparkplug: cannot subscribe to NCMD, DCMD${this.edge.stateTopics.length ? ' and STATE' : ''} on ${o.url}: ${err.message}`, { url: o.url });
           client.end(true);
           return;
         }
@@ -114,6 +121,14 @@ class SparkplugSession extends EventEmitter {
     if (was) this.emit('offline');
     this._settleFirst();
     if (!this._stopping) this._timer = setTimeout(() => this._connect(), this._backoff.next());
+  }
+
+  /** The primary host went offline: this session's NDEATH, then DISCONNECT; _onClose connects again */
+  _hostOffline () {
+    const client = this._client;
+    if (!client || !this._connected || this._stopping) return;
+    this.counts.hostOffline++;
+    client.publish(this.edge.topics.ndeath, this.edge.deathPayload(this.bdSeq), { qos: 1, retain: false }, () => client.end(false));
   }
 
   _settleFirst () {
@@ -144,6 +159,7 @@ class SparkplugSession extends EventEmitter {
     this._connected = false;
     this._client = null;
     this.edge.close();
+    this.edge.off('host-offline', this._onHostOffline);
     if (client) destroyClient(client);
     this._settleFirst();
   }

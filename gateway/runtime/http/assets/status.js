@@ -62,6 +62,19 @@
     devicesBody.replaceChildren(...rows);
   }
 
+  /** The Sparkplug edge node in the footer: born or waiting, and the DATA held for its primary host */
+  function sparkplugText (sp) {
+    if (!sp) return '';
+    let t = ' · Sparkplug ' + (sp.online ? 'born' : 'not born');
+    if (sp.primaryHost) t += ', primary host ' + sp.primaryHost.id + (sp.primaryHost.online ? ' online' : ' offline');
+    if (sp.held) {
+      t += ', ' + sp.held.count + ' held';
+      if (sp.held.oldestAgeMs !== null) t += ' (oldest ' + Math.round(sp.held.oldestAgeMs / 1000) + ' s)';
+      t += ', ' + sp.held.dropped + ' dropped';
+    }
+    return t;
+  }
+
   function refreshPlots (jobs) {
     for (const j of jobs) {
       const img = document.querySelector('img[data-job="' + CSS.escape(j.name) + '"]');
@@ -80,7 +93,7 @@
       renderDevices(s.devices);
       refreshPlots(s.jobs);
       updated.textContent = 'updated ' + new Date(s.now).toLocaleTimeString() + ' · MQTT ' + (s.mqtt.connected ? 'connected' : 'not connected') +
-        ', ' + s.mqtt.buffered + ' buffered, ' + s.mqtt.dropped + ' dropped';
+        ', ' + s.mqtt.buffered + ' buffered, ' + s.mqtt.dropped + ' dropped' + sparkplugText(s.sparkplug);
       document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
     } catch (err) {
       updated.textContent = 'cannot reach the gateway (' + err.message + '); retrying';
