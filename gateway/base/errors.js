@@ -34,6 +34,7 @@ const CODES = {
   NINES_ERR_DEVICE_INVALID: { status: 'device: invalid', meaning: 'The device answered "?" (recognised command, invalid parameter or absent channel).' },
   NINES_ERR_DEVICE_IGNORED: { status: 'device: ignored', meaning: 'The device answered a bare "!" to an output write: its host watchdog has tripped and the write was ignored.' },
   NINES_ERR_MODBUS_EXCEPTION: { status: 'modbus exception', meaning: 'The Modbus device answered with an exception; details.exceptionCode and details.exceptionName say which.' },
+  NINES_ERR_FC_UNSUPPORTED: { status: 'function unsupported', meaning: 'The Modbus device lacks a function code nines asked for: it answered exception 1 (illegal function) to FC8, FC22, FC23 or FC43; details.fc names it. (FC1-6, 15 and 16 keep NINES_ERR_MODBUS_EXCEPTION: some devices answer exception 1 for an address they lack.)' },
   NINES_ERR_PIPELINE_UNSUPPORTED: { status: 'one in flight', meaning: 'A warning, not a failed request: a Modbus TCP device set to take several requests per connection (maxInflight > 1) left overlapping requests unanswered or closed the connection on them, so nines fell back to one request in flight for it (health.inflight.effective is 1) until it is restarted.' },
   NINES_ERR_BAD_HISTOGRAM: { status: 'bad histogram', meaning: 'An encoded histogram was rejected before or during decoding (size cap, foreign header, corrupt data).' },
   NINES_ERR_SERIAL_UNAVAILABLE: { status: 'no serial support', meaning: 'The optional serialport package could not be loaded; install it to use modbus+rtu targets.' },

@@ -45,7 +45,7 @@ function createOpSource (spec, target) {
   const raw = { ...(typeof spec[key] === 'string' ? modbus.parseOpString(spec[key]) : spec[key]) };
   if (raw.unitId === undefined) raw.unitId = t.unitId;
   const op = modbus.validateOp(raw);
-  const isWrite = [5, 6, 15, 16].includes(op.fc);
+  const isWrite = modbus.changesDevice(op);
   if ((key === 'read') === isWrite) {
     throw new NinesError('NINES_ERR_INVALID_OP', `${key} was given function code ${op.fc}, which is a ${isWrite ? 'write' : 'read'}`, { field: `${key}.fc`, value: op.fc });
   }
