@@ -148,7 +148,8 @@ function rtuRequestLength (buf) {
   if ((fc >= 1 && fc <= 6) || fc === 8) return 8; // FC8: sub-function and one data word (the only form nines sends)
   if (fc === 15 || fc === 16) return buf.length < 7 ? 0 : 9 + buf[6];
   if (fc === 22) return 10;
-  if (fc === 23) return buf.length < 2 + FC23_HEADER ? 0 : 3 + FC23_HEADER + buf[1 + FC23_HEADER];
+  // the byte count is the PDU's 10th byte, after the address: ADU byte 10
+  if (fc === 23) return buf.length < 1 + FC23_HEADER ? 0 : 3 + FC23_HEADER + buf[FC23_HEADER];
   if (fc === 43) return 7; // MEI type, read code, object id
   return -1;
 }
