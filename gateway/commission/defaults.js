@@ -12,10 +12,16 @@ module.exports = Object.freeze({
   SCAN_MAX_UNIT: 247,
   /** Wait for a unit's answer (ms): a unit that is there answers a one-register read within a few ms */
   SCAN_TIMEOUT_MS: 50,
-  /** Margin per unit id for t3.5 and the event loop (ms), in the printed and enforced bound */
-  SCAN_SLACK_MS: 5,
+  /**
+   * Margin per unit id (ms), in the printed and enforced bound: t3.5 before the probe, the timer's
+   * and the event loop's lateness (a silent unit id takes about 4 ms more than its timeout and quiet
+   * period on loopback, more on a loaded host)
+   */
+  SCAN_SLACK_MS: 10,
   /** A unit whose probe was not written (the line was still held quiet) is asked again, at most this often */
   SCAN_PROBE_ATTEMPTS: 3,
+  /** A unit found is asked again after a timeout while it is identified and mapped, at most this often in all */
+  SCAN_ATTEMPTS: 3,
   /** Addresses mapped per table by default: 0 to this */
   SCAN_LAST_ADDRESS: 9999,
   /**

@@ -9,7 +9,7 @@
  *
  * Bounded: each unit id costs at most the timeout plus the quiet period plus a slack, so the whole
  * discovery has a bound known before it starts (discoveryBoundMs), and it is enforced: a unit id
- * whose worst case no longer fits is not asked, and is reported as not probed.
+ * whose wait no longer fits is not asked, and is reported as not probed.
  */
 
 const D = require('./defaults');
@@ -59,12 +59,14 @@ function discoveryBoundMs (count, o) {
 async function discover (client, unitIds, o) {
   const t0 = performance.now();
   const boundMs = discoveryBoundMs(unitIds.length, o);
-  const worst = perUnitMs(o);
+  // a unit id is asked while its wait (timeout, then the quiet period) and half its slack still fit: the
+  // other half covers t3.5 and the event loop after the start
+  const need = o.timeoutMs + o.quietMs + D.SCAN_SLACK_MS / 2;
   /** @type {Discovery} */
   const out = { found: [], exceptions: {}, garbled: [], notProbed: [], requests: 0, boundMs, elapsedMs: 0 };
   for (let i = 0; i < unitIds.length; i++) {
     const id = unitIds[i];
-    if (performance.now() - t0 + worst > boundMs) {
+    if (performance.now() - t0 + need > boundMs) {
       out.notProbed = unitIds.slice(i);
       break;
     }

@@ -24,7 +24,7 @@ const LEVEL_MASK = 0x7F;
  */
 
 /**
- * @param {import('../drivers/modbus/client').ModbusClient} client
+ * @param {{request: (op: object, opts?: object) => Promise<any>}} client a ModbusClient, or one that asks again after a timeout
  * @param {number} unitId
  * @param {number} timeoutMs
  * @returns {Promise<Identity>}

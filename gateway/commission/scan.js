@@ -161,7 +161,7 @@ async function scanLine (target, opts) {
     report.requests += report.discovery.requests;
     for (const unitId of report.discovery.found) {
       if (performance.now() > deadline) { report.cutShort = true; break; }
-      const identity = await identify(client, unitId, o.timeoutMs);
+      const identity = await identify({ request: (op, ro) => again(() => client.request(op, ro)) }, unitId, o.timeoutMs);
       report.requests += identity.requests;
       /** @type {UnitReport} */
       const u = { unitId, identity, requests: 0 };
@@ -183,6 +183,23 @@ async function scanLine (target, opts) {
 }
 
 /**
+ * A request to a unit known to be there, asked again after a timeout (a busy unit, a loaded host)
+ * or when the line was still held quiet: at most D.SCAN_ATTEMPTS in all.
+ * @template T
+ * @param {() => Promise<T>} ask
+ * @returns {Promise<T>}
+ */
+async function again (ask) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ask();
+    } catch (err) {
+      if (err.code !== 'NINES_ERR_REPLY_TIMEOUT' || attempt >= D.SCAN_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/**
  * The map of one unit, table by table, within its budget and the scan's deadline.
  * @returns {Promise<Record<string, import('./map-probe').TableMap>>}
  */
@@ -192,7 +209,7 @@ async function mapUnit (client, unitId, o, deadline) {
   for (const { table, fc, max } of TABLES) {
     const read = (address, quantity) => {
       if (performance.now() > deadline) return Promise.reject(Object.assign(new Error('the scan reached its hard cap'), { code: 'deadline' }));
-      return client.request(validateOp({ fc, address, quantity, unitId }), { timeoutMs: o.timeoutMs });
+      return again(() => client.request(validateOp({ fc, address, quantity, unitId }), { timeoutMs: o.timeoutMs }));
     };
     const m = await mapTable(read, { first: o.addresses[0], last: o.addresses[1], maxPerRequest: max, steps: o.steps, budget: left });
     left -= m.requests;

@@ -10,6 +10,7 @@ const { createModbusModel } = require('../../gateway/simulators/modbus/model');
 const { encodeRequestPdu, decodeResponsePdu } = require('../../gateway/drivers/modbus/pdu');
 const { validateOp } = require('../../gateway/drivers/modbus/op');
 const D = require('../../gateway/commission/defaults');
+const { prng, randomRuns } = require('./maps');
 
 const TABLES = [['coils', 1, 2000], ['discreteInputs', 2, 2000], ['inputRegisters', 4, 125], ['holdingRegisters', 3, 125]];
 
@@ -18,40 +19,6 @@ const reader = (model, fc) => async (address, quantity) => {
   const op = validateOp({ fc, address, quantity });
   decodeResponsePdu(model.handle(1, encodeRequestPdu(op)), op, 1);
 };
-
-/** Small seeded PRNG (mulberry32), so a failing map can be told again. */
-function prng (seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Runs a scan promises to find: each holds a multiple of the last step (100), separated by holes.
- * @param {() => number} random @param {number} last highest address
- * @returns {Array<[number, number]>}
- */
-function randomRuns (random, last) {
-  const grid = D.SCAN_STEPS[D.SCAN_STEPS.length - 1];
-  const marks = new Set();
-  const n = Math.floor(random() * 5);
-  for (let i = 0; i < n; i++) marks.add(grid * Math.floor(random() * (Math.floor(last / grid) + 1)));
-  const runs = [];
-  for (const m of [...marks].sort((a, b) => a - b)) {
-    const start = Math.max(0, m - Math.floor(random() * 40));
-    const end = Math.min(last, m + Math.floor(random() * 160));
-    const prev = runs[runs.length - 1];
-    // keep a hole between runs
-    if (prev && start <= prev[1] + 1) prev[1] = Math.max(prev[1], end);
-    else runs.push([start, end]);
-  }
-  return runs;
-}
 
 describe('scan: mapping a table', () => {
   it('finds every run exactly on 40 random sparse maps of all four tables, within its budget', async () => {
