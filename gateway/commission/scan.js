@@ -110,6 +110,14 @@ function normalizeScanOptions (opts = {}) {
   };
 }
 
+/**
+ * A target's URL without its unit id: a scan is of the line, and its units carry their own ids.
+ * @param {string} url @returns {string}
+ */
+function lineUrl (url) {
+  return url.replace(/([?&])unitId=\d+(&|$)/, (m, before, after) => (after === '&' ? before : '')).replace(/\?$/, '');
+}
+
 /** @returns {number[]} lo..hi */
 function range (lo, hi) {
   return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
@@ -153,7 +161,7 @@ async function scanLine (target, opts) {
   const t0 = performance.now();
   const deadline = t0 + o.maxDurationMs;
   /** @type {ScanReport} */
-  const report = { target: t.url, units: [], discovery: /** @type {any} */ (null), elapsedMs: 0, requests: 0, cutShort: false };
+  const report = { target: lineUrl(t.url), units: [], discovery: /** @type {any} */ (null), elapsedMs: 0, requests: 0, cutShort: false };
   try {
     await client.connect();
     o.onProgress({ kind: 'start', units: o.units.length, boundMs: discoveryBoundMs(o.units.length, o), timeoutMs: o.timeoutMs, quietMs: o.quietMs, serial });
@@ -220,4 +228,4 @@ async function mapUnit (client, unitId, o, deadline) {
   return out;
 }
 
-module.exports = { scanLine, normalizeScanOptions, parseUnitRange, TABLES };
+module.exports = { scanLine, normalizeScanOptions, parseUnitRange, lineUrl, TABLES };
