@@ -157,6 +157,15 @@ describe('nines scan: the command', function () {
     }
   });
 
+  it('nines sim reads --map, --lacks and --identity, and refuses them malformed, naming the option', () => {
+    const { mapOption, lacksOption } = require('../../gateway/cli/sim');
+    assert.deepEqual(mapOption('holding:0-99,200-219;input:0-9;coil:5'), { map: { holdingRegisters: [[0, 99], [200, 219]], inputRegisters: [[0, 9]], coils: [[5, 5]] } });
+    assert.deepEqual(lacksOption('8,43'), { lacks: [8, 43] });
+    for (const [fn, text, field] of [[mapOption, 'holding=0-9', 'map'], [mapOption, 'flux:0-9', 'map'], [mapOption, 'holding:0-x', 'map'], [lacksOption, 'eight', 'lacks']]) {
+      assert.throws(() => fn(text), (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === field, text);
+    }
+  });
+
   it('refuses unit 0 on a serial line, where it is broadcast', async () => {
     const sim = await createModbusRtuTcpSimulator({ port: 0 });
     try {
