@@ -72,6 +72,14 @@ describe('modbus FC8, FC22, FC23, FC43: ops', () => {
     throwsCode(() => parseOpString('23:0:4=1,2'), 'NINES_ERR_INVALID_OP');
   });
 
+  it('takes its own normalized op back, as callers that copy an op do', () => {
+    for (const text of ['22:7=1,2', '23:0:4=10:1,2', '8:11', '43:4:9']) {
+      const o = parseOpString(text);
+      assert.deepEqual({ ...validateOp({ ...o }) }, { ...o }, text);
+    }
+    throwsCode(() => validateOp({ fc: 22, address: 0, andMask: 0, orMask: 0, quantity: 2 }), 'NINES_ERR_INVALID_OP');
+  });
+
   it('says which ops change the device: the writes, and FC8 restart and clear counters', () => {
     assert.equal(changesDevice(parseOpString('22:7=1,2')), true);
     assert.equal(changesDevice(parseOpString('23:0:1=0:1')), true);

@@ -110,7 +110,7 @@ const FIELDS_OF = Object.freeze({
   writeReg: ['address', 'quantity', 'value'],
   writeBits: ['address', 'quantity', 'value', 'values'],
   writeRegs: ['address', 'quantity', 'value', 'values'],
-  maskWrite: ['address', 'andMask', 'orMask'],
+  maskWrite: ['address', 'quantity', 'andMask', 'orMask'],
   readWrite: ['address', 'quantity', 'writeAddress', 'values'],
   diagnostics: ['subFunction', 'data'],
   deviceId: ['readCode', 'objectId']
@@ -228,6 +228,8 @@ function validateOp (op) {
     case 'maskWrite':
       if (op.andMask === undefined) fail('andMask', undefined, 'is required for FC22 (an integer from 0 to 65535)');
       if (op.orMask === undefined) fail('orMask', undefined, 'is required for FC22 (an integer from 0 to 65535)');
+      // a normalized FC22 op carries quantity 1 (one register), so it validates again as it is
+      if (op.quantity !== undefined && op.quantity !== 1) fail('quantity', op.quantity, 'must be 1 or absent for FC22');
       out.quantity = 1;
       out.andMask = intIn(op.andMask, 'andMask', 0, 65535);
       out.orMask = intIn(op.orMask, 'orMask', 0, 65535);
