@@ -14,8 +14,9 @@
 const FOLDERS = ['test/latency', 'test/jobs', 'test/fuzz', 'test/sparkplug', 'test/bench'];
 const FILES = {
   'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
-  'test/modbus': ['pdu', 'op', 'pipeline-guard'],
-  'test/simulators': ['modbus-model', 'ascii-device', 'faults'],
+  'test/modbus': ['pdu', 'op', 'pipeline-guard', 'fcs'],
+  'test/simulators': ['modbus-model', 'ascii-device', 'faults', 'modbus-fcs'],
+  'test/commission': ['map-probe'],
   'test/devices': ['spec', 'fifo'],
   'test/drivers': ['connection-options'],
   'test/scheduler': ['scheduler'],

@@ -56,6 +56,10 @@ module.exports = Object.freeze({
   MODBUS_MAX_READ_REGISTERS: 125,
   MODBUS_MAX_WRITE_BITS: 1968,
   MODBUS_MAX_WRITE_REGISTERS: 123,
+  /** FC23 read/write multiple registers: registers read (§6.17) */
+  MODBUS_MAX_READ_WRITE_READ_REGISTERS: 125,
+  /** FC23: registers written (§6.17) */
+  MODBUS_MAX_READ_WRITE_WRITE_REGISTERS: 121,
   /** Registers or bits a coalesced tag read may skip between two tags unless the device says otherwise */
   TAGS_MAX_GAP: 16,
   MODBUS_TCP_MAX_ADU: 260,

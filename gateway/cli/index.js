@@ -9,6 +9,7 @@ const COMMANDS = {
   run: { file: './run', summary: 'run the gateway (no config: the demo with simulators and an embedded broker)' },
   probe: { file: './probe', summary: 'latency test in the style of the Brainboxes tests (1/2/4/8 connections, .hgrm)' },
   sweep: { file: './sweep', summary: 'offered-load sweep: achieved rate and percentiles per step, saturation point' },
+  scan: { file: './scan', summary: 'commissioning: find the Modbus units on a line, identify and map them, write a starter config' },
   sim: { file: './sim', summary: 'device simulators: ED-588/ED-560 ASCII, Modbus TCP/RTU/RTU over TCP, with fault injection' },
   plot: { file: './plot', summary: 'percentile plot (SVG) of .hgrm files' },
   watch: { file: './watch', summary: 'subscribe to latency topics and show a live table merged across gateways' }

@@ -47,6 +47,12 @@ Options:
                        request's (another address or unit) shows in the values; default: zeros
   --holes <spec>       addresses the Modbus map lacks (exception 2 when touched), e.g. "hr:50-59,coil:7"
                        (tables coil, di, hr, ir)
+  --map <spec>         the only addresses the Modbus map has, per table; every other address is a
+                       hole, and a table not named has none: "holding:0-99,200-219;input:0-9"
+                       (tables coil, di, holding/hr, input/ir)
+  --lacks <fcs>        Modbus function codes the device lacks (exception 1), e.g. 8,22,23,43
+  --identity <name>    what FC43 device identification answers: nines (default), ED-588, ED-560;
+                       object 6 (UserApplicationName) is "unit <id>", so each unit tells itself apart
   --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C
 `;
 
@@ -67,6 +73,38 @@ function holesOption (spec) {
     (holes[bank] = holes[bank] || []).push([Number(m[2]), Number(m[3] === undefined ? m[2] : m[3])]);
   }
   return { holes };
+}
+
+/**
+ * `--map "holding:0-99,200-219;input:0-9"` → the model's map option (model.js checks the ranges).
+ * @param {string|undefined} spec
+ * @returns {{map?: object}}
+ */
+function mapOption (spec) {
+  if (spec === undefined) return {};
+  const map = {};
+  for (const part of spec.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([a-z]+):(.+)$/i.exec(part);
+    const bank = m && HOLE_BANKS[m[1].toLowerCase()];
+    const ranges = m ? m[2].split(',').map((r) => /^\s*(\d+)(?:-(\d+))?\s*$/.exec(r)) : [];
+    if (!bank || ranges.some((r) => r === null)) {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `--map: "${part}" must be <table>:<first>[-<last>][,…] with table coil, di, holding or input, e.g. "holding:0-99,200-219"`, { field: 'map', value: part });
+    }
+    map[bank] = (map[bank] || []).concat(ranges.map((r) => [Number(r[1]), Number(r[2] === undefined ? r[1] : r[2])]));
+  }
+  return { map };
+}
+
+/**
+ * `--lacks 8,22` → [8, 22] (model.js checks they are function codes it answers).
+ * @param {string|undefined} text
+ * @returns {{lacks?: number[]}}
+ */
+function lacksOption (text) {
+  if (text === undefined) return {};
+  const fcs = text.split(',').map((p) => p.trim());
+  if (!fcs.every((f) => /^\d{1,3}$/.test(f))) throw new NinesError('NINES_ERR_INVALID_ARG', `--lacks must be function codes such as 8,22,23,43; got "${text}"`, { field: 'lacks', value: text });
+  return { lacks: fcs.map(Number) };
 }
 
 /**
@@ -105,6 +143,9 @@ async function main (argv) {
     duration: { type: 'string' },
     'max-connections': { type: 'string' },
     holes: { type: 'string' },
+    map: { type: 'string' },
+    lacks: { type: 'string' },
+    identity: { type: 'string' },
     preset: { type: 'string' },
     'one-at-a-time': { type: 'boolean', default: false },
     'needs-delay-after-connect': { type: 'string' },
@@ -134,7 +175,8 @@ async function main (argv) {
   if (values.preset !== undefined && kind === 'ascii') {
     throw new NinesError('NINES_ERR_INVALID_ARG', '--preset is for the Modbus simulators (modbus, rtu, rtutcp, all)', { field: 'preset', value: values.preset });
   }
-  const modelOptions = { unitIds, animate: values.animate, ...holesOption(values.holes) };
+  const modelOptions = { unitIds, animate: values.animate, ...holesOption(values.holes), ...mapOption(values.map), ...lacksOption(values.lacks) };
+  if (values.identity !== undefined) modelOptions.identification = values.identity;
   if (values.preset !== undefined) modelOptions.preset = values.preset;
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration, '--duration');
   const common = { host: values.host, faults: values.faults };
@@ -184,4 +226,4 @@ async function main (argv) {
   return 0;
 }
 
-module.exports = { main, USAGE, holesOption, unitIdsOption };
+module.exports = { main, USAGE, holesOption, mapOption, lacksOption, unitIdsOption };

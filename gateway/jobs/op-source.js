@@ -45,12 +45,14 @@ function createOpSource (spec, target) {
   const raw = { ...(typeof spec[key] === 'string' ? modbus.parseOpString(spec[key]) : spec[key]) };
   if (raw.unitId === undefined) raw.unitId = t.unitId;
   const op = modbus.validateOp(raw);
-  const isWrite = [5, 6, 15, 16].includes(op.fc);
+  const isWrite = modbus.changesDevice(op);
   if ((key === 'read') === isWrite) {
     throw new NinesError('NINES_ERR_INVALID_OP', `${key} was given function code ${op.fc}, which is a ${isWrite ? 'write' : 'read'}`, { field: `${key}.fc`, value: op.fc });
   }
   const n = op.quantity !== undefined ? op.quantity : (op.values ? op.values.length : 1);
-  return { nextOp: () => op, label: modbusLabel(op.fc, op.address, n), kind: 'modbus' };
+  // FC8 and FC43 have no address: their label names the sub-function or read code (fc8-sub11, fc43-code2)
+  const label = op.fc === 8 ? `fc8-sub${op.subFunction}` : op.fc === 43 ? `fc43-code${op.readCode}` : modbusLabel(op.fc, op.address, n);
+  return { nextOp: () => op, label, kind: 'modbus' };
 }
 
 /**

@@ -3,7 +3,8 @@
 /**
  * pymodbus as an independent peer: it encodes typed values with its own payload builder, in the
  * word and byte order asked for, and writes them to a Modbus TCP server (test/fixtures/pymodbus-write.py);
- * and it speaks Modbus RTU over TCP, as a client and as a server (test/fixtures/pymodbus-rtutcp.py).
+ * and it speaks Modbus RTU over TCP, as a client and as a server (test/fixtures/pymodbus-rtutcp.py),
+ * and FC43/14 device identification and FC22 mask write over Modbus TCP (test/fixtures/pymodbus-fcs.py).
  * Debian's python3 runs it (python3-pymodbus; test/helpers/system-tools.js checks it is there).
  */
 
@@ -100,4 +101,64 @@ function startPymodbusRtuTcpServer () {
   });
 }
 
-module.exports = { runPymodbus, runPymodbusRtuTcpClient, startPymodbusRtuTcpServer };
+const FCS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-fcs.py');
+
+/**
+ * pymodbus's Modbus TCP client runs a list of FC43/14 and FC22 ops (test/fixtures/pymodbus-fcs.py).
+ * @param {{port: number, unit?: number, ops: Array<{deviceId?: [number, number], mask?: [number, number, number], read?: [number, number]}>}} job
+ * @returns {Promise<any[]>} one result per op
+ */
+function runPymodbusFcsClient (job) {
+  assertTools(['pymodbus']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [FCS_SCRIPT, 'client'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`pymodbus-fcs.py client exited ${code}: ${err.trim()}`));
+      else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
+    });
+    child.stdin.end(JSON.stringify(job));
+  });
+}
+
+/**
+ * pymodbus's Modbus TCP server with a device identification (test/fixtures/pymodbus-fcs.py) on
+ * 127.0.0.1 and a free port: unit 1, holding register i = i.
+ * @returns {Promise<{port: number, close: () => Promise<void>}>}
+ */
+function startPymodbusFcsServer () {
+  assertTools(['pymodbus']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [FCS_SCRIPT, 'server'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const exited = new Promise((done) => child.once('exit', done));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pymodbus server did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`pymodbus server exited ${code}: ${err.trim()}`)); });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /\{"port": (\d+)\}/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({
+        port: Number(m[1]),
+        close: async () => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+          child.stdin.end();
+          await exited;
+          clearTimeout(kill);
+        }
+      });
+    });
+  });
+}
+
+module.exports = { runPymodbus, runPymodbusRtuTcpClient, startPymodbusRtuTcpServer, runPymodbusFcsClient, startPymodbusFcsServer };

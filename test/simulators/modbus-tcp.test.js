@@ -213,7 +213,8 @@ describe('Modbus TCP simulator', () => {
 
     it('answers an unsupported function code with exception 1', async () => {
       const c = track(await rawClient(sim.port));
-      c.send(mbapFrame(3, 1, hex('2B 0E 01 00')));
+      // MEI type 13 (CANopen): FC43 with MEI type 14, device identification, is answered now
+      c.send(mbapFrame(3, 1, hex('2B 0D 01 00')));
       assert.deepEqual(await c.next(1), [hex('0003 0000 0003 01 AB 01')]);
     });
   });

@@ -6,6 +6,8 @@
  * (validateOp / parseOpString) and pass the normalized op to request().
  */
 
+const { readDeviceIdentification } = require('./device-id');
+
 /**
  * @typedef {{unitId?: number, timeoutMs?: number}} CallOptions
  */
@@ -38,7 +40,39 @@ const helpers = {
   /** FC15. @param {number} address @param {Array<boolean|0|1>} values @param {CallOptions} [opts] @returns {Promise<import('./client').Reply>} */
   writeCoils (address, values, opts) { return this.request(makeOp(15, address, { values }, opts), reqOpts(opts)); },
   /** FC16. @param {number} address @param {number[]|Buffer} values @param {CallOptions} [opts] @returns {Promise<import('./client').Reply>} */
-  writeRegisters (address, values, opts) { return this.request(makeOp(16, address, { values }, opts), reqOpts(opts)); }
+  writeRegisters (address, values, opts) { return this.request(makeOp(16, address, { values }, opts), reqOpts(opts)); },
+  /**
+   * FC22: sets the register to (current AND andMask) OR (orMask AND NOT andMask), in the device: one
+   * bit written without a read-modify-write race.
+   * @param {number} address @param {number} andMask 0-65535 @param {number} orMask 0-65535 @param {CallOptions} [opts]
+   * @returns {Promise<import('./client').Reply>}
+   */
+  maskWriteRegister (address, andMask, orMask, opts) { return this.request(makeOp(22, address, { andMask, orMask }, opts), reqOpts(opts)); },
+  /**
+   * FC23: writes values at writeAddress, then reads quantity registers at readAddress, in one request.
+   * @param {number} readAddress @param {number} quantity 1-125 @param {number} writeAddress @param {number[]|Buffer} values 1-121
+   * @param {CallOptions} [opts] @returns {Promise<import('./client').Reply>} data: uint16[] read
+   */
+  readWriteRegisters (readAddress, quantity, writeAddress, values, opts) {
+    return this.request(makeOp(23, readAddress, { quantity, writeAddress, values }, opts), reqOpts(opts));
+  },
+  /**
+   * FC8 diagnostics.
+   * @param {number} subFunction one of op.js DIAGNOSTICS @param {number} [data=0] @param {CallOptions} [opts]
+   * @returns {Promise<import('./client').Reply>} data: the reply's data word (the echo, or the counter)
+   */
+  diagnostics (subFunction, data, opts) {
+    const op = { fc: 8, subFunction };
+    if (data !== undefined) op.data = data;
+    if (opts && opts.unitId !== undefined) op.unitId = opts.unitId;
+    return this.request(op, reqOpts(opts));
+  },
+  /**
+   * FC43/14: the device's identification, every piece (several requests when it says more follows).
+   * @param {{readCode?: number, objectId?: number} & CallOptions} [opts] readCode 1 basic, 2 regular (default), 3 extended, 4 one object
+   * @returns {Promise<import('./device-id').DeviceIdentification>}
+   */
+  readDeviceIdentification (opts) { return readDeviceIdentification(this, opts); }
 };
 
 /**

@@ -41,6 +41,8 @@ const { PipelineGuard } = require('./pipeline-guard');
 const hrtime = process.hrtime.bigint;
 
 const EMPTY = Buffer.alloc(0);
+/** What RTU broadcast (unit 0) carries: writes, which no unit answers */
+const BROADCAST_FCS = Object.freeze([5, 6, 15, 16, 22]);
 
 /** The Modbus schemes and the transport of each */
 const TRANSPORTS = Object.freeze({ 'modbus+tcp': TcpTransport, 'modbus+rtu': RtuTransport, 'modbus+rtutcp': RtuTcpTransport });
@@ -164,9 +166,9 @@ class ModbusClient extends Connection {
    * @returns {NinesError|null} the error for a read to RTU broadcast (counted as invalid), else null
    */
   _checkUnit (o, unitId) {
-    if (unitId !== 0 || !this._rtu || o.fc > 4) return null;
+    if (unitId !== 0 || !this._rtu || BROADCAST_FCS.includes(o.fc)) return null;
     this._stats.invalid++;
-    return new NinesError('NINES_ERR_INVALID_OP', `op.unitId 0 is broadcast on RTU and takes writes only; got FC${o.fc} (a read)`,
+    return new NinesError('NINES_ERR_INVALID_OP', `op.unitId 0 is broadcast on RTU and takes writes only; got FC${o.fc}, which has a reply to wait for`,
       { field: 'unitId', value: 0, rule: 'broadcast (unit 0) is for writes on RTU' });
   }
 
@@ -332,7 +334,7 @@ class ModbusClient extends Connection {
     err.details.raw = buf.toString('hex', frameStart, frameEnd);
     err.details.target = this._target.url;
     err.doneNs = doneNs;
-    if (err.code === 'NINES_ERR_MODBUS_EXCEPTION') {
+    if (err.code === 'NINES_ERR_MODBUS_EXCEPTION' || err.code === 'NINES_ERR_FC_UNSUPPORTED') {
       // The device answered: the link is fine
       this._answered();
       if (this._guard !== null) this._guard.answered(p);
@@ -368,7 +370,7 @@ class ModbusClient extends Connection {
     reply.address = op.address;
     reply.raw = this._leaseRaw;
     const pdu = pduStart - frameStart;
-    if (op.fc <= 4) {
+    if (op.fc <= 4 || op.fc === 23) {
       if (this._leaseDataAt !== pdu + 2 || this._leaseData.length !== n - pdu - 2 - this._trailer) {
         this._leaseDataAt = pdu + 2;
         this._leaseData = bytes.subarray(pdu + 2, n - this._trailer);

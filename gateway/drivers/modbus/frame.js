@@ -15,11 +15,23 @@ const FC = Object.freeze({
   WRITE_SINGLE_COIL: 5,
   WRITE_SINGLE_REGISTER: 6,
   WRITE_MULTIPLE_COILS: 15,
-  WRITE_MULTIPLE_REGISTERS: 16
+  WRITE_MULTIPLE_REGISTERS: 16,
+  DIAGNOSTICS: 8,
+  MASK_WRITE_REGISTER: 22,
+  READ_WRITE_MULTIPLE_REGISTERS: 23,
+  ENCAPSULATED_INTERFACE: 43
 });
 
-/** Function codes nines speaks */
-const SUPPORTED_FCS = Object.freeze([1, 2, 3, 4, 5, 6, 15, 16]);
+/** Function codes nines speaks (FC43 with MEI type 14, read device identification, only) */
+const SUPPORTED_FCS = Object.freeze([1, 2, 3, 4, 5, 6, 8, 15, 16, 22, 23, 43]);
+
+/** MEI type of FC43 that reads the device identification (§6.21) */
+const MEI_READ_DEVICE_ID = 0x0E;
+
+/** Bytes of an FC23 request before its values: function code, read address, read quantity, write address, write quantity, byte count */
+const FC23_HEADER = 10;
+/** Bytes of an FC43/14 reply before its first object: function code, MEI type, read code, conformity level, more follows, next object id, number of objects */
+const FC43_HEADER = 7;
 
 /** Exception code → name, as the spec spells them */
 const EXCEPTIONS = Object.freeze({
@@ -133,8 +145,12 @@ function readMbap (buf, offset = 0) {
 function rtuRequestLength (buf) {
   if (buf.length < 2) return 0;
   const fc = buf[1];
-  if (fc >= 1 && fc <= 6) return 8;
+  if ((fc >= 1 && fc <= 6) || fc === 8) return 8; // FC8: sub-function and one data word (the only form nines sends)
   if (fc === 15 || fc === 16) return buf.length < 7 ? 0 : 9 + buf[6];
+  if (fc === 22) return 10;
+  // the byte count is the PDU's 10th byte, after the address: ADU byte 10
+  if (fc === 23) return buf.length < 1 + FC23_HEADER ? 0 : 3 + FC23_HEADER + buf[FC23_HEADER];
+  if (fc === 43) return 7; // MEI type, read code, object id
   return -1;
 }
 
@@ -148,9 +164,31 @@ function rtuResponseLength (buf) {
   if (buf.length < 2) return 0;
   const fc = buf[1];
   if (fc & 0x80) return 5;
-  if (fc >= 1 && fc <= 4) return buf.length < 3 ? 0 : 5 + buf[2];
-  if (fc === 5 || fc === 6 || fc === 15 || fc === 16) return 8;
+  if ((fc >= 1 && fc <= 4) || fc === 23) return buf.length < 3 ? 0 : 5 + buf[2];
+  if (fc === 5 || fc === 6 || fc === 8 || fc === 15 || fc === 16) return 8;
+  if (fc === 22) return 10;
+  if (fc === 43) return deviceIdReplyLength(buf, 1);
   return -1;
+}
+
+/**
+ * Length of an RTU FC43/14 reply, which varies: its objects (each an id, a length and that many bytes)
+ * are walked from their headers as the bytes come.
+ * @param {Buffer} buf bytes received so far
+ * @param {number} at offset of the function code in buf (1: after the RTU address)
+ * @returns {number} at + the PDU's length + 2 (the CRC), 0 when more bytes are needed to know it, -1
+ *   when it cannot be such a reply (a MEI type other than 14, or longer than a PDU may be)
+ */
+function deviceIdReplyLength (buf, at) {
+  if (buf.length < at + FC43_HEADER) return 0;
+  if (buf[at + 1] !== MEI_READ_DEVICE_ID) return -1;
+  let off = at + FC43_HEADER;
+  for (let i = buf[at + 6]; i > 0; i--) {
+    if (buf.length < off + 2) return 0;
+    off += 2 + buf[off + 1];
+    if (off - at > MAX_PDU_LENGTH) return -1;
+  }
+  return off + 2;
 }
 
 /**
@@ -176,6 +214,10 @@ module.exports = {
   EXCEPTIONS,
   MBAP_LENGTH,
   MAX_PDU_LENGTH,
+  MEI_READ_DEVICE_ID,
+  FC23_HEADER,
+  FC43_HEADER,
+  deviceIdReplyLength,
   crc16,
   rtuFrame,
   rtuCrcOk,

@@ -8,7 +8,8 @@
 const { NinesError } = require('../../base/errors');
 const { parseTarget } = require('../target');
 const { ModbusClient, Reply } = require('./client');
-const { validateOp, parseOpString, toOp, describeOp, formatOp, FC_NAMES } = require('./op');
+const { validateOp, parseOpString, toOp, describeOp, formatOp, changesDevice, FC_NAMES, DIAGNOSTICS } = require('./op');
+const { readDeviceIdentification } = require('./device-id');
 const { encodeRequestPdu, decodeResponsePdu, responsePduLength } = require('./pdu');
 const frame = require('./frame');
 
@@ -37,7 +38,10 @@ module.exports = {
   toOp,
   describeOp,
   formatOp,
+  changesDevice,
+  readDeviceIdentification,
   FC_NAMES,
+  DIAGNOSTICS,
   encodeRequestPdu,
   decodeResponsePdu,
   responsePduLength,

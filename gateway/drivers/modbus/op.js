@@ -9,15 +9,23 @@
  *   { fc: 6, address: 10, value: 123 }                           FC6: 0..65535, or -32768..-1 as int16
  *   { fc: 15, address: 0, values: [true, 0, 1] }                 FC15: booleans or 0/1
  *   { fc: 16, address: 0, values: [1, -2, 3] }                   FC16: uint16 or int16 numbers, or a Buffer
+ *   { fc: 22, address: 7, andMask: 0xFFF7, orMask: 0x0008 }     FC22 mask write: (current AND andMask) OR (orMask AND NOT andMask)
+ *   { fc: 23, address: 0, quantity: 4, writeAddress: 10, values: [1, 2] }  FC23: writes values at writeAddress, then
+ *                                                                reads quantity registers at address (the spec's order)
+ *   { fc: 8, subFunction: 11, data?: 0 }                         FC8 diagnostics (sub-functions in DIAGNOSTICS)
+ *   { fc: 43, readCode: 1, objectId?: 0 }                        FC43/14 read device identification (read code 1-4)
  * `fc` may be a name: readCoils, readDiscreteInputs, readHoldingRegisters, readInputRegisters,
  * writeSingleCoil (writeCoil), writeSingleRegister (writeRegister), writeMultipleCoils (writeCoils),
- * writeMultipleRegisters (writeRegisters); case, '_' and '-' are ignored (READ_HOLDING_REGISTERS works).
+ * writeMultipleRegisters (writeRegisters), maskWriteRegister, readWriteMultipleRegisters (readWriteRegisters),
+ * diagnostics, readDeviceIdentification; case, '_' and '-' are ignored (READ_HOLDING_REGISTERS works).
  * For FC15/16 `quantity` is optional (= values.length) and `value` is accepted as an alias of `values`.
  *
  * String form (CLI, Node-RED fields), see parseOpString:
  *   fc:address[:quantity][=values][@unitId]
  *   "3:0:10"  "4:100" (quantity 1)  "6:10=123"  "6:10=-1"  "6:10=0x1F"  "16:0=1,2,3"  "16:0:3=1,2,3"
  *   "5:3=on"  "5:3=off"  "15:0=1,0,1,1"  "3:0:10@2" (unit 2)  "readHoldingRegisters:0:10"
+ *   "22:7=0xFFF7,0x0008" (andMask, orMask)  "23:0:4=10:1,2" (read 4 at 0, write 1,2 at 10)
+ *   "8:11" (sub-function 11)  "8:0=0x1234" (sub-function 0, data 0x1234)  "43:1" (read code 1)  "43:4:129" (object 129)
  *
  * A normalized op is frozen and branded, so a client skips re-validation and reuses its encoded PDU.
  */
@@ -46,8 +54,34 @@ const FC_NAMES = Object.freeze({
   writecoils: 15,
   forcemultiplecoils: 15,
   writemultipleregisters: 16,
-  writeregisters: 16
+  writeregisters: 16,
+  diagnostics: 8,
+  maskwriteregister: 22,
+  readwritemultipleregisters: 23,
+  readwriteregisters: 23,
+  readdeviceidentification: 43
 });
+
+/**
+ * FC8 sub-functions nines sends, and the data word each takes (Modbus over Serial Line v1.02 §6.1 and
+ * the Application Protocol §6.8): `data` lists the values allowed (null: any 16-bit word).
+ */
+const DIAGNOSTICS = Object.freeze({
+  0: { name: 'returnQueryData', data: null },
+  1: { name: 'restartCommunications', data: [0x0000, 0xFF00] },
+  10: { name: 'clearCounters', data: [0] },
+  11: { name: 'busMessageCount', data: [0] },
+  12: { name: 'busCommunicationErrorCount', data: [0] },
+  13: { name: 'busExceptionErrorCount', data: [0] },
+  14: { name: 'serverMessageCount', data: [0] },
+  15: { name: 'serverNoResponseCount', data: [0] },
+  16: { name: 'serverNakCount', data: [0] },
+  17: { name: 'serverBusyCount', data: [0] },
+  18: { name: 'busCharacterOverrunCount', data: [0] }
+});
+
+/** FC43/14 read codes: 1 basic, 2 regular, 3 extended (stream access), 4 one object (§6.21) */
+const READ_CODES = Object.freeze({ basic: 1, regular: 2, extended: 3, one: 4 });
 
 /** Per function code: quantity limit and which fields it takes. Data, not nested ifs. */
 const RULES = Object.freeze({
@@ -58,10 +92,32 @@ const RULES = Object.freeze({
   5: { kind: 'writeBit', max: 1 },
   6: { kind: 'writeReg', max: 1 },
   15: { kind: 'writeBits', max: C.MODBUS_MAX_WRITE_BITS },
-  16: { kind: 'writeRegs', max: C.MODBUS_MAX_WRITE_REGISTERS }
+  16: { kind: 'writeRegs', max: C.MODBUS_MAX_WRITE_REGISTERS },
+  8: { kind: 'diagnostics', max: 0 },
+  22: { kind: 'maskWrite', max: 1 },
+  23: { kind: 'readWrite', max: C.MODBUS_MAX_READ_WRITE_READ_REGISTERS, maxWrite: C.MODBUS_MAX_READ_WRITE_WRITE_REGISTERS },
+  43: { kind: 'deviceId', max: 0 }
 });
 
-const KNOWN_FIELDS = ['fc', 'address', 'quantity', 'value', 'values', 'unitId'];
+const KNOWN_FIELDS = ['fc', 'address', 'quantity', 'value', 'values', 'unitId', 'andMask', 'orMask', 'writeAddress', 'subFunction', 'data', 'readCode', 'objectId'];
+/** The fields only FC8, FC22, FC23 and FC43 take */
+const NEW_FIELDS = ['andMask', 'orMask', 'writeAddress', 'subFunction', 'data', 'readCode', 'objectId'];
+/** The fields each kind of op takes besides fc and unitId (any other known field is refused) */
+const FIELDS_OF = Object.freeze({
+  readBits: ['address', 'quantity'],
+  readRegs: ['address', 'quantity'],
+  writeBit: ['address', 'quantity', 'value'],
+  writeReg: ['address', 'quantity', 'value'],
+  writeBits: ['address', 'quantity', 'value', 'values'],
+  writeRegs: ['address', 'quantity', 'value', 'values'],
+  maskWrite: ['address', 'quantity', 'andMask', 'orMask'],
+  readWrite: ['address', 'quantity', 'writeAddress', 'values'],
+  diagnostics: ['subFunction', 'data'],
+  deviceId: ['readCode', 'objectId']
+});
+/** Function codes that change what a device holds (FC8: restart and clear counters change its counters) */
+const WRITE_FCS = Object.freeze([5, 6, 15, 16, 22, 23]);
+const FC_LIST = '1, 2, 3, 4, 5, 6, 8, 15, 16, 22, 23, 43';
 
 /**
  * @param {string} field
@@ -109,9 +165,9 @@ function resolveFc (fc) {
   if (typeof fc === 'string') {
     const t = fc.trim();
     n = /^\d+$/.test(t) ? Number(t) : FC_NAMES[fcKey(t)];
-    if (n === undefined) fail('fc', fc, `must be 1-6, 15 or 16, or a name such as readHoldingRegisters (known: ${Object.keys(FC).join(', ')})`);
+    if (n === undefined) fail('fc', fc, `must be one of ${FC_LIST}, or a name such as readHoldingRegisters (known: ${Object.keys(FC).join(', ')})`);
   }
-  if (typeof n !== 'number' || !RULES[n]) fail('fc', fc, 'must be one of 1, 2, 3, 4, 5, 6, 15, 16 (or a name such as readHoldingRegisters)');
+  if (typeof n !== 'number' || !RULES[n]) fail('fc', fc, `must be one of ${FC_LIST} (or a name such as readHoldingRegisters)`);
   return n;
 }
 
@@ -152,15 +208,40 @@ function validateOp (op) {
   for (const key of Object.keys(op)) {
     if (!KNOWN_FIELDS.includes(key) && op[key] !== undefined) fail(key, op[key], `is not a Modbus op field (known: ${KNOWN_FIELDS.join(', ')})`);
   }
-  if (op.fc === undefined) fail('fc', undefined, 'is required (1-6, 15, 16 or a name such as readHoldingRegisters)');
+  if (op.fc === undefined) fail('fc', undefined, `is required (${FC_LIST} or a name such as readHoldingRegisters)`);
   const fc = resolveFc(op.fc);
   const rule = RULES[fc];
+  const takes = FIELDS_OF[rule.kind];
+  // FC1-6, 15 and 16 say themselves what they do not take (below), in their own words
+  const newKind = !['readBits', 'readRegs', 'writeBit', 'writeReg', 'writeBits', 'writeRegs'].includes(rule.kind);
+  for (const key of KNOWN_FIELDS) {
+    if (key === 'fc' || key === 'unitId' || op[key] === undefined || takes.includes(key)) continue;
+    if (newKind || NEW_FIELDS.includes(key)) fail(key, op[key], `is not taken by FC${fc} (it takes ${takes.join(', ')})`);
+  }
+  if (rule.kind === 'diagnostics' || rule.kind === 'deviceId') return finish(rule.kind === 'diagnostics' ? diagnosticsOp(op) : deviceIdOp(op), op);
   if (op.address === undefined) fail('address', undefined, 'is required (an integer from 0 to 65535)');
   const address = intIn(op.address, 'address', 0, 65535);
   /** @type {any} */
   const out = { fc, address, quantity: 0 };
 
   switch (rule.kind) {
+    case 'maskWrite':
+      if (op.andMask === undefined) fail('andMask', undefined, 'is required for FC22 (an integer from 0 to 65535)');
+      if (op.orMask === undefined) fail('orMask', undefined, 'is required for FC22 (an integer from 0 to 65535)');
+      // a normalized FC22 op carries quantity 1 (one register), so it validates again as it is
+      if (op.quantity !== undefined && op.quantity !== 1) fail('quantity', op.quantity, 'must be 1 or absent for FC22');
+      out.quantity = 1;
+      out.andMask = intIn(op.andMask, 'andMask', 0, 65535);
+      out.orMask = intIn(op.orMask, 'orMask', 0, 65535);
+      break;
+    case 'readWrite':
+      if (op.quantity === undefined) fail('quantity', undefined, `is required for FC23: registers to read (1 to ${rule.max})`);
+      out.quantity = intIn(op.quantity, 'quantity', 1, rule.max);
+      if (op.writeAddress === undefined) fail('writeAddress', undefined, 'is required for FC23 (an integer from 0 to 65535)');
+      out.writeAddress = intIn(op.writeAddress, 'writeAddress', 0, 65535);
+      out.values = registerList(op.values, 'values', fc, rule.maxWrite);
+      if (out.writeAddress + out.values.length > 65536) fail('values', op.values, `must keep writeAddress + values within 65536 (writeAddress ${out.writeAddress})`);
+      break;
     case 'readBits':
     case 'readRegs':
       if (op.value !== undefined) fail('value', op.value, `is not taken by read FC${fc}`);
@@ -189,11 +270,47 @@ function validateOp (op) {
     }
   }
   if (address + out.quantity > 65536) fail('quantity', out.quantity, `must keep address + quantity within 65536 (address ${address})`);
+  return finish(out, op);
+}
+
+/**
+ * Adds the unit id, then freezes and brands a normalized op.
+ * @param {any} out @param {any} op the op given @returns {any}
+ */
+function finish (out, op) {
   if (op.unitId !== undefined) out.unitId = intIn(op.unitId, 'unitId', 0, 255);
   if (out.values) Object.freeze(out.values);
   Object.defineProperty(out, kValid, { value: true });
   Object.defineProperty(out, kPdu, { value: { pdu: null } });
   return Object.freeze(out);
+}
+
+/** FC8: a known sub-function and the data word it takes (default 0). @returns {any} */
+function diagnosticsOp (op) {
+  if (op.subFunction === undefined) fail('subFunction', undefined, `is required for FC8 (one of ${Object.keys(DIAGNOSTICS).join(', ')})`);
+  const sub = op.subFunction;
+  const known = Number.isInteger(sub) ? DIAGNOSTICS[/** @type {number} */ (sub)] : undefined;
+  if (known === undefined) fail('subFunction', sub, `must be a sub-function nines knows: ${Object.entries(DIAGNOSTICS).map(([k, d]) => `${k} ${d.name}`).join(', ')}`);
+  const data = op.data === undefined ? 0 : intIn(op.data, 'data', 0, 65535);
+  if (known.data !== null && !known.data.includes(data)) fail('data', op.data, `must be ${known.data.map((d) => `0x${d.toString(16).toUpperCase().padStart(4, '0')}`).join(' or ')} for sub-function ${sub} (${known.name})`);
+  return { fc: 8, subFunction: sub, data };
+}
+
+/** FC43/14: read code 1-4 and the object to start at (default 0). @returns {any} */
+function deviceIdOp (op) {
+  if (op.readCode === undefined) fail('readCode', undefined, 'is required for FC43 (1 basic, 2 regular, 3 extended, 4 one object)');
+  const readCode = intIn(op.readCode, 'readCode', 1, 4);
+  const objectId = op.objectId === undefined ? 0 : intIn(op.objectId, 'objectId', 0, 255);
+  return { fc: 43, readCode, objectId };
+}
+
+/**
+ * Whether an op changes what the device holds (a write; FC8 restart and clear-counters too).
+ * @param {{fc: number, subFunction?: number}} op a normalized op
+ * @returns {boolean}
+ */
+function changesDevice (op) {
+  return WRITE_FCS.includes(op.fc) || (op.fc === 8 && (op.subFunction === 1 || op.subFunction === 10));
 }
 
 /** @returns {boolean[]} */
@@ -237,6 +354,7 @@ function parseOpString (text) {
   if (!m) fail('op', text, 'must look like fc:address[:quantity][=values][@unitId], e.g. "3:0:10", "6:10=123", "16:0=1,2,3", "5:3=on"');
   const fc = resolveFc(m[1]);
   const kind = RULES[fc].kind;
+  if (kind === 'diagnostics' || kind === 'deviceId' || kind === 'maskWrite' || kind === 'readWrite') return validateOp(parseNewForm(fc, kind, m, text));
   /** @type {any} */
   const op = { fc, address: Number(m[2]) };
   if (m[3] !== undefined) op.quantity = Number(m[3]);
@@ -258,6 +376,42 @@ function parseOpString (text) {
     }
   }
   return validateOp(op);
+}
+
+/**
+ * The string forms of FC8, FC22, FC23 and FC43 (see the file header).
+ * @param {number} fc @param {string} kind @param {RegExpExecArray} m @param {string} text
+ * @returns {object} an op to validate
+ */
+function parseNewForm (fc, kind, m, text) {
+  const [, , first, second, rest, unit] = m;
+  /** @type {any} */
+  const op = { fc };
+  if (unit !== undefined) op.unitId = Number(unit);
+  const words = rest === undefined || rest === '' ? [] : rest.split(',');
+  if (kind === 'diagnostics') {
+    if (second !== undefined) fail('op', text, 'must look like 8:subFunction[=data] for FC8, e.g. "8:11" or "8:0=0x1234"');
+    op.subFunction = Number(first);
+    if (words.length > 1) fail('op', text, 'must carry at most one data word for FC8');
+    if (words.length === 1) op.data = parseRegisterWord(words[0], text, 0);
+  } else if (kind === 'deviceId') {
+    if (rest !== undefined) fail('op', text, 'must look like 43:readCode[:objectId] for FC43, e.g. "43:1" or "43:4:129"');
+    op.readCode = Number(first);
+    if (second !== undefined) op.objectId = Number(second);
+  } else if (kind === 'maskWrite') {
+    if (second !== undefined || words.length !== 2) fail('op', text, 'must look like 22:address=andMask,orMask for FC22, e.g. "22:7=0xFFF7,0x0008"');
+    op.address = Number(first);
+    op.andMask = parseRegisterWord(words[0], text, 0);
+    op.orMask = parseRegisterWord(words[1], text, 1);
+  } else {
+    const w = /^(\d+):(.+)$/.exec(rest || '');
+    if (second === undefined || w === null) fail('op', text, 'must look like 23:address:quantity=writeAddress:values for FC23, e.g. "23:0:4=10:1,2"');
+    op.address = Number(first);
+    op.quantity = Number(second);
+    op.writeAddress = Number(w[1]);
+    op.values = w[2].split(',').map((p, i) => parseRegisterWord(p, text, i));
+  }
+  return op;
 }
 
 /** @returns {boolean|unknown} */
@@ -293,6 +447,10 @@ function toOp (op) {
 function describeOp (op, unitId = op.unitId) {
   const unit = unitId === undefined ? '' : `unit ${unitId} `;
   if (op.fc === 5 || op.fc === 6) return `${unit}FC${op.fc} address ${op.address} value ${op.value}`;
+  if (op.fc === 8) return `${unit}FC8 sub-function ${op.subFunction}`;
+  if (op.fc === 43) return `${unit}FC43/14 read code ${op.readCode} object ${op.objectId}`;
+  if (op.fc === 22) return `${unit}FC22 address ${op.address}`;
+  if (op.fc === 23) return `${unit}FC23 address ${op.address} quantity ${op.quantity} write address ${op.writeAddress} quantity ${op.values.length}`;
   return `${unit}FC${op.fc} address ${op.address} quantity ${op.quantity}`;
 }
 
@@ -303,7 +461,11 @@ function describeOp (op, unitId = op.unitId) {
  */
 function formatOp (op) {
   let s = `${op.fc}:${op.address}`;
-  if (op.fc <= 4) s += `:${op.quantity}`;
+  if (op.fc === 8) s = `8:${op.subFunction}=${op.data}`;
+  else if (op.fc === 43) s = `43:${op.readCode}:${op.objectId}`;
+  else if (op.fc === 22) s += `=${op.andMask},${op.orMask}`;
+  else if (op.fc === 23) s += `:${op.quantity}=${op.writeAddress}:${op.values.join(',')}`;
+  else if (op.fc <= 4) s += `:${op.quantity}`;
   else if (op.fc === 5) s += `=${op.value ? 1 : 0}`;
   else if (op.fc === 6) s += `=${op.value}`;
   else s += `=${op.values.map(Number).join(',')}`;
@@ -311,4 +473,4 @@ function formatOp (op) {
   return s;
 }
 
-module.exports = { validateOp, parseOpString, toOp, describeOp, formatOp, resolveFc, FC_NAMES, kValid, kPdu };
+module.exports = { validateOp, parseOpString, toOp, describeOp, formatOp, resolveFc, changesDevice, FC_NAMES, DIAGNOSTICS, READ_CODES, kValid, kPdu };

@@ -7,7 +7,7 @@
  */
 
 const { NinesError } = require('../../base/errors');
-const { exceptionName } = require('./frame');
+const { exceptionName, MEI_READ_DEVICE_ID, FC43_HEADER } = require('./frame');
 const { validateOp, describeOp, kPdu } = require('./op');
 
 /**
@@ -22,6 +22,32 @@ function encodeRequestPdu (op) {
   if (cache.pdu !== null) return cache.pdu;
   let pdu;
   switch (o.fc) {
+    case 8:
+      pdu = Buffer.allocUnsafe(5);
+      pdu[0] = 8;
+      pdu.writeUInt16BE(o.subFunction, 1);
+      pdu.writeUInt16BE(o.data, 3);
+      cache.pdu = pdu;
+      return pdu;
+    case 43:
+      pdu = Buffer.from([43, MEI_READ_DEVICE_ID, o.readCode, o.objectId]);
+      cache.pdu = pdu;
+      return pdu;
+    case 22:
+      pdu = Buffer.allocUnsafe(7);
+      pdu.writeUInt16BE(o.andMask, 3);
+      pdu.writeUInt16BE(o.orMask, 5);
+      break;
+    case 23: {
+      const n = o.values.length;
+      pdu = Buffer.allocUnsafe(10 + 2 * n);
+      pdu.writeUInt16BE(o.quantity, 3);
+      pdu.writeUInt16BE(o.writeAddress, 5);
+      pdu.writeUInt16BE(n, 7);
+      pdu[9] = 2 * n;
+      for (let i = 0; i < n; i++) pdu.writeUInt16BE(o.values[i], 10 + 2 * i);
+      break;
+    }
     case 1: case 2: case 3: case 4:
       pdu = Buffer.allocUnsafe(5);
       pdu.writeUInt16BE(o.quantity, 3);
@@ -60,13 +86,18 @@ function encodeRequestPdu (op) {
 /**
  * Length in bytes of the normal (non-exception) response PDU to an op.
  * @param {{fc: number, quantity: number}} op a normalized op
- * @returns {number}
+ * @returns {number} 0 for FC43, whose length the reply's objects tell (frame.js deviceIdReplyLength)
  */
 function responsePduLength (op) {
   if (op.fc <= 2) return 2 + ((op.quantity + 7) >> 3);
-  if (op.fc <= 4) return 2 + 2 * op.quantity;
+  if (op.fc <= 4 || op.fc === 23) return 2 + 2 * op.quantity;
+  if (op.fc === 22) return 7;
+  if (op.fc === 43) return 0;
   return 5;
 }
+
+/** Function codes whose exception 1 says the device lacks the function (see checkResponse) */
+const LACKABLE_FCS = Object.freeze([8, 22, 23, 43]);
 
 /**
  * Checks and decodes the response PDU at buf[start, end) into `out.data` (and `out.buffer` for reads).
@@ -75,6 +106,9 @@ function responsePduLength (op) {
  *   FC3/4 → data: number[quantity] (uint16), buffer: the raw register bytes (big-endian, for typed decoding)
  *   FC5   → data: the echoed coil value (boolean); FC6 → the echoed register value (uint16)
  *   FC15/16 → data: the echoed quantity
+ *   FC8   → data: the reply's data word (sub-functions 0, 1, 10: the echo; 11-18: the counter)
+ *   FC22  → data: {andMask, orMask} as echoed; FC23 → as FC3 (the registers read)
+ *   FC43  → data: {readCode, conformityLevel, moreFollows, nextObjectId, objects: [[id, text], …]}
  * @param {{data?: unknown, buffer?: Buffer}} out receives data and buffer
  * @param {Buffer} buf
  * @param {number} start offset of the function code byte
@@ -87,7 +121,7 @@ function decodeInto (out, buf, start, end, op, unitId) {
   const err = checkResponse(buf, start, end, op, unitId);
   if (err !== null) return err;
   out.data = decodeData(buf, start, op);
-  if (op.fc <= 4) out.buffer = buf.subarray(start + 2, end);
+  if (op.fc <= 4 || op.fc === 23) out.buffer = buf.subarray(start + 2, end);
   return null;
 }
 
@@ -111,10 +145,26 @@ function checkResponse (buf, start, end, op, unitId) {
     if (len !== 2) return badReply(`exception reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 2`, buf, start, end, op, unitId);
     const code = buf[start + 1];
     const name = exceptionName(code);
+    if (code === 1 && LACKABLE_FCS.includes(fc)) {
+      // FC1-6, 15 and 16 are everywhere, and some devices answer exception 1 for an address they
+      // lack: theirs stays an exception. These four are optional, and exception 1 says the device lacks it
+      return new NinesError('NINES_ERR_FC_UNSUPPORTED', `${describeOp(op, unitId)}: the device does not support FC${fc} (exception 1 ${name})`,
+        { exceptionCode: code, exceptionName: name, fc, op, unitId, pdu: buf.toString('hex', start, end) });
+    }
     return new NinesError('NINES_ERR_MODBUS_EXCEPTION', `${describeOp(op, unitId)}: exception ${code} ${name}`,
       { exceptionCode: code, exceptionName: name, fc, op, unitId, pdu: buf.toString('hex', start, end) });
   }
   if (rfc !== fc) return badReply(`reply to ${describeOp(op, unitId)} has function code ${rfc}, expected ${fc}`, buf, start, end, op, unitId);
+  if (fc > 16) return checkNew(buf, start, end, op, unitId);
+  if (fc === 8) {
+    if (len !== 5) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 5`, buf, start, end, op, unitId);
+    const sub = (buf[start + 1] << 8) | buf[start + 2];
+    if (sub !== op.subFunction) return badReply(`reply to ${describeOp(op, unitId)} echoes sub-function ${sub}`, buf, start, end, op, unitId);
+    const data = (buf[start + 3] << 8) | buf[start + 4];
+    // sub-functions 0, 1 and 10 echo their data; the counters (11-18) answer with the count
+    if (op.subFunction <= 10 && data !== op.data) return badReply(`reply to ${describeOp(op, unitId)} echoes data 0x${hex4(data)}, expected 0x${hex4(op.data)}`, buf, start, end, op, unitId);
+    return null;
+  }
   if (fc <= 4) {
     const expected = responsePduLength(op) - 2;
     const count = len >= 2 ? buf[start + 1] : -1;
@@ -139,6 +189,41 @@ function checkResponse (buf, start, end, op, unitId) {
 }
 
 /**
+ * checkResponse for FC22, FC23 and FC43.
+ * @returns {NinesError|null}
+ */
+function checkNew (buf, start, end, op, unitId) {
+  const len = end - start;
+  if (op.fc === 22) {
+    // the reply echoes the request: address, AND mask, OR mask
+    const pdu = op[kPdu].pdu || encodeRequestPdu(op);
+    if (len !== 7 || buf.compare(pdu, 0, 7, start, end) !== 0) return badReply(`reply to ${describeOp(op, unitId)} does not echo it (${len} PDU bytes)`, buf, start, end, op, unitId);
+    return null;
+  }
+  if (op.fc === 23) {
+    const expected = 2 * op.quantity;
+    const count = len >= 2 ? buf[start + 1] : -1;
+    if (count !== expected || len !== 2 + count) {
+      return badReply(`reply to ${describeOp(op, unitId)} has byte count ${count} and ${len} PDU bytes, expected ${expected} and ${expected + 2}`, buf, start, end, op, unitId);
+    }
+    return null;
+  }
+  // FC43/14: header, then objects each an id, a length and that many bytes, filling the PDU exactly
+  if (len < FC43_HEADER || buf[start + 1] !== MEI_READ_DEVICE_ID || buf[start + 2] !== op.readCode) {
+    return badReply(`reply to ${describeOp(op, unitId)} is not a device identification for read code ${op.readCode}`, buf, start, end, op, unitId);
+  }
+  const more = buf[start + 4];
+  if (more !== 0 && more !== 0xFF) return badReply(`reply to ${describeOp(op, unitId)} has "more follows" 0x${more.toString(16)}, expected 00 or FF`, buf, start, end, op, unitId);
+  let off = start + FC43_HEADER;
+  for (let i = buf[start + 6]; i > 0; i--) {
+    if (off + 2 > end || off + 2 + buf[off + 1] > end) return badReply(`reply to ${describeOp(op, unitId)} has an object that runs past its end`, buf, start, end, op, unitId);
+    off += 2 + buf[off + 1];
+  }
+  if (off !== end) return badReply(`reply to ${describeOp(op, unitId)} has ${end - off} bytes after its last object`, buf, start, end, op, unitId);
+  return null;
+}
+
+/**
  * The values of a response PDU that checkResponse found fitting (see decodeInto for the shapes): a
  * fresh array for reads, the echoed scalar for writes.
  * @param {Buffer} buf
@@ -148,6 +233,9 @@ function checkResponse (buf, start, end, op, unitId) {
  */
 function decodeData (buf, start, op) {
   const fc = op.fc;
+  if (fc === 23) return decodeData(buf, start, { fc: 3, quantity: op.quantity });
+  if (fc === 22) return { andMask: op.andMask, orMask: op.orMask };
+  if (fc === 43) return decodeDeviceId(buf, start);
   if (fc <= 4) {
     const d = start + 2;
     const q = op.quantity;
@@ -161,6 +249,23 @@ function decodeData (buf, start, op) {
   }
   if (fc === 5) return op.value;
   return (buf[start + 3] << 8) | buf[start + 4];
+}
+
+/**
+ * An FC43/14 reply that checkResponse found fitting.
+ * @param {Buffer} buf @param {number} start offset of the function code
+ * @returns {{readCode: number, conformityLevel: number, moreFollows: boolean, nextObjectId: number, objects: Array<[number, string]>}}
+ *   object values as latin1 text (the spec's ASCII, byte for byte)
+ */
+function decodeDeviceId (buf, start) {
+  const objects = [];
+  let off = start + FC43_HEADER;
+  for (let i = buf[start + 6]; i > 0; i--) {
+    const n = buf[off + 1];
+    objects.push([buf[off], buf.toString('latin1', off + 2, off + 2 + n)]);
+    off += 2 + n;
+  }
+  return { readCode: buf[start + 2], conformityLevel: buf[start + 3], moreFollows: buf[start + 4] === 0xFF, nextObjectId: buf[start + 5], objects };
 }
 
 /** @param {number} n @returns {string} */
@@ -191,4 +296,4 @@ function decodeResponsePdu (pdu, op, unitId) {
   return out.buffer === undefined ? { data: out.data } : { data: out.data, buffer: out.buffer };
 }
 
-module.exports = { encodeRequestPdu, decodeResponsePdu, decodeInto, checkResponse, decodeData, responsePduLength };
+module.exports = { encodeRequestPdu, decodeResponsePdu, decodeInto, checkResponse, decodeData, responsePduLength, LACKABLE_FCS };

@@ -44,7 +44,7 @@
  */
 
 const { NinesError } = require('../../base/errors');
-const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs, rtuResponseLength } = require('./frame');
+const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs, rtuResponseLength, deviceIdReplyLength } = require('./frame');
 const { responsePduLength } = require('./pdu');
 
 const hrtime = process.hrtime.bigint;
@@ -89,6 +89,8 @@ class RtuTransport {
     /** @type {any} */
     this._p = null;
     this._rx = Buffer.allocUnsafe(256);
+    /** false while the length of the frame being read is not known yet (_need) */
+    this._sized = true;
     this._rxLen = 0;
     // Discarding input until the line has been quiet for t3.5
     this._skipping = false;
@@ -461,8 +463,9 @@ class RtuTransport {
       chunk.copy(rx, this._rxLen, off, off + take);
       this._rxLen += take;
       off += take;
-      if (this._rxLen === need && need >= 5) {
-        if (need === 8 && this._p.op.fc > 4 && !echoes(rx, this._p.pdu) && rtuCrcOk(rx.subarray(0, 8))) {
+      if (this._rxLen === need && need >= 5 && this._sized) {
+        const echo = need === 5 ? 0 : echoLength(this._p.op);
+        if (echo !== 0 && !echoes(rx, this._p.pdu, echo) && rtuCrcOk(rx.subarray(0, need))) {
           // An intact write reply that echoes another address or value: a late reply to an earlier
           // write, not ours. Drop it and keep reading: ours may be right behind it
           this._stats.lateReplies++;
@@ -543,13 +546,23 @@ class RtuTransport {
     const rx = this._rx;
     const len = this._rxLen;
     const p = this._p;
+    // false while the frame's length is not known yet (FC43 objects still coming): the answer is the next byte
+    this._sized = true;
     if (len < 1) return 1;
     if (rx[0] !== p.unitId) return -1;
     if (len < 2) return 2;
     const fc = p.op.fc;
     if (rx[1] === (fc | 0x80)) return 5;
     if (rx[1] !== fc) return -1;
-    if (fc > 4) return 8;
+    if (fc === 43) {
+      const total = deviceIdReplyLength(rx.subarray(0, len), 1);
+      if (total < 0 || total > rx.length) return -1;
+      if (total !== 0) return total;
+      this._sized = false;
+      return len + 1;
+    }
+    if (fc === 22) return 10;
+    if (fc > 4 && fc !== 23) return 8;
     if (len < 3) return 3;
     const bytes = responsePduLength(p.op) - 2;
     return rx[2] === bytes ? 5 + bytes : -1;
@@ -588,19 +601,34 @@ function fits (rx, len, p) {
   const fc = p.op.fc;
   if (rx[1] === (fc | 0x80)) return len === 5;
   if (rx[1] !== fc) return false;
-  if (fc <= 4) return len === 3 + responsePduLength(p.op);
-  return len === 8 && echoes(rx, p.pdu);
+  if (fc <= 4 || fc === 23) return len === 3 + responsePduLength(p.op);
+  if (fc === 43) return len === deviceIdReplyLength(rx.subarray(0, len), 1);
+  return len === (fc === 22 ? 10 : 8) && echoes(rx, p.pdu, echoLength(p.op));
 }
 
 /**
- * A write reply (FC5/6/15/16, 8 bytes) echoes its request: FC5/6 repeat the request PDU (address and
- * value), FC15/16 its first five bytes (function code, address, quantity).
+ * How many bytes of its request a fixed-length reply repeats: FC5/6 the whole request PDU (address
+ * and value), FC15/16 the function code, address and quantity, FC22 all 7 (address and both
+ * masks), FC8 the sub-function and, for 0, 1 and 10, the data (the counters answer with the count).
+ * @param {{fc: number, subFunction?: number}} op
+ * @returns {number} 0 for a reply that echoes nothing (a read)
+ */
+function echoLength (op) {
+  const fc = op.fc;
+  if (fc === 22) return 7;
+  if (fc === 8) return /** @type {number} */ (op.subFunction) <= 10 ? 5 : 3;
+  return fc === 5 || fc === 6 || fc === 15 || fc === 16 ? 5 : 0;
+}
+
+/**
+ * A fixed-length reply echoes the first n bytes of its request PDU (echoLength).
  * @param {Buffer} rx the reply frame, unit id first
  * @param {Buffer} pdu the request PDU
+ * @param {number} n
  * @returns {boolean}
  */
-function echoes (rx, pdu) {
-  for (let i = 0; i < 5; i++) if (rx[1 + i] !== pdu[i]) return false;
+function echoes (rx, pdu, n) {
+  for (let i = 0; i < n; i++) if (rx[1 + i] !== pdu[i]) return false;
   return true;
 }
 

@@ -7,8 +7,9 @@
  */
 
 const { createModbusModel } = require('./model');
+const { createModbusLineModel } = require('./line-model');
 const { createModbusTcpSimulator } = require('./tcp-server');
 const { createModbusRtuSimulator } = require('./rtu-server');
 const { createModbusRtuTcpSimulator } = require('./rtutcp-server');
 
-module.exports = { createModbusModel, createModbusTcpSimulator, createModbusRtuSimulator, createModbusRtuTcpSimulator };
+module.exports = { createModbusModel, createModbusLineModel, createModbusTcpSimulator, createModbusRtuSimulator, createModbusRtuTcpSimulator };

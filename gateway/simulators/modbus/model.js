@@ -9,19 +9,31 @@
  *
  * Hot path: `handle` allocates only the response buffer (or a 2-byte exception), so a server can answer
  * synchronously inside its 'data' handler at full speed.
+ *
+ * Beyond FC1-6, 15 and 16: FC22 mask write and FC23 read/write here, FC8 diagnostics (diagnostics.js,
+ * counters fed by the traffic) and FC43/14 device identification (identity.js). A device can be made
+ * to lack function codes (`lacks`: exception 1, as a device without them answers) and to have a
+ * sparse map (`map`: only the ranges listed answer; `holes`: ranges that do not).
  */
 
 const C = require('../../base/constants');
 const { FC } = require('../../drivers/modbus/frame');
 const { invalid, intOption, objectOption, noUnknownKeys } = require('./validate');
 const { applyPreset } = require('./preset');
+const { buildIdentity, answerIdentification } = require('./identity');
+const { answerDiagnostics, newCounters } = require('./diagnostics');
+const { buildHoles } = require('./map');
 
 /** @typedef {'coils'|'discreteInputs'|'holdingRegisters'|'inputRegisters'} BankName */
 
 const BIT_BANKS = Object.freeze(['coils', 'discreteInputs']);
 const REGISTER_BANKS = Object.freeze(['holdingRegisters', 'inputRegisters']);
 const BANKS = Object.freeze([...BIT_BANKS, ...REGISTER_BANKS]);
-const OPTIONS = Object.freeze([...BANKS, 'unitIds', 'animate', 'preset', 'now', 'holes']);
+const OPTIONS = Object.freeze([...BANKS, 'unitIds', 'animate', 'preset', 'now', 'holes', 'map', 'identification', 'lacks']);
+/** Function codes the model answers; `lacks` may take any of them away */
+const ANSWERED_FCS = Object.freeze([1, 2, 3, 4, 5, 6, 8, 15, 16, 22, 23, 43]);
+/** Function codes that write (counted in writeRequests, answered or not) */
+const WRITE_FCS = Object.freeze([5, 6, 15, 16, 22, 23]);
 
 /** Exception codes the model answers with (Modbus Application Protocol §7) */
 const EXC_ILLEGAL_FUNCTION = 1;
@@ -120,6 +132,15 @@ class ModbusModel {
     this._holes = o.holes;
     /** Holding registers 0 and 1 move with the animation until a write takes them over (1 = animated) */
     this._animatedHolding = new Uint8Array(Math.min(ANIMATED_REGISTERS, o.holdingRegisters)).fill(o.animate ? 1 : 0);
+    /** @type {import('./identity').Identity} FC43's objects */
+    this._identity = o.identity;
+    /** 1 at a function code the device lacks (answered with exception 1) */
+    this._lacks = new Uint8Array(256);
+    for (const fc of o.lacks) this._lacks[fc] = 1;
+    /** FC8's counters (diagnostics.js), fed by the traffic: this model's requests and the servers' notes */
+    this.diagnostics = newCounters();
+    /** Requests with a write function code this model was asked to execute, answered or refused */
+    this.writeRequests = 0;
     /**
      * The 'signature' preset (signatureValue): per bank, 1 where a write has taken the address over
      * (it then holds the written value for every unit); null: the preset is off
@@ -218,7 +239,32 @@ class ModbusModel {
   execute (buf, start = 0, end = buf.length, unitId = -1) {
     const len = end - start;
     if (len < 1) return null;
+    this.diagnostics.serverMessages++;
+    const out = this._answer(buf, start, len, unitId);
+    if (out[0] & 0x80) this.diagnostics.busExceptionErrors++;
+    return out;
+  }
+
+  /** A frame on the line, whoever it is for (FC8 bus message count). */
+  noteBusMessage () {
+    this.diagnostics.busMessages++;
+  }
+
+  /** A frame with a bad CRC on the line (FC8 bus communication error count). */
+  noteBusError () {
+    this.diagnostics.busCommunicationErrors++;
+  }
+
+  /** A request to this device it did not answer: a broadcast, or a reply dropped (FC8 no response count). */
+  noteNoResponse () {
+    this.diagnostics.serverNoResponses++;
+  }
+
+  /** @returns {Buffer} the reply PDU to a request of len ≥ 1 bytes at buf[start] */
+  _answer (buf, start, len, unitId) {
     const fc = buf[start];
+    if (this._lacks[fc] === 1) return exception(fc, EXC_ILLEGAL_FUNCTION);
+    if (WRITE_FCS.includes(fc)) this.writeRequests++;
     switch (fc) {
       case FC.READ_COILS: return this._readBits(fc, this.banks.coils, buf, start, len, unitId);
       case FC.READ_DISCRETE_INPUTS:
@@ -234,6 +280,12 @@ class ModbusModel {
       case FC.WRITE_SINGLE_REGISTER: return this._writeRegister(buf, start, len);
       case FC.WRITE_MULTIPLE_COILS: return this._writeCoils(buf, start, len);
       case FC.WRITE_MULTIPLE_REGISTERS: return this._writeRegisters(buf, start, len);
+      case FC.DIAGNOSTICS: return answerDiagnostics(this.diagnostics, buf, start, len, exception);
+      case FC.MASK_WRITE_REGISTER: return this._maskWrite(buf, start, len);
+      case FC.READ_WRITE_MULTIPLE_REGISTERS:
+        if (this.animate) this._tick();
+        return this._readWrite(buf, start, len, unitId);
+      case FC.ENCAPSULATED_INTERFACE: return answerIdentification(this._identity, buf, start, len, unitId, exception);
       default: return exception(fc, EXC_ILLEGAL_FUNCTION);
     }
   }
@@ -343,6 +395,53 @@ class ModbusModel {
     this._takeOver(addr, qty);
     this._written('holdingRegisters', addr, qty);
     return echoHeader(buf, s);
+  }
+
+  /** FC22: (current AND andMask) OR (orMask AND NOT andMask); the response echoes the request (§6.16) */
+  _maskWrite (buf, s, len) {
+    const fc = FC.MASK_WRITE_REGISTER;
+    if (len !== 7) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const addr = u16(buf, s + 1);
+    const bank = this.banks.holdingRegisters;
+    if (addr >= bank.length || this._inHole(bank, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    const and = u16(buf, s + 3);
+    const or = u16(buf, s + 5);
+    // the register as a read would show it (under the 'signature' preset, its derived value until written)
+    const current = this._valueAt(bank, addr, -1);
+    bank[addr] = ((current & and) | (or & ~and)) & 0xFFFF;
+    this._takeOver(addr, 1);
+    this._written('holdingRegisters', addr, 1);
+    const out = Buffer.allocUnsafe(7);
+    for (let i = 0; i < 7; i++) out[i] = buf[s + i];
+    return out;
+  }
+
+  /** FC23: read quantity 1-125, write quantity 1-121, byte count = 2 × write quantity; the write goes first (§6.17) */
+  _readWrite (buf, s, len, unitId) {
+    const fc = FC.READ_WRITE_MULTIPLE_REGISTERS;
+    if (len < 10) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const readAddr = u16(buf, s + 1);
+    const readQty = u16(buf, s + 3);
+    const writeAddr = u16(buf, s + 5);
+    const writeQty = u16(buf, s + 7);
+    const byteCount = buf[s + 9];
+    if (readQty < 1 || readQty > C.MODBUS_MAX_READ_WRITE_READ_REGISTERS || writeQty < 1 || writeQty > C.MODBUS_MAX_READ_WRITE_WRITE_REGISTERS ||
+        byteCount !== 2 * writeQty || len !== 10 + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
+    const bank = this.banks.holdingRegisters;
+    if (readAddr + readQty > bank.length || writeAddr + writeQty > bank.length ||
+        this._inHole(bank, readAddr, readQty) || this._inHole(bank, writeAddr, writeQty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
+    for (let i = 0; i < writeQty; i++) bank[writeAddr + i] = u16(buf, s + 10 + 2 * i);
+    this._takeOver(writeAddr, writeQty);
+    this._written('holdingRegisters', writeAddr, writeQty);
+    const out = Buffer.allocUnsafe(2 + 2 * readQty);
+    out[0] = fc;
+    out[1] = 2 * readQty;
+    for (let i = 0, o = 2; i < readQty; i++, o += 2) {
+      const v = this._signed === null ? bank[readAddr + i] : this._valueAt(bank, readAddr + i, unitId);
+      out[o] = v >>> 8;
+      out[o + 1] = v & 0xFF;
+    }
+    return out;
   }
 
   /**
@@ -484,6 +583,13 @@ class ModbusModel {
  * @param {Partial<Record<BankName, Array<[number, number]>>>} [options.holes] address ranges (first, last,
  *   inclusive) the device does not have, e.g. `{holdingRegisters: [[50, 59]]}`: a read or write that touches
  *   one gets exception 2 (illegal data address), as real maps with gaps answer
+ * @param {Partial<Record<BankName, Array<[number, number]>>>} [options.map] the address ranges (first, last,
+ *   inclusive) the device has, e.g. `{holdingRegisters: [[0, 99], [200, 219]]}`; a bank not named has none. Every
+ *   other address is a hole (exception 2); `holes` may cut more
+ * @param {string|object} [options.identification] FC43's objects: a preset (nines, ED-588, ED-560) or
+ *   `{preset?, vendorName?, productCode?, revision?, vendorUrl?, productName?, modelName?, userApplicationName?,
+ *   objects?: {128: 'text'}}` (identity.js); object 6 is "unit <id>" unless given
+ * @param {number[]} [options.lacks] function codes the device lacks: answered with exception 1
  * @returns {ModbusModel}
  */
 function createModbusModel (options) {
@@ -502,30 +608,19 @@ function createModbusModel (options) {
   o.animate = opts.animate === true;
   if (opts.now !== undefined && typeof opts.now !== 'function') invalid('now', opts.now, 'a function returning milliseconds');
   o.now = opts.now || (() => performance.now());
-  o.holes = buildHoles(opts.holes, o);
+  o.holes = buildHoles(opts.holes, o, opts.map);
+  o.identity = buildIdentity(opts.identification);
+  o.lacks = lacksOption(opts.lacks);
   const model = new ModbusModel(o);
   applyPreset(model, opts.preset);
   return model;
 }
 
-/** @returns {Record<BankName, Uint8Array|null>} a mask per bank, 1 where the device has no address */
-function buildHoles (raw, sizes) {
-  const out = { coils: null, discreteInputs: null, holdingRegisters: null, inputRegisters: null };
-  if (raw === undefined) return out;
-  const h = objectOption(raw, 'holes');
-  noUnknownKeys(h, 'holes', BANKS);
-  for (const [bank, ranges] of Object.entries(h)) {
-    if (!Array.isArray(ranges)) invalid(`holes.${bank}`, JSON.stringify(ranges), 'a list of [first, last] address pairs');
-    const mask = new Uint8Array(sizes[bank]);
-    ranges.forEach((r, i) => {
-      if (!Array.isArray(r) || r.length !== 2 || !r.every((a) => Number.isInteger(a) && a >= 0 && a < sizes[bank]) || r[0] > r[1]) {
-        invalid(`holes.${bank}[${i}]`, JSON.stringify(r), `a pair [first, last] of addresses within 0-${sizes[bank] - 1}, first ≤ last`);
-      }
-      mask.fill(1, r[0], r[1] + 1);
-    });
-    out[bank] = mask;
-  }
-  return out;
+/** @returns {number[]} the function codes a device lacks (`lacks` option) */
+function lacksOption (raw) {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || !raw.every((fc) => ANSWERED_FCS.includes(fc))) invalid('lacks', JSON.stringify(raw), `a list of function codes out of ${ANSWERED_FCS.join(', ')}`);
+  return raw;
 }
 
 /**
@@ -547,4 +642,4 @@ function resolveModel (model, modelOptions) {
   return createModbusModel(/** @type {any} */ (modelOptions));
 }
 
-module.exports = { createModbusModel, resolveModel, ModbusModel, BANKS, signatureValue };
+module.exports = { createModbusModel, resolveModel, ModbusModel, BANKS, ANSWERED_FCS, signatureValue };

@@ -25,7 +25,7 @@ const { tooSoon } = require('./quirks');
 
 const BROADCAST_UNIT_ID = 0;
 const WRITE_FCS = new Set([FC.WRITE_SINGLE_COIL, FC.WRITE_SINGLE_REGISTER, FC.WRITE_MULTIPLE_COILS,
-  FC.WRITE_MULTIPLE_REGISTERS]);
+  FC.WRITE_MULTIPLE_REGISTERS, FC.MASK_WRITE_REGISTER]);
 /** Bytes of an RTU ADU around the PDU: address before, CRC after */
 const RTU_ADDRESS_BYTES = 1;
 const RTU_CRC_BYTES = 2;
@@ -66,6 +66,7 @@ class RtuLine {
       onBadFrame: (n) => {
         stats.badFrames++;
         stats.badBytes += n;
+        this.model.noteBusError();
       }
     });
     this._queue = new ReplyQueue({ plan: faults, maxPending, onDue: (item) => this._due(item) });
@@ -116,6 +117,7 @@ class RtuLine {
     const stats = this.stats;
     const model = this.model;
     stats.requests++;
+    model.noteBusMessage();
     const unitId = buf[start];
     if (unitId !== BROADCAST_UNIT_ID && !model.serves(unitId)) {
       stats.ignored++;
@@ -128,6 +130,7 @@ class RtuLine {
       if (WRITE_FCS.has(buf[pduStart])) {
         stats.broadcasts++;
         model.execute(buf, pduStart, pduEnd);
+        model.noteNoResponse();
       } else {
         stats.ignored++;
       }

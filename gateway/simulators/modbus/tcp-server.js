@@ -145,6 +145,7 @@ class Connection {
     const sim = this.sim;
     const stats = sim.stats;
     stats.requests++;
+    sim.model.noteBusMessage();
     const aduLength = mbap.aduLength;
     const unitId = mbap.unitId;
     if (!sim.model.serves(unitId) && !sim._direct[unitId]) {
