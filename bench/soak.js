@@ -29,7 +29,7 @@ const path = require('node:path');
 const { fork, spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const mqtt = require('mqtt');
-const { parseDuration, parseRate } = require('../gateway/base/units');
+const { parseDuration, parseRate } = require('../gateway/base/quantities');
 
 const { values: args } = parseArgs({
   options: {

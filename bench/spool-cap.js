@@ -23,7 +23,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { Spool } = require('../gateway/runtime/mqtt/spool');
-const { parseBytes } = require('../gateway/base/units');
+const { parseBytes } = require('../gateway/base/quantities');
 
 const { values: args } = parseArgs({ options: { cap: { type: 'string', default: '1GB' }, write: { type: 'string' }, dir: { type: 'string' }, level: { type: 'string' } } });
 const CAP = parseBytes(args.cap, '--cap');

@@ -27,8 +27,8 @@ const EXPORTS = {
   // base
   NinesError: () => require('./base/errors').NinesError,
   CODES: () => require('./base/errors').CODES,
-  parseDuration: () => require('./base/units').parseDuration,
-  parseRate: () => require('./base/units').parseRate,
+  parseDuration: () => require('./base/quantities').parseDuration,
+  parseRate: () => require('./base/quantities').parseRate,
   // drivers
   parseTarget: () => require('./drivers/target').parseTarget,
   formatTarget: () => require('./drivers/target').formatTarget,

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parse, intList, posInt, OP_OPTIONS, oneOp, flagErrors } = require('./args');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
 

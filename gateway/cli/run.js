@@ -1,7 +1,7 @@
 'use strict';
 
 const { parse } = require('./args');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const { renderTable, summaryLine } = require('./table');
 const { CONFIG_WATCH_SETTLE_MS } = require('../runtime/config/defaults');

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parse, posInt } = require('./args');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const D = require('../commission/defaults');
 

@@ -1,7 +1,7 @@
 'use strict';
 
 const { parse, posInt, suggest } = require('./args');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
 

@@ -1,7 +1,7 @@
 'use strict';
 
 const { parse, intList, posInt, oneOp, flagErrors, OP_OPTIONS } = require('./args');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
 

@@ -2,7 +2,7 @@
 
 const { parse } = require('./args');
 const { NinesError } = require('../base/errors');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { Backoff } = require('../base/backoff');
 const { renderTable, rowLine } = require('./table');
 

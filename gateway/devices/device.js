@@ -22,7 +22,7 @@
  * - Health: 'connecting' → 'up' | 'down', 'closed'. A down device rejects at once and keeps no
  *   backlog: when it comes back it serves what is asked then, never a replay of the outage.
  * - A line of units (spec.units: RTU slaves on one port, unit ids behind one gateway) adds a health
- *   per unit (units.js): a unit that stops answering is left alone for its backoff, its requests
+ *   per unit (unit-health.js): a unit that stops answering is left alone for its backoff, its requests
  *   failing at once (NINES_ERR_UNIT_DOWN), so it does not hold the line its neighbours share.
  */
 
@@ -32,14 +32,14 @@ const { buildDeviceSpec } = require('./spec');
 const { MAX_QUEUE, MAX_DURATION_MS } = require('./limits');
 const { DeviceUser } = require('./user');
 const queue = require('./queue');
-const { Units } = require('./units');
+const { Units } = require('./unit-health');
 const { isSerialLine } = require('./line');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const OK = 0;
 const ERROR = 1;
 const TIMED_OUT = 2;
-/** Not sent by design: its unit is down (units.js) */
+/** Not sent by design: its unit is down (unit-health.js) */
 const SKIPPED = 3;
 const now = () => performance.now();
 const noop = () => {};
@@ -234,7 +234,7 @@ class Device extends EventEmitter {
    *   connection as configured (max) and as used (effective: 1 after a pipelining fallback; the
    *   requests on the wire now are in stats.inFlight); warning: something that works, but not as
    *   configured (NINES_ERR_PIPELINE_UNSUPPORTED), kept until the device is built again; units (a
-   *   line only): each unit's health by name (units.js)
+   *   line only): each unit's health by name (unit-health.js)
    */
   get health () {
     const e = this._lastError;
@@ -393,7 +393,7 @@ class Device extends EventEmitter {
     if (u === undefined) return this._send(user, op, timeoutMs, startBy);
     const refused = this._units.refuse(u);
     if (refused !== null) return this._reject(user, SKIPPED, refused);
-    // a probe of a silent unit waits only as long as the unit's answers took (units.js)
+    // a probe of a silent unit waits only as long as the unit's answers took (unit-health.js)
     const t = u.probing ? u.probeTimeout(timeoutMs) : timeoutMs;
     return this._send(user, op, t, startBy).then((reply) => {
       this._units.settled(u, null, reply);
@@ -421,7 +421,7 @@ class Device extends EventEmitter {
     // On a line of units a request may have to wait behind a silent unit's request, which holds the
     // line for a whole timeout (on a serial line for a second one, quiet, after it: _holdQuiet): it
     // gets that wait on top of its own timeout, so a neighbour's silence costs it time, not its answer
-    // (units.js). Elsewhere the wait counts into its timeout.
+    // (unit-health.js). Elsewhere the wait counts into its timeout.
     const allowance = this._units === null ? 1 : this._rtuLine ? 3 : 2;
     return queue.enqueue(this, user, op, timeoutMs, now() + allowance * timeoutMs, null, startBy);
   }

@@ -8,7 +8,7 @@
  */
 
 const { NinesError } = require('../base/errors');
-const { parseDuration, formatMs } = require('../base/units');
+const { parseDuration, formatMs } = require('../base/quantities');
 const L = require('./limits');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
@@ -18,7 +18,7 @@ const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
 const DURATION_HINT = 'use e.g. "500ms", "1s" or a number of ms';
 
 /**
- * A duration: a whole number of ms, or a string such as "500ms" (base/units.js parseDuration), from
+ * A duration: a whole number of ms, or a string such as "500ms" (base/quantities.js parseDuration), from
  * lo to hi ms.
  * @param {unknown} v @param {string} field @param {number|undefined} dflt when v is undefined
  * @param {number} [lo=1] @param {number} [hi=L.MAX_DURATION_MS]

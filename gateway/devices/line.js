@@ -8,7 +8,7 @@
  * - its units: each with a unit id in the line's range, a name, its own re-probe backoff and quirks
  *   over the line's (buildUnits);
  * - which unit a job names (resolveUnit), and the target its requests and summaries carry (unitTarget).
- * Each unit's health at runtime is devices/units.js; the Node-RED dialog's unit list is read by
+ * Each unit's health at runtime is devices/unit-health.js; the Node-RED dialog's unit list is read by
  * resources/nines-units.js, which holds the unit-id rule the editor and this module share.
  */
 

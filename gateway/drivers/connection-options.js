@@ -8,14 +8,14 @@
  * so a typo such as `timeout: 500` never runs silently with the default.
  *
  * Every duration option, shared or a protocol's, takes a number of ms or a string such as "500ms" or
- * "1s" (read by base/units.js's parseDuration), the same for every driver: clients are configured by
+ * "1s" (read by base/quantities.js's parseDuration), the same for every driver: clients are configured by
  * hand from flows and YAML. Durations must come to whole milliseconds (microseconds for the options
  * counted in µs); the checked options hold numbers.
  */
 
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 
 /** Longest delay setTimeout honours (2^31-1 ms); longer ones fire at once */
 const MAX_TIMER_MS = 2147483647;

@@ -1,7 +1,7 @@
 'use strict';
 
 const { NinesError } = require('../base/errors');
-const { parseRate } = require('../base/units');
+const { parseRate } = require('../base/quantities');
 const { parseTarget } = require('../drivers/target');
 const { resolveUnit, unitTarget } = require('../devices/line');
 const { ms } = require('../devices/fields');
@@ -149,7 +149,7 @@ const WRITE_KINDS = Object.freeze(['write-digital', 'analog-write']);
  * @param {unknown} v a rate as any edge gives it
  * @returns {number} per second, Infinity for closed loop
  * @throws {NinesError} NINES_ERR_INVALID_ARG with field ratePerSec, the forms a rate takes, and
- *   details.rule (base/units.js parseRate, the one reader of a rate)
+ *   details.rule (base/quantities.js parseRate, the one reader of a rate)
  */
 function readRate (v) {
   return parseRate(v, 'ratePerSec');

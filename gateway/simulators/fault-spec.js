@@ -11,7 +11,7 @@
  */
 
 const { NinesError } = require('../base/errors');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { SEED_MAX } = require('./prng');
 
 const OBJECT_KEYS = ['latency', 'spikes', 'drop', 'garbage', 'close', 'refuse', 'stalls', 'seed'];
@@ -62,7 +62,7 @@ function parseProbability (v, field, item) {
 }
 
 /**
- * Parses a duration through units.parseDuration, re-throwing with the spec's field and item.
+ * Parses a duration through quantities.parseDuration, re-throwing with the spec's field and item.
  * @param {unknown} v
  * @param {string} field
  * @param {string} [item]

@@ -17,7 +17,7 @@
  *   stall=2s@5s/20s      held and go out when it ends; /20s repeats it every 20 s (repeatable)
  *   seed=42              draw from mulberry32(42) instead of Math.random: reproducible runs
  * Probabilities: decimals (0.001, 1e-4) or fractions (1/10000); drop+garbage+close ≤ 1.
- * Durations: units.parseDuration ("10us", "2ms", "1.5s"; bare numbers are ms).
+ * Durations: quantities.parseDuration ("10us", "2ms", "1.5s"; bare numbers are ms).
  *
  * Object form: { latency: '2ms' | 2 | {min, max}, spikes: [{p, ms}], drop, garbage, close,
  *   refuse, stalls: [{ms, atMs, everyMs}], seed }. Unknown keys are errors.
@@ -28,7 +28,7 @@
  */
 
 const { NinesError } = require('../base/errors');
-const { parseDuration } = require('../base/units');
+const { parseDuration } = require('../base/quantities');
 const { ASCII_MAX_LINE_BYTES } = require('../base/constants');
 const { mulberry32 } = require('./prng');
 const { parseFaultSpec, formatFaultSpec, faultSpecToObject, emptyConfig } = require('./fault-spec');

@@ -195,7 +195,7 @@ function modbusTarget (url, config) {
 /**
  * The units of a line, from the "Units on this line" field ("1-10, 12"): each becomes a unit of the
  * device spec named unit-<id>, with the default unit backoff, so each has its own health and a silent
- * one is left alone while the others keep polling (gateway/devices/units.js). The nodes address units
+ * one is left alone while the others keep polling (gateway/devices/unit-health.js). The nodes address units
  * by id (their unit id field, msg.unitId), so the names are only what the health calls them.
  * @param {object} config the node's config
  * @param {string} transport 'tcp', 'rtu' or 'rtutcp'

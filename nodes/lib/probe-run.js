@@ -9,7 +9,7 @@ const path = require('node:path');
 const { invalidArg } = require('./errors');
 const { pickDevice, operation, connectionList } = require('./job-spec');
 const { num } = require('./device-config');
-const { parseRate } = require('../../gateway/base/units');
+const { parseRate } = require('../../gateway/base/quantities');
 
 /**
  * Settings → runProbe options; throws NINES_ERR_INVALID_ARG naming the field.

@@ -37,7 +37,7 @@ function fromHealth (health) {
 }
 
 /**
- * The health of one unit of a line (devices/units.js) as it is in the device's health, found by id.
+ * The health of one unit of a line (devices/unit-health.js) as it is in the device's health, found by id.
  * @param {object|null} health
  * @param {number|undefined} unitId
  * @returns {{name: string, unitId: number, state: string, since: number}|null} null: no such unit

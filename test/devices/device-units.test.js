@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * A line of units at the device (units.js, Device#_lineTimedOut), with a scripted client: what the
+ * A line of units at the device (unit-health.js, Device#_lineTimedOut), with a scripted client: what the
  * device hands its client after a request times out on a serial line.
  */
 

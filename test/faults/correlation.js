@@ -43,7 +43,7 @@ const TIMEOUT_MS = 100;
 const LATE = 'latency=1ms-3ms,spike=1/4:30ms,spike=1/5:110ms';
 /**
  * Fewer spikes where one late reply holds up others: a line of units (a unit that times out is left
- * alone for a while, units.js) and Modbus TCP (the simulator answers a connection's requests in
+ * alone for a while, devices/unit-health.js) and Modbus TCP (the simulator answers a connection's requests in
  * order, so a late reply delays the ones behind it, as a device serving one at a time does)
  */
 const FEWER_LATE = 'latency=1ms-3ms,spike=1/10:30ms,spike=1/12:110ms';

@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { NinesError, CODES, fromJSON, toNinesError, isCode } = require('../../gateway/base/errors');
-const { parseDuration, parseRate, formatNs } = require('../../gateway/base/units');
+const { parseDuration, parseRate, formatNs } = require('../../gateway/base/quantities');
 const { Backoff } = require('../../gateway/base/backoff');
 const { ValueGate, replyValues, changed } = require('../../gateway/values/gate');
 

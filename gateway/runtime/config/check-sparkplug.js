@@ -1,7 +1,7 @@
 'use strict';
 
 const { isMap } = require('./fields');
-const { parseBytes } = require('../../base/units');
+const { parseBytes } = require('../../base/quantities');
 const SP = require('../sparkplug/defaults');
 const { SIZE_HINT } = require('./schema');
 const { idProblem } = require('../sparkplug/topics');

@@ -1,6 +1,6 @@
 'use strict';
 
-const { parseDuration, parseRate, formatMs } = require('../../base/units');
+const { parseDuration, parseRate, formatMs } = require('../../base/quantities');
 const { DURATION_HINT } = require('./schema');
 const C = require('../../base/constants');
 
@@ -31,7 +31,7 @@ function reservedKey (problems, segs, key) {
   return true;
 }
 
-/** A millisecond figure for a rule text (base/units.js formatMs) */
+/** A millisecond figure for a rule text (base/quantities.js formatMs) */
 const msText = formatMs;
 
 /**

@@ -43,7 +43,7 @@ class StatusBoard {
     }
     const h = { state: health.state, since: new Date(health.since).toISOString(), lastError: health.lastError || null };
     if (health.connections) h.connections = health.connections;
-    // a line's units, each with its own state (devices/units.js)
+    // a line's units, each with its own state (devices/unit-health.js)
     if (health.units) {
       h.units = {};
       for (const [unit, u] of Object.entries(health.units)) {

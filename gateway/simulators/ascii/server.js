@@ -10,7 +10,7 @@
 const net = require('node:net');
 const { NinesError, toNinesError } = require('../../base/errors');
 const { SIM_ASCII_PORT } = require('../../base/constants');
-const { parseDuration } = require('../../base/units');
+const { parseDuration } = require('../../base/quantities');
 const { formatTarget } = require('../../drivers/target');
 const { FaultPlan } = require('../faults');
 const { createDevice } = require('./device');

@@ -15,7 +15,7 @@
  *                             connection (or serial line) are dropped
  */
 
-const { parseDuration } = require('../../base/units');
+const { parseDuration } = require('../../base/quantities');
 const { invalid } = require('./validate');
 // The simulated need never exceeds the pause a client can be told to keep, so every quirk has its fix
 const { MAX_QUIRK_DELAY_MS: MAX_QUIRK_MS } = require('../../drivers/connection-options');
