@@ -220,17 +220,18 @@ async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false }
     for (const j of jobs.values()) requests += j.ok + j.timeouts + j.errors;
     for (const s of sims) await s.stop(); // the simulators' traces are complete
     if (trace) await pty.close(); // and socat's record
-    const wire = trace
-      ? analyseWire(traceDir, {
-        windowMs: 2 * TIMEOUT_MS,
-        wallMinusMonoNs,
-        devices: [
-          { match: 'modbus+rtu:', sim: 'rtu', socat: 'socat.dump' },
-          { match: `modbus+rtutcp://${hostPort(rtutcp)}`, sim: 'rtutcp' },
-          { match: `modbus+rtutcp://${hostPort(line)}`, sim: 'line' }
-        ]
-      })
-      : null;
+    const wireOptions = {
+      windowMs: 2 * TIMEOUT_MS,
+      wallMinusMonoNs: String(wallMinusMonoNs),
+      devices: [
+        { match: 'modbus+rtu:', sim: 'rtu', socat: 'socat.dump' },
+        { match: `modbus+rtutcp://${hostPort(rtutcp)}`, sim: 'rtutcp' },
+        { match: `modbus+rtutcp://${hostPort(line)}`, sim: 'line' }
+      ]
+    };
+    // kept beside the trace, so a kept trace can be read again: node test/faults/wire-analysis.js DIR
+    if (trace) fs.writeFileSync(path.join(traceDir, 'drill.json'), JSON.stringify(wireOptions));
+    const wire = trace ? analyseWire(traceDir, { ...wireOptions, wallMinusMonoNs }) : null;
     // the trace outlives the drill's temp folder, for a closer look
     let traceKept = null;
     if (trace) {

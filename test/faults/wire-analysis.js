@@ -13,7 +13,10 @@
  *   device answered later than the window (the simulator's own timers, late on a busy machine);
  * - `cascade`: the old request itself had been ended by a reply taken for it that was not its own, so its
  *   own reply came while the next was on the wire: a consequence of an earlier suspect, not a cause;
- * - `other-unit`: a reply of another unit than the one just asked, told apart by its address.
+ * - `other-unit`: a reply of another unit than the one just asked, told apart by its address;
+ * - `released-by-foreign`: the gateway wrote early because the line's hold after the old request's
+ *   timeout ended when a reply came, as it should for the reply owed, but that reply was another's
+ *   (one later than its own window): a consequence of that later reply.
  * `taken`: no reply and no timeout of the newer request came before it, so the gateway took it for that
  * request's reply (a wrong value, unless its values happen to match).
  */
@@ -85,6 +88,8 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
     let lastRx = 0n;
     let replies = 0;
     const suspects = [];
+    /** @type {Map<object, string>} a timed-out write → what ended its hold: 'own' (its reply) or 'foreign' */
+    const released = new Map();
     for (const e of events) {
       if (e.kind === 'w') {
         const b = Buffer.from(e.hex, 'hex');
@@ -111,6 +116,7 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       const address = frame.readUInt16BE(3) - unit * 1000;
       const last = writes[writes.length - 1];
       if (last === undefined) continue;
+      if (last.endedBy === 'timeout' && !released.has(last)) released.set(last, last.unit === unit && last.address === address ? 'own' : 'foreign');
       if (last.unit === unit && last.address === address) {
         since = since || 'reply';
         if (last.endedBy === null) last.endedBy = 'reply';
@@ -123,7 +129,7 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       const q = x === null ? null : simLast('q', unit, address, x.ns);
       const ms = (ns) => Number(ns) / 1e6;
       // a reply of another unit is told apart by its address: only one of the unit just written can be taken for its reply
-      const cls = last.unit !== unit
+      let cls = last.unit !== unit
         ? 'other-unit'
         : own.endedBy === 'foreign' ? 'cascade' : last.ns - own.ns < windowNs ? 'early-write' : (x !== null && x.ns < last.ns ? 'in-transit' : 'late-device');
       const frameHex = frame.toString('hex');
@@ -134,6 +140,8 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       }
       let timedOut = null;
       for (const t of events) if (t.kind === 't' && t.ns > own.ns && t.ns < last.ns) { timedOut = t; break; }
+      // the hold after own's timeout ended early because a reply came: one that was not own's
+      if (cls === 'early-write' && timedOut !== null && released.get(own) === 'foreign') cls = 'released-by-foreign';
       suspects.push({
         cls,
         taken: since === null && last.unit === unit,
@@ -174,3 +182,10 @@ function formatWire (result) {
 }
 
 module.exports = { analyseWire, formatWire };
+
+// node test/faults/wire-analysis.js DIR: reads a kept trace again (its drill.json holds the drill's options)
+if (require.main === module) {
+  const dir = process.argv[2];
+  const o = JSON.parse(fs.readFileSync(path.join(dir, 'drill.json'), 'utf8'));
+  console.log(formatWire(analyseWire(dir, { ...o, wallMinusMonoNs: BigInt(o.wallMinusMonoNs) })));
+}

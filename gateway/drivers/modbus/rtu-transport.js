@@ -54,6 +54,12 @@ const hrtime = process.hrtime.bigint;
  * loop, and time for the thread pool's read to come back
  */
 const SERIAL_CONFIRM = Object.freeze({ turns: 3, ns: 5000000n });
+/**
+ * The longest a confirmation waits for serialport's read in the thread pool to come back (below):
+ * past it the port is taken as quiet. A read that took longer than this would be a port gone bad,
+ * not a busy machine.
+ */
+const SERIAL_READ_WAIT_MAX_NS = 1000000000n;
 
 /** @returns {Function} the SerialPort class */
 function defaultLoadSerialPort () {
@@ -289,7 +295,8 @@ class RtuTransport {
     }
     this._confirmTurns++;
     const { turns, ns } = this._confirmNeeds();
-    if (this._confirmTurns < turns || hrtime() - this._confirmFrom < ns) {
+    const waited = hrtime() - this._confirmFrom;
+    if (this._confirmTurns < turns || waited < ns || (this._readInFlight() && waited < SERIAL_READ_WAIT_MAX_NS)) {
       this._confirming = setImmediate(this._onConfirm);
       return;
     }
@@ -300,6 +307,24 @@ class RtuTransport {
   /** @returns {{turns: number, ns: bigint}} what confirms a quiet period on a serial port (above) */
   _confirmNeeds () {
     return SERIAL_CONFIRM;
+  }
+
+  /**
+   * True while serialport's binding has a read of its own in the thread pool: bytes the kernel held
+   * before now may be on their way to us. Its binding (@serialport/bindings-cpp, unix-read.js) waits
+   * for the port to poll readable (a 'readable' listener on binding.poller, served in this thread's
+   * poll phase) and only then reads in the pool. Parked on the poller, after a poll phase: nothing had
+   * arrived. Not parked: a read is under way, and on a busy machine the pool's thread can take a
+   * hundred milliseconds to run it, so a write now could go before an owed reply that came in time
+   * (the correlation drill, test/faults/wire-analysis.js, saw such reads held up to 112 ms). A
+   * binding without a poller (another platform, a stand-in) gives no such sign: turns and time only.
+   * @returns {boolean}
+   */
+  _readInFlight () {
+    const binding = this._port !== null ? this._port.port : undefined;
+    const poller = binding !== undefined && binding !== null ? binding.poller : undefined;
+    if (poller === undefined || poller === null || typeof poller.listenerCount !== 'function') return false;
+    return binding.isOpen === true && poller.listenerCount('readable') === 0;
   }
 
   /** @param {{op: any, pdu: Buffer, unitId: number, sentNs: bigint}} p */

@@ -113,6 +113,11 @@ class RtuTcpTransport extends RtuTransport {
     return SOCKET_CONFIRM;
   }
 
+  /** @returns {boolean} a socket's bytes are read in the poll phase itself: never in flight elsewhere */
+  _readInFlight () {
+    return false;
+  }
+
   /** @param {() => void} cb called when the socket is closed */
   close (cb) {
     this._p = null;
