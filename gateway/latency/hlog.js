@@ -67,17 +67,10 @@ class HlogWriter {
    */
   writeInterval (interval) {
     plainObject(interval, 'interval');
-    const tag = checkTag(interval.tag);
     const h = checkHistogram(interval.histogram, 'interval.histogram');
-    const startMs = finite(interval.startMs, 'interval.startMs');
-    const endMs = finite(interval.endMs, 'interval.endMs');
-    if (startMs < this.startTimeMs) throw invalid('interval.startMs', startMs, `>= the log's startTimeMs (${this.startTimeMs})`);
-    if (endMs < startMs) throw invalid('interval.endMs', endMs, `>= interval.startMs (${startMs})`);
     // Java prints getMaxValue(), the top bucket's highest equivalent value.
     const maxMs = h.totalCount > 0 ? h.getValueAtPercentile(100) / MAX_RATIO : 0;
-    const start = ((startMs - this.startTimeMs) / 1000).toFixed(3);
-    const length = ((endMs - startMs) / 1000).toFixed(3);
-    this._write(`Tag=${tag},${start},${length},${maxMs.toFixed(3)},${encodeHistogram(h)}\n`);
+    this._writeLine(interval, maxMs, encodeHistogram(h));
   }
 
   /**
@@ -87,16 +80,25 @@ class HlogWriter {
    */
   writeEncodedInterval (interval) {
     plainObject(interval, 'interval');
+    const maxMs = finite(interval.maxMs, 'interval.maxMs');
+    if (typeof interval.encoded !== 'string' || interval.encoded === '') throw invalid('interval.encoded', interval.encoded, 'a base64 histogram');
+    this._writeLine(interval, maxMs, interval.encoded);
+  }
+
+  /**
+   * Checks an interval's tag, start and end, then writes its line (both kinds of interval).
+   * @param {{tag: string, startMs: number, endMs: number}} interval
+   * @param {number} maxMs @param {string} encoded the histogram in base64
+   */
+  _writeLine (interval, maxMs, encoded) {
     const tag = checkTag(interval.tag);
     const startMs = finite(interval.startMs, 'interval.startMs');
     const endMs = finite(interval.endMs, 'interval.endMs');
-    const maxMs = finite(interval.maxMs, 'interval.maxMs');
-    if (typeof interval.encoded !== 'string' || interval.encoded === '') throw invalid('interval.encoded', interval.encoded, 'a base64 histogram');
     if (startMs < this.startTimeMs) throw invalid('interval.startMs', startMs, `>= the log's startTimeMs (${this.startTimeMs})`);
     if (endMs < startMs) throw invalid('interval.endMs', endMs, `>= interval.startMs (${startMs})`);
     const start = ((startMs - this.startTimeMs) / 1000).toFixed(3);
     const length = ((endMs - startMs) / 1000).toFixed(3);
-    this._write(`Tag=${tag},${start},${length},${maxMs.toFixed(3)},${interval.encoded}\n`);
+    this._write(`Tag=${tag},${start},${length},${maxMs.toFixed(3)},${encoded}\n`);
   }
 
   /**

@@ -45,25 +45,35 @@ const { MODELS } = require('./models');
 const COUNTER_CHANNELS = 8;
 
 /**
+ * A generator's entry, with `devices` (for people) written from `kind` and `models`, so that the
+ * text and the list the checks use cannot disagree.
+ * @param {{name: string, alias: string, description: string, kind?: string, models: string[], make: Function}} g
+ */
+function generator ({ name, alias, description, kind, models, make }) {
+  const listed = models.join(', ');
+  return { name, alias, description, devices: kind === undefined ? listed : `${kind} (${listed})`, models: Object.freeze(models), make };
+}
+
+/**
  * The generators. `make(addr, random)` returns the generator function; `models` lists the models
  * whose every answer to it is a success.
  * @type {ReadonlyArray<{name: string, alias: string, description: string, devices: string, models: ReadonlyArray<string>, make: (addr: string, random: () => number) => () => string}>}
  */
 const GENERATORS = Object.freeze([
-  {
+  generator({
     name: '@AA',
     alias: 'read-all',
     description: 'read all digital lines: @01',
-    devices: 'digital I/O (ED-588, ED-516, ED-527, ED-538)',
-    models: Object.freeze(['ED-588', 'ED-516', 'ED-527', 'ED-538']),
+    kind: 'digital I/O',
+    models: ['ED-588', 'ED-516', 'ED-527', 'ED-538'],
     make: (addr) => { const cmd = '@' + addr; return () => cmd; }
-  },
-  {
+  }),
+  generator({
     name: '@AA(Data)',
     alias: 'set-all',
     description: 'set all outputs: @01 + 4 upper-case hex digits, uniform 0…0xFFFE (4 digits even on 8-output models, as the vendor does)',
-    devices: 'digital outputs (ED-588, ED-527, ED-538)',
-    models: Object.freeze(['ED-588', 'ED-527', 'ED-538']),
+    kind: 'digital outputs',
+    models: ['ED-588', 'ED-527', 'ED-538'],
     make: (addr, random) => {
       const head = '@' + addr;
       return () => {
@@ -71,36 +81,35 @@ const GENERATORS = Object.freeze([
         return head + HEX2[v >>> 8] + HEX2[v & 0xff];
       };
     }
-  },
-  {
+  }),
+  generator({
     name: '#AAN',
     alias: 'read-counter',
     description: 'read an input counter: #01 + one channel 0…7 (the vendor draws 0…E, which 8-input models refuse)',
-    devices: 'digital inputs (ED-588, ED-516, ED-538)',
-    models: Object.freeze(['ED-588', 'ED-516', 'ED-538']),
+    kind: 'digital inputs',
+    models: ['ED-588', 'ED-516', 'ED-538'],
     make: (addr, random) => {
       const head = '#' + addr;
       return () => head + nextInt(random, 0, COUNTER_CHANNELS);
     }
-  },
-  {
+  }),
+  generator({
     name: '#AA1N0F',
     alias: 'analog-set4',
     description: 'set 4 analog outputs: #011N0F + four values uniform 0…10 formatted +00.000 (35 characters)',
-    devices: 'ED-560',
-    models: Object.freeze(['ED-560']),
+    models: ['ED-560'],
     make: (addr, random) => {
       const head = '#' + addr + '1N0F';
       return () => head + formatPlus00000(random() * 10) + formatPlus00000(random() * 10) +
         formatPlus00000(random() * 10) + formatPlus00000(random() * 10);
     }
-  },
-  {
+  }),
+  generator({
     name: '#AA1NVVData',
     alias: 'analog-set-mask',
     description: 'set analog outputs by mask: #011N + mask 01…1E + one value per set bit among bits 0–3, uniform 0…100 formatted +000.##',
-    devices: 'analog outputs (ED-560)',
-    models: Object.freeze(['ED-560']),
+    kind: 'analog outputs',
+    models: ['ED-560'],
     make: (addr, random) => {
       const head = '#' + addr + '1N';
       return () => {
@@ -112,7 +121,7 @@ const GENERATORS = Object.freeze([
         return cmd;
       };
     }
-  }
+  })
 ]);
 
 const BY_NAME = new Map();

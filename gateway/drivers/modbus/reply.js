@@ -23,38 +23,31 @@ class Pending {
    * @param {Handler|null} [handler] submit()'s
    */
   constructor (op, unitId, timeoutMs, resolve, reject, handler = null) {
-    this.op = op;
-    this.unitId = unitId;
-    this.pdu = encodeRequestPdu(op);
-    this.timeoutMs = timeoutMs;
     this._resolve = resolve;
     this._reject = reject;
-    /** @type {Handler|null} */
-    this.handler = handler;
     /** true while submit() runs: a failure found then reaches the handler on a microtask, not within submit() */
     this.admitting = false;
-    /** @type {bigint} when the request times out (hrtime ns) */
-    this.deadline = 0n;
-    /** @type {bigint} hrtime ns just before the write; 0n until written */
-    this.sentNs = 0n;
-    this.tid = 0;
-    /** Pipelining evidence (pipeline-guard.js): replies taken before this one was written, -1 if none was in flight */
-    this.overlap = -1;
+    this.reuse(op, unitId, timeoutMs, handler);
   }
 
   /**
-   * Makes a settled Pending a new request of a handler (the client keeps one spare, issue 11).
-   * @param {object} op @param {number} unitId @param {number} timeoutMs @param {Handler} handler
+   * Makes this Pending a request: a new one (the constructor), or a settled one again, for a handler
+   * (the client keeps one spare, issue 11). Every instance gets its fields in the same order.
+   * @param {object} op @param {number} unitId @param {number} timeoutMs @param {Handler|null} handler
    */
   reuse (op, unitId, timeoutMs, handler) {
     this.op = op;
     this.unitId = unitId;
     this.pdu = encodeRequestPdu(op);
     this.timeoutMs = timeoutMs;
+    /** @type {Handler|null} */
     this.handler = handler;
+    /** @type {bigint} when the request times out (hrtime ns) */
     this.deadline = 0n;
+    /** @type {bigint} hrtime ns just before the write; 0n until written */
     this.sentNs = 0n;
     this.tid = 0;
+    /** Pipelining evidence (pipeline-guard.js): replies taken before this one was written, -1 if none was in flight */
     this.overlap = -1;
   }
 

@@ -102,6 +102,8 @@ class RtuTransport {
     this._skipping = false;
     // Collecting a frame that does not answer the request in flight, by its own length
     this._foreign = false;
+    /** Length of the frame _readFramed() has just read whole and intact, in _rx; 0: none */
+    this._frameLen = 0;
     this._lastRxNs = 0n;
     // Earliest time the next request may be written
     this._lineFreeAt = 0n;
@@ -442,41 +444,18 @@ class RtuTransport {
    * @param {boolean} quietBefore the line was quiet for t3.5 before this chunk
    */
   _readReply (chunk, quietBefore) {
-    if (this._skipping) {
-      if (!quietBefore) return;
-      this._skipping = false;
-      this._rxLen = 0;
-    }
+    if (this._skipped(quietBefore)) return;
     const rx = this._rx;
     const n = chunk.length;
     let off = 0;
     while (off < n) {
       if (this._foreign) {
         // a frame that is not ours: read it by its own length, then drop exactly it
-        const len = this._rxLen >= 2 ? rtuResponseLength(rx.subarray(0, this._rxLen)) : 0;
-        if (len < 0 || len > rx.length) {
-          this._stats.lateReplies++;
-          this._rxLen = 0;
-          this._foreign = false;
-          this._skipping = true;
-          return;
-        }
-        const want = len === 0 ? this._rxLen + 1 : len;
-        const take = Math.min(want - this._rxLen, n - off);
-        chunk.copy(rx, this._rxLen, off, off + take);
-        this._rxLen += take;
-        off += take;
-        if (len > 0 && this._rxLen === len) {
-          this._stats.lateReplies++;
-          const intact = rtuCrcOk(rx.subarray(0, len));
-          this._rxLen = 0;
-          this._foreign = false;
-          if (!intact) {
-            this._stats.badFrames++;
-            this._skipping = true;
-            return;
-          }
-        }
+        off = this._readFramed(chunk, off);
+        if (off >= 0 && this._frameLen === 0) continue;
+        this._stats.lateReplies++;
+        this._foreign = false;
+        if (off < 0) return;
         continue;
       }
       const need = this._need();
@@ -521,35 +500,15 @@ class RtuTransport {
     if (until > this._lineFreeAt) this._lineFreeAt = until;
     // Counted per burst, as on an idle line: the owed reply, noise, a foreign frame
     if (quietBefore) this._stats.lateReplies++;
-    if (this._skipping) {
-      if (!quietBefore) return;
-      this._skipping = false;
-      this._rxLen = 0;
-    }
+    if (this._skipped(quietBefore)) return;
     const rx = this._rx;
     const n = chunk.length;
     let off = 0;
     while (off < n) {
-      const len = this._rxLen >= 2 ? rtuResponseLength(rx.subarray(0, this._rxLen)) : 0;
-      if (len < 0 || len > rx.length) {
-        // Not a reply we could read to its end: skip until t3.5 of silence (the period runs on)
-        this._rxLen = 0;
-        this._skipping = true;
-        return;
-      }
-      const want = len === 0 ? this._rxLen + 1 : len;
-      const take = Math.min(want - this._rxLen, n - off);
-      chunk.copy(rx, this._rxLen, off, off + take);
-      this._rxLen += take;
-      off += take;
-      if (len === 0 || this._rxLen < len) continue;
-      this._rxLen = 0;
-      if (!rtuCrcOk(rx.subarray(0, len))) {
-        this._stats.badFrames++;
-        this._skipping = true;
-        return;
-      }
-      if (fits(rx, len, this._owed)) {
+      off = this._readFramed(chunk, off);
+      // Not a reply we could read to its end, or a bad frame: skipped until t3.5 of silence (the period runs on)
+      if (off < 0) return;
+      if (this._frameLen !== 0 && fits(rx, this._frameLen, this._owed)) {
         // The owed reply: the line is clean again after t3.5 (bytes behind it in this chunk, if
         // any, arrived now too, so t3.5 covers them)
         this._owed = null;
@@ -560,6 +519,55 @@ class RtuTransport {
         return;
       }
     }
+  }
+
+  /**
+   * Whether a chunk is skipped: after a frame that could not be read, input is discarded until t3.5
+   * of silence, and what follows the silence starts a new frame.
+   * @param {boolean} quietBefore the line was quiet for t3.5 before this chunk
+   * @returns {boolean}
+   */
+  _skipped (quietBefore) {
+    if (!this._skipping) return false;
+    if (!quietBefore) return true;
+    this._skipping = false;
+    this._rxLen = 0;
+    return false;
+  }
+
+  /**
+   * Reads a frame that is not the reply in flight (a foreign or late frame, or a timed-out request's
+   * owed reply) by its own length (rtuResponseLength), from chunk[off]: up to its end, or a byte at a
+   * time while its length is not known yet. A frame that cannot be read to its end (unknown function
+   * code, longer than the buffer), or whose CRC is bad (counted in badFrames), is skipped until t3.5
+   * of silence.
+   * @param {Buffer} chunk
+   * @param {number} off
+   * @returns {number} the offset in chunk after the bytes taken, this._frameLen then the length of the
+   *   whole, intact frame in rx (0: not whole yet); -1: the rest of the chunk is skipped
+   */
+  _readFramed (chunk, off) {
+    const rx = this._rx;
+    const len = this._rxLen >= 2 ? rtuResponseLength(rx.subarray(0, this._rxLen)) : 0;
+    this._frameLen = 0;
+    if (len < 0 || len > rx.length) {
+      this._rxLen = 0;
+      this._skipping = true;
+      return -1;
+    }
+    const want = len === 0 ? this._rxLen + 1 : len;
+    const take = Math.min(want - this._rxLen, chunk.length - off);
+    chunk.copy(rx, this._rxLen, off, off + take);
+    this._rxLen += take;
+    if (len === 0 || this._rxLen < len) return off + take;
+    this._rxLen = 0;
+    if (!rtuCrcOk(rx.subarray(0, len))) {
+      this._stats.badFrames++;
+      this._skipping = true;
+      return -1;
+    }
+    this._frameLen = len;
+    return off + take;
   }
 
   /**

@@ -2,8 +2,8 @@
 
 const { EventEmitter } = require('node:events');
 const { NinesError } = require('../../base/errors');
-const { Backoff } = require('../../base/backoff');
-const { connectOnce, until, destroyClient } = require('../mqtt/connect');
+const { Connection } = require('../mqtt/connection');
+const D = require('../mqtt/defaults');
 
 /**
  * The edge node's own MQTT session (mqtt.js), apart from the gateway's publisher: Sparkplug needs
@@ -16,7 +16,8 @@ const { connectOnce, until, destroyClient } = require('../mqtt/connect');
  * 3. NBIRTH and the DBIRTHs (edge-node.js), then data; with a primary host, only once its STATE
  *    (retained, so it follows the SUBACK) says online.
  * Lost connection: every birth is void (the broker publishes the will); reconnect with capped
- * exponential backoff and jitter, then a new bdSeq and new births. Without a primary host, data
+ * exponential backoff and jitter (the publisher's Connection, one mqtt.js client per attempt, the
+ * will asked for just before each), then a new bdSeq and new births. Without a primary host, data
  * published while down is not kept: the births after the reconnect carry the current values.
  * With one, data is held (hold.js) and published as historical after the next births.
  * The primary host going offline ends the session as Sparkplug 3.0 asks: NDEATH, a clean
@@ -46,26 +47,51 @@ class SparkplugSession extends EventEmitter {
    */
   constructor (opts) {
     super();
-    this._o = { protocolVersion: 4, keepaliveMs: 30000, connectTimeoutMs: 10000, reconnectInitialMs: 500, reconnectMaxMs: 30000, stopTimeoutMs: 2000, ...opts };
+    // the publisher's defaults (mqtt/defaults.js): one broker, one set of timings
+    this._o = {
+      protocolVersion: D.MQTT_PROTOCOL_VERSION,
+      keepaliveMs: D.MQTT_KEEPALIVE_MS,
+      connectTimeoutMs: D.MQTT_CONNECT_TIMEOUT_MS,
+      reconnectInitialMs: D.MQTT_RECONNECT_INITIAL_MS,
+      reconnectMaxMs: D.MQTT_RECONNECT_MAX_MS,
+      stopTimeoutMs: D.MQTT_STOP_TIMEOUT_MS,
+      ...opts
+    };
     this.edge = opts.edge;
-    this._backoff = new Backoff({ initialMs: this._o.reconnectInitialMs, maxMs: this._o.reconnectMaxMs, random: this._o.random || Math.random });
     this._nextBdSeq = Number.isInteger(opts.firstBdSeq) ? opts.firstBdSeq % 256 : 0;
+    /** The bdSeq of the current attempt's will, until its births make it this.bdSeq */
+    this._attemptBdSeq = 0;
     this.bdSeq = null;
-    this._client = null;
-    this._connected = false;
     this._stopping = false;
-    this._timer = null;
     this._first = null;
     this.counts = { connects: 0, attempts: 0, hostOffline: 0 };
+    this._conn = new Connection({
+      url: this._o.url,
+      options: this._o,
+      will: () => this._will(),
+      on: {
+        up: (client) => this._onUp(client),
+        down: (wasConnected) => this._onDown(wasConnected),
+        message: (topic, payload) => this.edge.onMessage(topic, payload),
+        error: (message, details) => this._error(`Sparkplug ${message}`, details),
+        // nothing to report per attempt: counts.attempts counts them
+        reconnecting: () => {}
+      }
+    });
     this._onHostOffline = () => this._hostOffline();
     this.edge.on('host-offline', this._onHostOffline);
+  }
+
+  /** @returns {import('mqtt').MqttClient|null} the current attempt's client (a fault drill cuts its socket) */
+  get _client () {
+    return this._conn.client;
   }
 
   /** @returns {Promise<void>} once the first attempt has connected (births sent) or failed */
   start () {
     return new Promise((resolve) => {
       this._first = resolve;
-      this._connect();
+      this._conn.start();
     });
   }
 
@@ -76,57 +102,49 @@ class SparkplugSession extends EventEmitter {
    * @param {Buffer} payload
    */
   publish (topic, payload) {
-    if (this._connected && this._client) this._client.publish(topic, payload, { qos: 0, retain: false });
+    const c = this._conn;
+    if (c.connected && c.client) c.client.publish(topic, payload, { qos: 0, retain: false });
   }
 
-  _connect () {
-    this._timer = null;
-    if (this._stopping) return;
-    const o = this._o;
+  /** @returns {{topic: string, payload: Buffer, qos: 1, retain: false}} the will of the attempt about to be made: NDEATH with a new bdSeq */
+  _will () {
     const bdSeq = this._nextBdSeq;
     this._nextBdSeq = (bdSeq + 1) % 256;
+    this._attemptBdSeq = bdSeq;
     this.counts.attempts++;
-    const client = connectOnce(o.url, o, { topic: this.edge.topics.ndeath, payload: this.edge.deathPayload(bdSeq), qos: 1, retain: false });
-    this._client = client;
-    client.on('connect', () => {
-      if (client !== this._client) return;
-      this._connected = true;
-      this._backoff.reset();
-      client.subscribe([this.edge.topics.ncmd, this.edge.topics.dcmdFilter, ...this.edge.stateTopics], { qos: 1 }, (err) => {
-        if (client !== this._client || !this._connected) return;
-        if (err) {
-          this._error(`Sparkplug: cannot subscribe to NCMD, DCMD${this.edge.stateTopics.length ? ' and STATE' : ''} on ${o.url}: ${err.message}`, { url: o.url });
-          client.end(true);
-          return;
-        }
-        this.bdSeq = bdSeq;
-        this.counts.connects++;
-        this.edge.born(bdSeq);
-        this.emit('online', { bdSeq });
-        this._settleFirst();
-      });
-    });
-    client.on('message', (topic, payload) => { if (client === this._client) this.edge.onMessage(topic, payload); });
-    client.on('close', () => this._onClose(client));
-    client.on('error', (err) => { if (client === this._client) this._error(`Sparkplug MQTT ${o.url}: ${err.message}`, { url: o.url, cause: err.code }); });
+    return { topic: this.edge.topics.ndeath, payload: this.edge.deathPayload(bdSeq), qos: 1, retain: false };
   }
 
-  _onClose (client) {
-    if (client !== this._client) return;
-    const was = this._connected;
-    this._connected = false;
-    this._client = null;
-    client.end(true);
+  /** Connected: subscribe, then the births (edge-node.js) */
+  _onUp (client) {
+    const o = this._o;
+    const bdSeq = this._attemptBdSeq;
+    client.subscribe([this.edge.topics.ncmd, this.edge.topics.dcmdFilter, ...this.edge.stateTopics], { qos: 1 }, (err) => {
+      if (client !== this._conn.client || !this._conn.connected) return;
+      if (err) {
+        this._error(`Sparkplug: cannot subscribe to NCMD, DCMD${this.edge.stateTopics.length ? ' and STATE' : ''} on ${o.url}: ${err.message}`, { url: o.url });
+        client.end(true);
+        return;
+      }
+      this.bdSeq = bdSeq;
+      this.counts.connects++;
+      this.edge.born(bdSeq);
+      this.emit('online', { bdSeq });
+      this._settleFirst();
+    });
+  }
+
+  /** A connection or an attempt closed: every birth is void; Connection schedules the next attempt */
+  _onDown (wasConnected) {
     this.edge.lost();
-    if (was) this.emit('offline');
+    if (wasConnected) this.emit('offline');
     this._settleFirst();
-    if (!this._stopping) this._timer = setTimeout(() => this._connect(), this._backoff.next());
   }
 
   /** The primary host went offline: this session's NDEATH, then DISCONNECT; _onClose connects again */
   _hostOffline () {
-    const client = this._client;
-    if (!client || !this._connected || this._stopping) return;
+    const client = this._conn.client;
+    if (!client || !this._conn.connected || this._stopping) return;
     this.counts.hostOffline++;
     client.publish(this.edge.topics.ndeath, this.edge.deathPayload(this.bdSeq), { qos: 1, retain: false }, () => client.end(false));
   }
@@ -147,20 +165,15 @@ class SparkplugSession extends EventEmitter {
   async stop () {
     if (this._stopping) return;
     this._stopping = true;
-    clearTimeout(this._timer);
-    const client = this._client;
+    this._conn.stop();
     const deadline = Date.now() + this._o.stopTimeoutMs;
-    if (client && this._connected) {
+    await this._conn.end(deadline, () => {
       const death = this.edge.deathPayload(this.bdSeq);
       this.edge.lost();
-      await until(deadline, (done) => client.publish(this.edge.topics.ndeath, death, { qos: 1, retain: false }, done));
-      if (this._connected) await until(deadline, (done) => client.end(false, {}, done));
-    }
-    this._connected = false;
-    this._client = null;
+      return { topic: this.edge.topics.ndeath, payload: death, qos: 1, retain: false };
+    });
     this.edge.close();
     this.edge.off('host-offline', this._onHostOffline);
-    if (client) destroyClient(client);
     this._settleFirst();
   }
 }

@@ -10,22 +10,18 @@
 
 const { createModbusModel } = require('./model');
 const { invalid, objectOption } = require('./validate');
+const { ServedUnits } = require('./served-units');
 
-class ModbusLineModel {
+class ModbusLineModel extends ServedUnits {
   /** @param {Map<number, import('./model').ModbusModel>} units */
   constructor (units) {
+    super();
     /** @type {Map<number, import('./model').ModbusModel>} unit id → its model */
     this.units = units;
     /** @type {number[]} the unit ids, ascending */
     this.unitIds = Object.freeze([...units.keys()].sort((a, b) => a - b));
     this._first = /** @type {import('./model').ModbusModel} */ (units.get(this.unitIds[0]));
-    this._served = new Uint8Array(256);
     for (const id of this.unitIds) this._served[id] = 1;
-  }
-
-  /** @param {number} unitId @returns {boolean} */
-  serves (unitId) {
-    return this._served[unitId] === 1;
   }
 
   /**
@@ -35,17 +31,6 @@ class ModbusLineModel {
   serve (unitId, on) {
     if (!this.units.has(unitId)) invalid('unitId', unitId, `one of the line's units (${this.unitIds.join(', ')})`);
     this._served[unitId] = on ? 1 : 0;
-  }
-
-  /** @param {number} unitId @param {Buffer} pdu @returns {Buffer|null} */
-  handle (unitId, pdu) {
-    return this.handleAt(unitId, pdu, 0, pdu.length);
-  }
-
-  /** @returns {Buffer|null} */
-  handleAt (unitId, buf, start, end) {
-    if (this._served[unitId] !== 1) return null;
-    return this.execute(buf, start, end, unitId);
   }
 
   /**

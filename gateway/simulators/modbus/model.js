@@ -2,18 +2,16 @@
 
 /**
  * The data model behind the Modbus simulators: four banks (coils, discrete inputs, holding and input registers)
- * in typed arrays, and `handle(unitId, pdu)`, which answers a request PDU exactly as the Modbus Application
- * Protocol v1.1b3 (§6, and the state diagrams of each function code) says: quantities and byte counts first
- * (exception 3), then the address range (exception 2), then the operation. Pure: no I/O and no timers; the
- * optional animation is computed from the clock when the animated values are read.
+ * in typed arrays, and `handle(unitId, pdu)`, which answers a request PDU as the Modbus Application Protocol
+ * v1.1b3 says. Pure: no I/O and no timers; the optional animation is computed from the clock when the
+ * animated values are read.
  *
- * Hot path: `handle` allocates only the response buffer (or a 2-byte exception), so a server can answer
- * synchronously inside its 'data' handler at full speed.
- *
- * Beyond FC1-6, 15 and 16: FC22 mask write and FC23 read/write here, FC8 diagnostics (diagnostics.js,
- * counters fed by the traffic) and FC43/14 device identification (identity.js). A device can be made
- * to lack function codes (`lacks`: exception 1, as a device without them answers) and to have a
- * sparse map (`map`: only the ranges listed answer; `holes`: ranges that do not).
+ * The answers live beside it, one file per kind: the data-access function codes FC1-6, 15, 16, 22 and 23
+ * (data-access.js), FC8 diagnostics (diagnostics.js, counters fed by the traffic) and FC43/14 device
+ * identification (identity.js). This file keeps the state they act on and its rules: which units answer,
+ * holes in the map, the 'signature' preset, the animation. A device can be made to lack function codes
+ * (`lacks`: exception 1, as a device without them answers) and to have a sparse map (`map`: only the
+ * ranges listed answer; `holes`: ranges that do not).
  */
 
 const C = require('../../base/constants');
@@ -23,6 +21,8 @@ const { applyPreset } = require('./preset');
 const { buildIdentity, answerIdentification } = require('./identity');
 const { answerDiagnostics, newCounters } = require('./diagnostics');
 const { buildHoles } = require('./map');
+const { answerDataAccess, exception, EXC_ILLEGAL_FUNCTION } = require('./data-access');
+const { ServedUnits } = require('./served-units');
 
 /** @typedef {'coils'|'discreteInputs'|'holdingRegisters'|'inputRegisters'} BankName */
 
@@ -34,11 +34,8 @@ const OPTIONS = Object.freeze([...BANKS, 'unitIds', 'animate', 'preset', 'now', 
 const ANSWERED_FCS = Object.freeze([1, 2, 3, 4, 5, 6, 8, 15, 16, 22, 23, 43]);
 /** Function codes that write (counted in writeRequests, answered or not) */
 const WRITE_FCS = Object.freeze([5, 6, 15, 16, 22, 23]);
-
-/** Exception codes the model answers with (Modbus Application Protocol §7) */
-const EXC_ILLEGAL_FUNCTION = 1;
-const EXC_ILLEGAL_DATA_ADDRESS = 2;
-const EXC_ILLEGAL_DATA_VALUE = 3;
+/** Function codes whose answer shows animated values (discrete inputs, holding and input registers): the animation is computed first */
+const ANIMATED_FCS = Object.freeze([2, 3, 4, 23]);
 
 /**
  * The 'signature' preset (issue 18): what each unit's tables hold when nothing wrote them, derived
@@ -64,51 +61,13 @@ function signatureValue (bank, unitId, address) {
 /** Registers 0 and 1 of the register banks move when animated (a counter and a sine) */
 const ANIMATED_REGISTERS = 2;
 
-/** FC5 accepts only these two values (§6.5) */
-const COIL_ON = 0xFF00;
-const COIL_OFF = 0x0000;
-
-/** Length of a read or single-write request PDU: function code, address, quantity or value */
-const FIXED_PDU_LENGTH = 5;
-/** Bytes before the values of a multiple-write request PDU: function code, address, quantity, byte count */
-const MULTI_WRITE_HEADER = 6;
-
-/**
- * Builds an exception response PDU.
- * @param {number} fc the request's function code
- * @param {number} code exception code 1-3
- * @returns {Buffer}
- */
-function exception (fc, code) {
-  const out = Buffer.allocUnsafe(2);
-  out[0] = (fc | 0x80) & 0xFF;
-  out[1] = code;
-  return out;
-}
-
-/**
- * The response of a write: function code, address and value or quantity, copied from the request.
- * @param {Buffer} buf
- * @param {number} s offset of the function code
- * @returns {Buffer} 5 bytes
- */
-function echoHeader (buf, s) {
-  const out = Buffer.allocUnsafe(FIXED_PDU_LENGTH);
-  for (let i = 0; i < FIXED_PDU_LENGTH; i++) out[i] = buf[s + i];
-  return out;
-}
-
-/** @param {Buffer} b @param {number} i @returns {number} big-endian 16-bit value at i */
-function u16 (b, i) {
-  return (b[i] << 8) | b[i + 1];
-}
-
-class ModbusModel {
+class ModbusModel extends ServedUnits {
   /**
    * Use {@link createModbusModel}.
    * @param {object} o checked options
    */
   constructor (o) {
+    super();
     /** Raw banks, for demos that write values directly; bits hold 0 or 1 */
     this.banks = Object.freeze({
       coils: new Uint8Array(o.coils),
@@ -118,7 +77,6 @@ class ModbusModel {
     });
     /** @type {number[]|'any'} */
     this.unitIds = o.unitIds;
-    this._served = new Uint8Array(256);
     if (o.unitIds === 'any') this._served.fill(1);
     else for (const id of o.unitIds) this._served[id] = 1;
     this.animate = o.animate;
@@ -167,29 +125,26 @@ class ModbusModel {
   }
 
   /**
-   * The value a read of bank[addr] answers unit unitId with.
+   * The value a read of bank[addr] answers unit unitId with (the function codes, data-access.js).
    * @param {Uint8Array|Uint16Array} bank @param {number} addr @param {number} unitId -1: unknown (the bank's value)
    * @returns {number}
    */
-  _valueAt (bank, addr, unitId) {
+  valueAt (bank, addr, unitId) {
     const signed = this._signed;
     if (signed === null || unitId < 0) return bank[addr];
     const name = this._nameOf(bank);
     return signed[name][addr] === 1 ? bank[addr] : signatureValue(name, unitId, addr);
   }
 
-  /** Under the 'signature' preset, a write takes [addr, addr + n) of a bank over for every unit. */
-  _written (name, addr, n) {
-    if (this._signed !== null) this._signed[name].fill(1, addr, addr + n);
-  }
-
   /**
-   * Whether this model answers a unit id.
-   * @param {number} unitId 0-255
-   * @returns {boolean}
+   * After a write to [addr, addr + n) of a bank, by a client or by setRegisters/setBits: holding
+   * registers written stop their animation, and under the 'signature' preset the addresses are taken
+   * over for every unit.
+   * @param {BankName} name @param {number} addr @param {number} n
    */
-  serves (unitId) {
-    return this._served[unitId] === 1;
+  wrote (name, addr, n) {
+    if (name === 'holdingRegisters') this._takeOver(addr, n);
+    if (this._signed !== null) this._signed[name].fill(1, addr, addr + n);
   }
 
   /**
@@ -201,31 +156,6 @@ class ModbusModel {
   serve (unitId, on) {
     if (!Number.isInteger(unitId) || unitId < 0 || unitId > 255) invalid('unitId', unitId, 'an integer from 0 to 255');
     this._served[unitId] = on ? 1 : 0;
-  }
-
-  /**
-   * Answers one request PDU addressed to `unitId`.
-   * @param {number} unitId 0-255
-   * @param {Buffer} pdu function code and data
-   * @returns {Buffer|null} response PDU (an exception PDU for a bad request), or null when the model does not
-   *   serve `unitId` (no reply, like a missing RS-485 slave) or the PDU is empty
-   */
-  handle (unitId, pdu) {
-    return this.handleAt(unitId, pdu, 0, pdu.length);
-  }
-
-  /**
-   * {@link ModbusModel#handle} on buf[start, end), so a server can answer a PDU inside a received chunk without
-   * slicing it.
-   * @param {number} unitId
-   * @param {Buffer} buf
-   * @param {number} start offset of the function code
-   * @param {number} end offset past the last PDU byte
-   * @returns {Buffer|null}
-   */
-  handleAt (unitId, buf, start, end) {
-    if (this._served[unitId] !== 1) return null;
-    return this.execute(buf, start, end, unitId);
   }
 
   /**
@@ -265,183 +195,25 @@ class ModbusModel {
     const fc = buf[start];
     if (this._lacks[fc] === 1) return exception(fc, EXC_ILLEGAL_FUNCTION);
     if (WRITE_FCS.includes(fc)) this.writeRequests++;
+    if (this.animate && ANIMATED_FCS.includes(fc)) this._tick();
     switch (fc) {
-      case FC.READ_COILS: return this._readBits(fc, this.banks.coils, buf, start, len, unitId);
-      case FC.READ_DISCRETE_INPUTS:
-        if (this.animate) this._tick();
-        return this._readBits(fc, this.banks.discreteInputs, buf, start, len, unitId);
-      case FC.READ_HOLDING_REGISTERS:
-        if (this.animate) this._tick();
-        return this._readRegisters(fc, this.banks.holdingRegisters, buf, start, len, unitId);
-      case FC.READ_INPUT_REGISTERS:
-        if (this.animate) this._tick();
-        return this._readRegisters(fc, this.banks.inputRegisters, buf, start, len, unitId);
-      case FC.WRITE_SINGLE_COIL: return this._writeCoil(buf, start, len);
-      case FC.WRITE_SINGLE_REGISTER: return this._writeRegister(buf, start, len);
-      case FC.WRITE_MULTIPLE_COILS: return this._writeCoils(buf, start, len);
-      case FC.WRITE_MULTIPLE_REGISTERS: return this._writeRegisters(buf, start, len);
       case FC.DIAGNOSTICS: return answerDiagnostics(this.diagnostics, buf, start, len, exception);
-      case FC.MASK_WRITE_REGISTER: return this._maskWrite(buf, start, len);
-      case FC.READ_WRITE_MULTIPLE_REGISTERS:
-        if (this.animate) this._tick();
-        return this._readWrite(buf, start, len, unitId);
       case FC.ENCAPSULATED_INTERFACE: return answerIdentification(this._identity, buf, start, len, unitId, exception);
-      default: return exception(fc, EXC_ILLEGAL_FUNCTION);
+      default: return answerDataAccess(this, fc, buf, start, len, unitId);
     }
   }
 
   /**
-   * Whether [addr, addr + qty) of a bank touches a hole of the map.
+   * Whether [addr, addr + qty) of a bank touches a hole of the map (the function codes, data-access.js).
    * @param {Uint8Array|Uint16Array} bank one of this.banks
+   * @param {number} addr @param {number} qty
    * @returns {boolean}
    */
-  _inHole (bank, addr, qty) {
+  inHole (bank, addr, qty) {
     const holes = this._holes[this._nameOf(bank)];
     if (holes === null) return false;
     for (let i = addr; i < addr + qty; i++) if (holes[i] === 1) return true;
     return false;
-  }
-
-  /** FC1, FC2: quantity 1-2000, bits packed LSB first (§6.1, §6.2) */
-  _readBits (fc, bank, buf, s, len, unitId) {
-    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    const qty = u16(buf, s + 3);
-    if (qty < 1 || qty > C.MODBUS_MAX_READ_BITS) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    const byteCount = (qty + 7) >> 3;
-    const out = Buffer.allocUnsafe(2 + byteCount);
-    out[0] = fc;
-    out[1] = byteCount;
-    for (let byte = 0, i = 0; byte < byteCount; byte++) {
-      let v = 0;
-      for (let bit = 0; bit < 8 && i < qty; bit++, i++) v |= (this._signed === null ? bank[addr + i] : this._valueAt(bank, addr + i, unitId)) << bit;
-      out[2 + byte] = v;
-    }
-    return out;
-  }
-
-  /** FC3, FC4: quantity 1-125 (§6.3, §6.4) */
-  _readRegisters (fc, bank, buf, s, len, unitId) {
-    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    const qty = u16(buf, s + 3);
-    if (qty < 1 || qty > C.MODBUS_MAX_READ_REGISTERS) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    const out = Buffer.allocUnsafe(2 + 2 * qty);
-    out[0] = fc;
-    out[1] = 2 * qty;
-    for (let i = 0, o = 2; i < qty; i++, o += 2) {
-      const v = this._signed === null ? bank[addr + i] : this._valueAt(bank, addr + i, unitId);
-      out[o] = v >>> 8;
-      out[o + 1] = v & 0xFF;
-    }
-    return out;
-  }
-
-  /** FC5: value 0x0000 or 0xFF00 only; the response echoes the request (§6.5) */
-  _writeCoil (buf, s, len) {
-    const fc = FC.WRITE_SINGLE_COIL;
-    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const value = u16(buf, s + 3);
-    if (value !== COIL_ON && value !== COIL_OFF) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    if (addr >= this.banks.coils.length || this._inHole(this.banks.coils, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    this.banks.coils[addr] = value === COIL_ON ? 1 : 0;
-    this._written('coils', addr, 1);
-    return echoHeader(buf, s);
-  }
-
-  /** FC6: any 16-bit value; the response echoes the request (§6.6) */
-  _writeRegister (buf, s, len) {
-    const fc = FC.WRITE_SINGLE_REGISTER;
-    if (len !== FIXED_PDU_LENGTH) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    if (addr >= this.banks.holdingRegisters.length || this._inHole(this.banks.holdingRegisters, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    this.banks.holdingRegisters[addr] = u16(buf, s + 3);
-    this._takeOver(addr, 1);
-    this._written('holdingRegisters', addr, 1);
-    return echoHeader(buf, s);
-  }
-
-  /** FC15: quantity 1-1968 and byte count = ceil(quantity / 8) (§6.11) */
-  _writeCoils (buf, s, len) {
-    const fc = FC.WRITE_MULTIPLE_COILS;
-    if (len < MULTI_WRITE_HEADER) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    const qty = u16(buf, s + 3);
-    const byteCount = buf[s + 5];
-    if (qty < 1 || qty > C.MODBUS_MAX_WRITE_BITS || byteCount !== (qty + 7) >> 3 ||
-        len !== MULTI_WRITE_HEADER + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const bank = this.banks.coils;
-    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    for (let i = 0; i < qty; i++) bank[addr + i] = (buf[s + MULTI_WRITE_HEADER + (i >> 3)] >> (i & 7)) & 1;
-    this._written('coils', addr, qty);
-    return echoHeader(buf, s);
-  }
-
-  /** FC16: quantity 1-123 and byte count = 2 × quantity (§6.12) */
-  _writeRegisters (buf, s, len) {
-    const fc = FC.WRITE_MULTIPLE_REGISTERS;
-    if (len < MULTI_WRITE_HEADER) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    const qty = u16(buf, s + 3);
-    const byteCount = buf[s + 5];
-    if (qty < 1 || qty > C.MODBUS_MAX_WRITE_REGISTERS || byteCount !== 2 * qty ||
-        len !== MULTI_WRITE_HEADER + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const bank = this.banks.holdingRegisters;
-    if (addr + qty > bank.length || this._inHole(bank, addr, qty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    for (let i = 0; i < qty; i++) bank[addr + i] = u16(buf, s + MULTI_WRITE_HEADER + 2 * i);
-    this._takeOver(addr, qty);
-    this._written('holdingRegisters', addr, qty);
-    return echoHeader(buf, s);
-  }
-
-  /** FC22: (current AND andMask) OR (orMask AND NOT andMask); the response echoes the request (§6.16) */
-  _maskWrite (buf, s, len) {
-    const fc = FC.MASK_WRITE_REGISTER;
-    if (len !== 7) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const addr = u16(buf, s + 1);
-    const bank = this.banks.holdingRegisters;
-    if (addr >= bank.length || this._inHole(bank, addr, 1)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    const and = u16(buf, s + 3);
-    const or = u16(buf, s + 5);
-    // the register as a read would show it (under the 'signature' preset, its derived value until written)
-    const current = this._valueAt(bank, addr, -1);
-    bank[addr] = ((current & and) | (or & ~and)) & 0xFFFF;
-    this._takeOver(addr, 1);
-    this._written('holdingRegisters', addr, 1);
-    const out = Buffer.allocUnsafe(7);
-    for (let i = 0; i < 7; i++) out[i] = buf[s + i];
-    return out;
-  }
-
-  /** FC23: read quantity 1-125, write quantity 1-121, byte count = 2 × write quantity; the write goes first (§6.17) */
-  _readWrite (buf, s, len, unitId) {
-    const fc = FC.READ_WRITE_MULTIPLE_REGISTERS;
-    if (len < 10) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const readAddr = u16(buf, s + 1);
-    const readQty = u16(buf, s + 3);
-    const writeAddr = u16(buf, s + 5);
-    const writeQty = u16(buf, s + 7);
-    const byteCount = buf[s + 9];
-    if (readQty < 1 || readQty > C.MODBUS_MAX_READ_WRITE_READ_REGISTERS || writeQty < 1 || writeQty > C.MODBUS_MAX_READ_WRITE_WRITE_REGISTERS ||
-        byteCount !== 2 * writeQty || len !== 10 + byteCount) return exception(fc, EXC_ILLEGAL_DATA_VALUE);
-    const bank = this.banks.holdingRegisters;
-    if (readAddr + readQty > bank.length || writeAddr + writeQty > bank.length ||
-        this._inHole(bank, readAddr, readQty) || this._inHole(bank, writeAddr, writeQty)) return exception(fc, EXC_ILLEGAL_DATA_ADDRESS);
-    for (let i = 0; i < writeQty; i++) bank[writeAddr + i] = u16(buf, s + 10 + 2 * i);
-    this._takeOver(writeAddr, writeQty);
-    this._written('holdingRegisters', writeAddr, writeQty);
-    const out = Buffer.allocUnsafe(2 + 2 * readQty);
-    out[0] = fc;
-    out[1] = 2 * readQty;
-    for (let i = 0, o = 2; i < readQty; i++, o += 2) {
-      const v = this._signed === null ? bank[readAddr + i] : this._valueAt(bank, readAddr + i, unitId);
-      out[o] = v >>> 8;
-      out[o + 1] = v & 0xFF;
-    }
-    return out;
   }
 
   /**
@@ -496,8 +268,7 @@ class ModbusModel {
       if (!Number.isInteger(v) || v < -32768 || v > 0xFFFF) invalid(`values[${i}]`, v, 'an integer from -32768 to 65535');
     }
     for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] & 0xFFFF;
-    if (bank === 'holdingRegisters') this._takeOver(addr, values.length);
-    this._written(bank, addr, values.length);
+    this.wrote(bank, addr, values.length);
   }
 
   /**
@@ -539,7 +310,7 @@ class ModbusModel {
       if (v !== true && v !== false && v !== 0 && v !== 1) invalid(`values[${i}]`, v, 'a boolean, 0 or 1');
     }
     for (let i = 0; i < values.length; i++) arr[addr + i] = values[i] ? 1 : 0;
-    this._written(bank, addr, values.length);
+    this.wrote(bank, addr, values.length);
   }
 
   /** @param {'coils'|'discreteInputs'} bank @param {number} addr @param {boolean|0|1} value */
