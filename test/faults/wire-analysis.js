@@ -3,20 +3,22 @@
 /**
  * Reads the correlation drill's wire trace (wire-trace-preload.js) and finds every RTU reply that
  * reached the gateway after it had written a newer request: the replies a master that matches by shape
- * could take for the newer request's. Each is put in one class, by when it was written and read:
- * - `early-write`: the gateway wrote the newer request less than timeout + quiet after the old one,
- *   inside the window in which the old reply may still come: the gateway's fault;
- * - `in-transit`: the simulator wrote the reply before the gateway wrote the newer request, and the
- *   gateway read it only after: held up between the two (a PTY relay, the kernel, a thread pool or the
- *   gateway's own event loop), later than the window allows for;
- * - `late-device`: the simulator wrote the reply only after the gateway wrote the newer request: the
- *   device answered later than the window (the simulator's own timers, late on a busy machine);
- * - `cascade`: the old request itself had been ended by a reply taken for it that was not its own, so its
- *   own reply came while the next was on the wire: a consequence of an earlier suspect, not a cause;
- * - `other-unit`: a reply of another unit than the one just asked, told apart by its address;
- * - `released-by-foreign`: the gateway wrote early because the line's hold after the old request's
- *   timeout ended when a reply came, as it should for the reply owed, but that reply was another's
- *   (one later than its own window): a consequence of that later reply.
+ * could take for the newer request's. Each is put in one class, by when it was written, relayed and read
+ * (the window: timeout + quiet period after the old request's write, within which nines promises never
+ * to take a reply for another's):
+ * - the gateway's fault, which the drill must never find:
+ *   - `early-write`: the gateway wrote the newer request inside the old one's window;
+ *   - `read-late`: the reply reached the gateway's port (socat relayed it; on a socket, the simulator
+ *     wrote it) inside the window, but the gateway read it only after writing the newer request;
+ * - beyond what any master can tell apart:
+ *   - `arrived-late`: the reply reached the gateway's port only after the window (the simulator, or the
+ *     PTY relay, descheduled on a busy machine);
+ * - consequences of one of those:
+ *   - `released-by-foreign`: the hold after the old request's timeout ended early because a reply came,
+ *     as it should for the reply owed, but that reply was another's (a later one's);
+ *   - `cascade`: the old request had itself been ended by a reply that was not its own, so its own reply
+ *     came while the next was on the wire;
+ * - `other-unit`: a reply of another unit than the one just asked, told apart by its address.
  * `taken`: no reply and no timeout of the newer request came before it, so the gateway took it for that
  * request's reply (a wrong value, unless its values happen to match).
  */
@@ -129,9 +131,6 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       const q = x === null ? null : simLast('q', unit, address, x.ns);
       const ms = (ns) => Number(ns) / 1e6;
       // a reply of another unit is told apart by its address: only one of the unit just written can be taken for its reply
-      let cls = last.unit !== unit
-        ? 'other-unit'
-        : own.endedBy === 'foreign' ? 'cascade' : last.ns - own.ns < windowNs ? 'early-write' : (x !== null && x.ns < last.ns ? 'in-transit' : 'late-device');
       const frameHex = frame.toString('hex');
       let relay = null;
       for (const r of relays) {
@@ -140,8 +139,14 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       }
       let timedOut = null;
       for (const t of events) if (t.kind === 't' && t.ns > own.ns && t.ns < last.ns) { timedOut = t; break; }
-      // the hold after own's timeout ended early because a reply came: one that was not own's
-      if (cls === 'early-write' && timedOut !== null && released.get(own) === 'foreign') cls = 'released-by-foreign';
+      // where the reply was when: at the gateway's port once socat relayed it (a PTY), or once the simulator wrote it (a socket)
+      const arrived = relay !== null ? relay : x;
+      let cls;
+      if (last.unit !== unit) cls = 'other-unit';
+      else if (own.endedBy === 'foreign') cls = 'cascade';
+      else if (last.ns - own.ns < windowNs) cls = timedOut !== null && released.get(own) === 'foreign' ? 'released-by-foreign' : 'early-write';
+      else if (arrived === null) cls = 'unknown';
+      else cls = arrived.ns - own.ns >= windowNs ? 'arrived-late' : 'read-late';
       suspects.push({
         cls,
         taken: since === null && last.unit === unit,
@@ -154,6 +159,7 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
         simInMs: q === null ? null : ms(q.ns - own.ns), // → the simulator took the request in
         simOutMs: x === null ? null : ms(x.ns - own.ns), // → the simulator wrote its reply
         relayMs: relay === null ? null : ms(relay.ns - own.ns), // → socat relayed it to the gateway's end
+        arrivedMs: arrived === null ? null : ms(arrived.ns - own.ns), // → it reached the gateway's port
         timeoutMs: timedOut === null ? null : ms(timedOut.ns - own.ns) // → the old request timed out
       });
       if (since === null && last.unit === unit && last.endedBy === null) last.endedBy = 'foreign';
@@ -181,7 +187,10 @@ function formatWire (result) {
   return lines.join('\n');
 }
 
-module.exports = { analyseWire, formatWire };
+/** The classes that are the gateway's fault (above) */
+const GATEWAY_FAULTS = Object.freeze(['early-write', 'read-late']);
+
+module.exports = { analyseWire, formatWire, GATEWAY_FAULTS };
 
 // node test/faults/wire-analysis.js DIR: reads a kept trace again (its drill.json holds the drill's options)
 if (require.main === module) {
