@@ -48,8 +48,9 @@ const BUILT = new WeakSet();
  * @property {number} maxBitsPerRequest largest coil / discrete-input read the device takes (≤ 2000)
  * @property {0|1} addressBase 1: the device's tag addresses count from 1 (data sheets that number from 1)
  * @property {string} order the device's word and byte order (ABCD, CDAB, BADC, DCBA) for tags that give none
- * @property {number[]} unsupportedFunctionCodes write function codes the device lacks (5, 6, 15, 16),
- *   sorted; writes by tag use the one that stands in (FC6 per register for FC16, …)
+ * @property {number[]} unsupportedFunctionCodes write function codes the device lacks (5, 6, 15, 16,
+ *   22), sorted; writes by tag use the one that stands in (FC6 per register for FC16, …); FC22 has
+ *   none: a part of a register is then not written
  * @property {number} interFrameDelayMs a pause the line needs between a reply and the next request
  *   (devices that drop a request that comes too soon after their last reply); 0: none
  * @property {number} delayAfterConnectMs a pause after a connection opens before the first request
