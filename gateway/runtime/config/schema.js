@@ -178,6 +178,8 @@ const device = {
     // the line's pauses (drivers/connection.js): one line, one timing, so not per unit
     interFrameDelay: duration,
     delayAfterConnect: duration,
+    // FC8 counters in the device's health, read at this period (devices/diagnostics.js)
+    diagnostics: duration,
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     tags: tagGroups,
     units: {
