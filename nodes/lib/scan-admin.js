@@ -18,7 +18,7 @@
 const crypto = require('node:crypto');
 const { NinesError, toNinesError } = require('../../gateway/base/errors');
 const D = require('../../gateway/commission/defaults');
-const { normalizeScanOptions, parseUnitRange, lineUrl } = require('../../gateway/commission/scan');
+const { scanLine, normalizeScanOptions, parseUnitRange, lineUrl } = require('../../gateway/commission/scan');
 const { discoveryBoundMs } = require('../../gateway/commission/discover');
 const { modbusDevice } = require('./device-config');
 
@@ -117,7 +117,6 @@ function startScan (body) {
   };
   busyLines.add(line);
   keep(scan);
-  const { scanLine } = require('../../gateway/commission/scan');
   scanLine(target, { ...opts, onProgress: (e) => { if (e.kind === 'unit') scan.found.push(e.unitId); } }).then((report) => {
     scan.state = 'done';
     scan.result = result(report);
