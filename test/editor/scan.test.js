@@ -46,10 +46,10 @@ describe('scan a line from the Modbus device dialog (headless Chromium)', functi
       // no baud rate: the short default silence between frames keeps the scan's map quick
       await page.selectOption('#node-config-input-baudRate', '');
       await page.fill('#nines-scan-units', '1-6');
-      await page.fill('#nines-scan-timeout', '20');
+      await page.fill('#nines-scan-timeout', '50');
       await page.click('#nines-scan-start');
       const bound = await page.locator('.nines-scan-bound').innerText();
-      assert.match(bound, new RegExp(`Asking 6 unit id\\(s\\) on modbus\\+rtutcp://127\\.0\\.0\\.1:${sim.port} \\(timeout 20 ms\\): finding them takes at most 0\\.3 s`));
+      assert.match(bound, new RegExp(`Asking 6 unit id\\(s\\) on modbus\\+rtutcp://127\\.0\\.0\\.1:${sim.port} \\(timeout 50 ms\\): finding them takes at most 0\\.7 s`));
       await page.waitForSelector('.nines-scan-summary', { timeout: 30000 });
       assert.match(await page.locator('.nines-scan-summary').innerText(), /^2 unit\(s\) found/);
       assert.deepEqual(await page.locator('tr.nines-scan-unit td.nines-scan-identity').allInnerTexts(), ['Acme PX-2 1.0 (Valve bank)', '(no FC43)']);
