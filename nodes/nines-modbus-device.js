@@ -8,14 +8,18 @@
  * a TCP device may carry several requests per connection (maxInflight, "In flight"); a device that
  * needs a pause between frames or after a connect gets it (interFrameDelay, delayAfterConnect). Holds
  * the "allow writes" switch, off by default so a flow imported from elsewhere cannot move a real
- * actuator by accident.
+ * actuator by accident. Its dialog's "Scan line" runs `nines scan` on the line it names
+ * (lib/scan-admin.js).
  */
 
 const { DeviceHub } = require('./lib/device-hub');
 const { modbusDevice } = require('./lib/device-config');
 const { poolSettings } = require('./lib/pool-settings');
+const { registerScanAdmin } = require('./lib/scan-admin');
 
 module.exports = function (RED) {
+  registerScanAdmin(RED);
+
   function NinesModbusDeviceNode (config) {
     RED.nodes.createNode(this, config);
     const node = this;

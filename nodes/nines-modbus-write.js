@@ -1,8 +1,8 @@
 'use strict';
 
 /**
- * nines-modbus-write: one write (FC 5, 6, 15, 16) per msg, values from msg.payload, encoded by
- * gateway/values/registers.js. With a tag list (source "tags"), msg.payload names the values:
+ * nines-modbus-write: one write (FC 5, 6, 15, 16; FC 22 for a part of a register written by tag) per
+ * msg, values from msg.payload, encoded by gateway/values/registers.js. With a tag list (source "tags"), msg.payload names the values:
  * `{setpoint: 71.5, pump_on: true}`, each encoded by its tag's type, scale and order
  * (gateway/tags/write.js) and written in the order given. Every value is checked before anything
  * is sent: one that its tag cannot hold refuses the whole msg. Refused unless the device config

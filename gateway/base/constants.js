@@ -60,6 +60,12 @@ module.exports = Object.freeze({
   MODBUS_MAX_READ_WRITE_READ_REGISTERS: 125,
   /** FC23: registers written (§6.17) */
   MODBUS_MAX_READ_WRITE_WRITE_REGISTERS: 121,
+  /**
+   * Write function codes a device may lack (a device's unsupportedFunctionCodes): FC5, 6, 15 and 16
+   * each have one that stands in (tags/write.js); FC22 has none, and a write of a part of a
+   * register to a device that lacks it is refused
+   */
+  MODBUS_LACKABLE_WRITE_FCS: Object.freeze([5, 6, 15, 16, 22]),
   /** Registers or bits a coalesced tag read may skip between two tags unless the device says otherwise */
   TAGS_MAX_GAP: 16,
   MODBUS_TCP_MAX_ADU: 260,

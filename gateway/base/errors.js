@@ -50,6 +50,7 @@ const CODES = {
   NINES_ERR_HTTP_UNAUTHORIZED: { status: 'http: unauthorized', meaning: 'An HTTP request to the metrics endpoint or the status page lacked the configured username and password, or they did not match (HTTP 401).' },
   NINES_ERR_HTTP_TOO_MANY_LOGINS: { status: 'http: locked out', meaning: 'An HTTP request to the metrics endpoint or the status page was refused (HTTP 429, with Retry-After) because of wrong logins: from its address (a lockout that doubles with each further one), or from everywhere (then only addresses that logged in rightly are served); nothing was changed.' },
   NINES_ERR_SPARKPLUG: { status: 'sparkplug: refused', meaning: 'A Sparkplug B command (NCMD or DCMD) was refused: a payload that does not decode, an unknown metric, a wrong datatype or value, a device that is not born, or a DCMD while writes by DCMD are off; nothing was changed. details names the topic and the metric.' },
+  NINES_ERR_SCAN_BUSY: { status: 'scan: busy', meaning: 'A scan from the Node-RED device dialog was refused: a scan of the same line is running (two on one line would spoil each other\'s answers), or as many lines as may be scanned at once are; nothing was sent.' },
   NINES_ERR_IO: { status: 'file error', meaning: 'A file nines writes (an HdrHistogram interval log, the MQTT spool) could not be created or written; details.file names it and details.cause holds the system error code (e.g. EACCES, ENOSPC). A spool that fails leaves its messages to the memory buffer.' }
 };
 

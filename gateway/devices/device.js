@@ -34,6 +34,7 @@ const { DeviceUser } = require('./user');
 const queue = require('./queue');
 const { Units } = require('./unit-health');
 const { isSerialLine } = require('./line');
+const { Diagnostics } = require('./diagnostics');
 
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const OK = 0;
@@ -150,6 +151,8 @@ class Device extends EventEmitter {
     this._viaSubmit = false;
     /** @type {{code: string, message: string}|null} */
     this._warning = null;
+    /** FC8 counters in the health (diagnostics.js), when the spec asks for them */
+    this._diagnostics = this.spec.diagnosticsMs > 0 ? new Diagnostics(this, { now: wallClock }) : null;
   }
 
   /**
@@ -186,6 +189,7 @@ class Device extends EventEmitter {
       });
       return this._opening;
     }
+    if (this._diagnostics !== null) this._diagnostics.start();
     this._opening = Promise.all(this._conns.map((c) => c.client.connect().then(noop, (err) => {
       if (this._lastError === null && !this._closing) this._noteError(err);
     }))).then(() => {
@@ -234,7 +238,8 @@ class Device extends EventEmitter {
    *   connection as configured (max) and as used (effective: 1 after a pipelining fallback; the
    *   requests on the wire now are in stats.inFlight); warning: something that works, but not as
    *   configured (NINES_ERR_PIPELINE_UNSUPPORTED), kept until the device is built again; units (a
-   *   line only): each unit's health by name (unit-health.js)
+   *   line only): each unit's health by name (unit-health.js); diagnostics (spec.diagnosticsMs only):
+   *   each unit's FC8 counters, as last read and their growth since the read before (diagnostics.js)
    */
   get health () {
     const e = this._lastError;
@@ -246,7 +251,8 @@ class Device extends EventEmitter {
       connections: { open: this._openCount, max: this.spec.maxConnections },
       inflight: { max: this.spec.maxInflight, effective: this._inflightLimit },
       warning: this._warning,
-      ...(this._units === null ? {} : { units: this._units.health() })
+      ...(this._units === null ? {} : { units: this._units.health() }),
+      ...(this._diagnostics === null ? {} : { diagnostics: this._diagnostics.health() })
     };
   }
 
@@ -270,6 +276,7 @@ class Device extends EventEmitter {
   close () {
     if (this._closing) return this._closing;
     const conns = this._conns || [];
+    if (this._diagnostics !== null) this._diagnostics.stop();
     this._setState('closed', false);
     this._idle = [];
     for (const c of conns) if (c.quiet !== null) { clearTimeout(c.quiet); c.quiet = null; }

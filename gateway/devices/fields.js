@@ -10,10 +10,9 @@
 const { NinesError } = require('../base/errors');
 const { parseDuration, formatMs } = require('../base/quantities');
 const L = require('./limits');
+const C = require('../base/constants');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
-/** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
-const OPTIONAL_FUNCTION_CODES = Object.freeze([5, 6, 15, 16]);
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
 const DURATION_HINT = 'use e.g. "500ms", "1s" or a number of ms';
 
@@ -81,8 +80,8 @@ function order (v, field, dflt) {
 /** @returns {number[]} the write function codes a device lacks, sorted; FC5 and FC15 (or FC6 and FC16) not both */
 function functionCodes (raw, field) {
   if (raw === undefined) return [];
-  if (!Array.isArray(raw) || raw.some((fc) => !OPTIONAL_FUNCTION_CODES.includes(fc))) {
-    throw invalid(field, raw, `must be a list of the write function codes the device lacks: ${OPTIONAL_FUNCTION_CODES.join(', ')}`);
+  if (!Array.isArray(raw) || raw.some((fc) => !C.MODBUS_LACKABLE_WRITE_FCS.includes(fc))) {
+    throw invalid(field, raw, `must be a list of the write function codes the device lacks: ${C.MODBUS_LACKABLE_WRITE_FCS.join(', ')}`);
   }
   const list = [...new Set(raw)].sort((a, b) => a - b);
   // each write needs one of a pair: FC5 or FC15 for coils, FC6 or FC16 for registers

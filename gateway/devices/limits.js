@@ -39,5 +39,11 @@ module.exports = Object.freeze({
   MAX_GAP_DEFAULT: C.TAGS_MAX_GAP,
   MAX_GAP: C.MODBUS_MAX_READ_BITS,
   MAX_REGISTERS_PER_REQUEST: C.MODBUS_MAX_READ_REGISTERS,
-  MAX_BITS_PER_REQUEST: C.MODBUS_MAX_READ_BITS
+  MAX_BITS_PER_REQUEST: C.MODBUS_MAX_READ_BITS,
+  /**
+   * The period of FC8 counter reads (devices/diagnostics.js), when asked for: at least a second, as
+   * each round costs eight requests per unit, and at most a day
+   */
+  DIAGNOSTICS_MIN_MS: 1000,
+  DIAGNOSTICS_MAX_MS: 24 * 3600 * 1000
 });

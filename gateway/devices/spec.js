@@ -13,7 +13,7 @@ const line = require('./line');
 
 const KEYS = Object.freeze(['name', 'label', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
   'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes',
-  'interFrameDelayMs', 'delayAfterConnectMs', 'units']);
+  'interFrameDelayMs', 'delayAfterConnectMs', 'units', 'diagnosticsMs']);
 /** Fields that shape Modbus requests, with their defaults: an ASCII device has none of them */
 const MODBUS_DEFAULTS = Object.freeze({
   maxInflight: L.MAX_INFLIGHT_DEFAULT,
@@ -21,7 +21,8 @@ const MODBUS_DEFAULTS = Object.freeze({
   maxRegistersPerRequest: L.MAX_REGISTERS_PER_REQUEST,
   maxBitsPerRequest: L.MAX_BITS_PER_REQUEST,
   addressBase: 0,
-  order: 'ABCD'
+  order: 'ABCD',
+  diagnosticsMs: 0
 });
 const MODBUS_KEYS = Object.freeze([...Object.keys(MODBUS_DEFAULTS), 'unsupportedFunctionCodes']);
 const DEVICE_BACKOFF = Object.freeze({ initialMs: L.BACKOFF_INITIAL_MS, maxMs: L.BACKOFF_MAX_MS });
@@ -48,12 +49,15 @@ const BUILT = new WeakSet();
  * @property {number} maxBitsPerRequest largest coil / discrete-input read the device takes (≤ 2000)
  * @property {0|1} addressBase 1: the device's tag addresses count from 1 (data sheets that number from 1)
  * @property {string} order the device's word and byte order (ABCD, CDAB, BADC, DCBA) for tags that give none
- * @property {number[]} unsupportedFunctionCodes write function codes the device lacks (5, 6, 15, 16),
- *   sorted; writes by tag use the one that stands in (FC6 per register for FC16, …)
+ * @property {number[]} unsupportedFunctionCodes write function codes the device lacks (5, 6, 15, 16,
+ *   22), sorted; writes by tag use the one that stands in (FC6 per register for FC16, …); FC22 has
+ *   none: a part of a register is then not written
  * @property {number} interFrameDelayMs a pause the line needs between a reply and the next request
  *   (devices that drop a request that comes too soon after their last reply); 0: none
  * @property {number} delayAfterConnectMs a pause after a connection opens before the first request
  *   (serial servers and PLCs that drop what comes right after the connect); 0: none
+ * @property {number} diagnosticsMs Modbus: the period of FC8 counter reads shown in the health
+ *   (devices/diagnostics.js); 0: none (the default)
  * @property {UnitSpec[]|null} units the units of a line (a serial bus, an RTU-over-TCP socket or a Modbus
  *   TCP gateway): each polled by unit id, with its own health; null: one unit, the target's unitId
  */
@@ -125,13 +129,15 @@ function buildDeviceSpec (input) {
   const unsupportedFunctionCodes = F.functionCodes(input.unsupportedFunctionCodes, 'unsupportedFunctionCodes');
   const interFrameDelayMs = F.delay(input.interFrameDelayMs, 'interFrameDelayMs');
   const delayAfterConnectMs = F.delay(input.delayAfterConnectMs, 'delayAfterConnectMs');
+  // 0 (or none): no FC8 counters in the health
+  const diagnosticsMs = input.diagnosticsMs === undefined || input.diagnosticsMs === 0 ? 0 : F.ms(input.diagnosticsMs, 'diagnosticsMs', 0, L.DIAGNOSTICS_MIN_MS, L.DIAGNOSTICS_MAX_MS);
   // A request waits the pause out inside its own timeout; and a device that needs one between a reply
   // and the next request does not take overlapping requests (drivers/connection.js)
   if (interFrameDelayMs >= timeoutMs) throw F.invalid('interFrameDelayMs', input.interFrameDelayMs, `must be shorter than the request timeout (${timeoutMs} ms): a request waits the pause out inside its own timeout`, { bound: 'timeoutMs' });
   if (interFrameDelayMs !== 0 && maxInflight !== 1) throw F.invalid('interFrameDelayMs', input.interFrameDelayMs, `must be 0 with maxInflight ${maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`, { bound: 'maxInflight' });
   const out = {
     name, label, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
-    maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, units: null
+    maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, diagnosticsMs, units: null
   };
   out.units = line.buildUnits(input.units, out);
   return trustDeviceSpec(out);

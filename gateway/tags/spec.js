@@ -384,11 +384,10 @@ function checkTag (raw, i, modbus, limits, add) {
     else if (!raw.readOnly && !t.writable) add([i, 'readOnly'], raw.readOnly, `cannot be false: ${table} is a read-only table`);
     else tag.readOnly = raw.readOnly;
   }
-  // a bit of a register would need a read-modify-write of its register: another writer between the
-  // two would be overwritten, so bit tags are read-only, and so are the other parts of a register.
-  // A scaled-from tag's raw value depends on an exponent read in a poll, which a write would have to
-  // read first
-  if (PART_TYPES.includes(tag.type) || tag.scaleFrom !== undefined) tag.readOnly = true;
+  // parts of a register (bit, bits, int8, uint8) are written with FC22 mask write, which changes
+  // only their bits in the device (tags/write.js). A scaled-from tag's raw value depends on an
+  // exponent read in a poll, which a write would have to read first
+  if (tag.scaleFrom !== undefined) tag.readOnly = true;
   return tag;
 }
 

@@ -16,8 +16,11 @@ const NOT_SENT = new Set([
   'NINES_ERR_INVALID_TARGET', 'NINES_ERR_QUEUE_FULL', 'NINES_ERR_NOT_CONNECTED', 'NINES_ERR_UNIT_DOWN',
   'NINES_ERR_SERIAL_UNAVAILABLE', 'NINES_ERR_WRITE_EXPIRED', 'NINES_ERR_WRITE_BACKLOG'
 ]);
-/** The device answered, saying it did not take the write: "?" and "!" (ED series) */
-const REFUSED_BY_DEVICE = new Set(['NINES_ERR_DEVICE_INVALID', 'NINES_ERR_DEVICE_IGNORED']);
+/**
+ * The device answered, saying it did not take the write: "?" and "!" (ED series), and exception 1
+ * to FC22, which the driver reports as the function the device lacks
+ */
+const REFUSED_BY_DEVICE = new Set(['NINES_ERR_DEVICE_INVALID', 'NINES_ERR_DEVICE_IGNORED', 'NINES_ERR_FC_UNSUPPORTED']);
 /**
  * Modbus exceptions that refuse the request before it is carried out: illegal function, address or
  * value, and busy (6: "retry later"). 4 (server device failure) may come part way through an

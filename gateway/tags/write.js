@@ -12,9 +12,13 @@
  * last one is not atomic: between two of its writes the device holds half a new value (docs/lines.md
  * says so; such devices leave no other way). ASCII ED series: an output line is `#AAAcDD`, an analog
  * channel `#AAn+DD.DDD` (volts after scale and offset).
+ * A part of a register (bit, bits, int8, uint8) is FC22 mask write: the device changes only that
+ * part's bits, in one request, so a write of another part or of the whole register in between is
+ * kept, as a read-modify-write could not keep it. A device that lacks FC22 gets no stand-in: the
+ * write is refused with NINES_ERR_FC_UNSUPPORTED, never turned into a read and a write.
  * An enum tag takes one of its labels (or a raw value its enum names) and writes that raw value.
- * Read-only tags (inputs, discrete inputs, parts of a register, tags scaled from another register,
- * tags marked readOnly) are refused.
+ * Read-only tags (inputs, discrete inputs, tags scaled from another register, tags marked readOnly)
+ * are refused.
  */
 
 const { NinesError, toNinesError } = require('../base/errors');
@@ -22,14 +26,18 @@ const { encodeOne, encodeValues, toBit, show } = require('../values/registers');
 const ascii = require('../drivers/ascii/command');
 const { notWritten, unknownError } = require('./write-outcome');
 const { valueOf } = require('./enum');
+const { PART_TYPES } = require('./spec');
 
 const MAX_WRITE_TAGS = 1000;
+/** The refusal codes of a tag write, most specific first: the write as a whole takes the first one any tag has */
+const REFUSAL_ORDER = Object.freeze(['NINES_ERR_INVALID_VALUE', 'NINES_ERR_FC_UNSUPPORTED', 'NINES_ERR_INVALID_ARG']);
 
 /**
  * @typedef {object} TagWrite
  * @property {string} name
- * @property {Array<object|string>} ops Modbus ops ({fc, address, value|values, unitId?}) or an ASCII
- *   command: one, or one per register where FC6 stands in for FC16
+ * @property {Array<object|string>} ops Modbus ops ({fc, address, value|values, unitId?}, or FC22's
+ *   {fc: 22, address, andMask, orMask, unitId?}) or an ASCII command: one, or one per register where
+ *   FC6 stands in for FC16
  * @property {unknown} value the engineering value asked for
  */
 
@@ -44,7 +52,8 @@ const MAX_WRITE_TAGS = 1000;
  *   (JSON.parse turns 1e309 into Infinity and 1.0 into 1)
  * @returns {TagWrite[]} in the order given
  * @throws {NinesError} NINES_ERR_INVALID_ARG (not an object, an unknown or read-only tag),
- *   NINES_ERR_INVALID_VALUE (a value the tag cannot hold); details.problems lists every one
+ *   NINES_ERR_INVALID_VALUE (a value the tag cannot hold), NINES_ERR_FC_UNSUPPORTED (a part of a
+ *   register on a device that lacks FC22, details.fc 22); details.problems lists every one
  */
 function encodeTagWrites (tags, input, ctx) {
   if (input === null || typeof input !== 'object' || Array.isArray(input) || Buffer.isBuffer(input)) {
@@ -77,7 +86,7 @@ function encodeTagWrites (tags, input, ctx) {
   }
   if (problems.length !== 0) {
     // a value problem is the more specific refusal; an unknown name is a bad argument
-    const code = problems.some((p) => p.code === 'NINES_ERR_INVALID_VALUE') ? 'NINES_ERR_INVALID_VALUE' : 'NINES_ERR_INVALID_ARG';
+    const code = REFUSAL_ORDER.find((c) => problems.some((p) => p.code === c)) || 'NINES_ERR_INVALID_ARG';
     const text = problems.length === 1 ? problems[0].message : `${problems.length} values refused, nothing written: ${problems.map((p) => p.message).join('; ')}`;
     throw new NinesError(code, text, { field: problems[0].tag, tag: problems[0].tag, problems });
   }
@@ -99,24 +108,70 @@ function encodeOps (tag, value, ctx, shown) {
     const on = toBit(value, 'the value', shown);
     return [lacks.includes(5) ? { fc: 15, address: tag.address, values: [on], ...unit } : { fc: 5, address: tag.address, value: on, ...unit }];
   }
+  if (PART_TYPES.includes(tag.type)) {
+    if (lacks.includes(22)) {
+      throw new NinesError('NINES_ERR_FC_UNSUPPORTED', `${partName(tag)}: written only with FC22 mask write, which the device lacks (its unsupportedFunctionCodes lists 22); a read and a write of the whole register instead would undo a change another writer made between the two`, { fc: 22 });
+    }
+    const { mask, bits } = partBits(tag, value, shown);
+    return [{ fc: 22, address: tag.address, andMask: ~mask & 0xFFFF, orMask: bits, ...unit }];
+  }
   let words;
   if (tag.type === 'string') {
     if (typeof value !== 'string') throw new NinesError('NINES_ERR_INVALID_VALUE', `needs a string of at most ${tag.span * 2} characters; got ${shown()}`, { type: 'string' });
     words = encodeValues(value, { type: 'string', byteOrder: tag.byteOrder, count: tag.span * 2 });
   } else if (tag.enum !== undefined) {
-    const raw = valueOf(tag.enum, value);
-    if (raw === undefined) {
-      const labels = Object.values(tag.enum);
-      const some = labels.slice(0, 10).map((l) => JSON.stringify(l)).join(', ') + (labels.length > 10 ? ', …' : '');
-      throw new NinesError('NINES_ERR_INVALID_VALUE', `${shown()} is not a label of its enum (${some})`, { type: tag.type });
-    }
-    words = encodeOne(raw, { ...tag, shown });
+    words = encodeOne(enumRaw(tag, value, shown), { ...tag, shown });
   } else {
     words = encodeOne(value, { ...tag, shown });
   }
   if (words.length === 1 && !lacks.includes(6)) return [{ fc: 6, address: tag.address, value: words[0], ...unit }];
   if (!lacks.includes(16)) return [{ fc: 16, address: tag.address, values: words, ...unit }];
   return words.map((w, i) => ({ fc: 6, address: tag.address + i, value: w, ...unit }));
+}
+
+/**
+ * The bits a part of a register owns (`mask`) and its new value placed in them (`bits`): FC22 sets
+ * the register to (current AND NOT mask) OR bits.
+ * @param {import('./spec').Tag} tag a bit, bits, int8 or uint8 tag
+ * @param {unknown} value
+ * @param {() => string} shown
+ * @returns {{mask: number, bits: number}}
+ * @throws {NinesError} NINES_ERR_INVALID_VALUE
+ */
+function partBits (tag, value, shown) {
+  if (tag.type === 'bit') {
+    const mask = 1 << tag.bit;
+    return { mask, bits: toBit(value, 'the value', shown) ? mask : 0 };
+  }
+  if (tag.type === 'bits') {
+    const raw = tag.enum !== undefined ? enumRaw(tag, value, shown) : value;
+    const max = 2 ** tag.width - 1;
+    if (!Number.isInteger(raw) || raw < 0 || raw > max) {
+      throw new NinesError('NINES_ERR_INVALID_VALUE', `needs an integer from 0 to ${max} (${tag.width} bits); got ${shown()}`, { type: 'bits' });
+    }
+    const mask = (max << tag.bit) & 0xFFFF;
+    return { mask, bits: (raw << tag.bit) & mask };
+  }
+  // int8 and uint8: encodeOne checks the value (scale and offset too) and places it in its byte
+  const mask = tag.byte === 'high' ? 0xFF00 : 0x00FF;
+  const [word] = encodeOne(tag.enum !== undefined ? enumRaw(tag, value, shown) : value, { ...tag, shown });
+  return { mask, bits: word & mask };
+}
+
+/** The raw value an enum tag's label (or a raw value the enum names) stands for */
+function enumRaw (tag, value, shown) {
+  const raw = valueOf(tag.enum, value);
+  if (raw !== undefined) return raw;
+  const labels = Object.values(tag.enum);
+  const some = labels.slice(0, 10).map((l) => JSON.stringify(l)).join(', ') + (labels.length > 10 ? ', …' : '');
+  throw new NinesError('NINES_ERR_INVALID_VALUE', `${shown()} is not a label of its enum (${some})`, { type: tag.type });
+}
+
+/** What part of its register a part tag is, for messages */
+function partName (tag) {
+  if (tag.type === 'bit') return `bit ${tag.bit} of holding ${tag.address}`;
+  if (tag.type === 'bits') return `bits ${tag.bit}-${tag.bit + tag.width - 1} of holding ${tag.address}`;
+  return `the ${tag.byte} byte of holding ${tag.address}`;
 }
 
 /** Volts for an analog channel: (value - offset) / scale, within the module's ±99.999 V format; a number only, never text */
@@ -128,9 +183,6 @@ function toVolts (v, tag, shown) {
 }
 
 function readOnlyWhy (tag) {
-  if (tag.type === 'bit') return 'a bit of a register: writing it would overwrite the other 15 bits';
-  if (tag.type === 'bits') return `bits ${tag.bit}-${tag.bit + tag.width - 1} of a register: writing them would overwrite the other bits`;
-  if (tag.type === 'int8' || tag.type === 'uint8') return `the ${tag.byte} byte of a register: writing it would overwrite the other byte`;
   if (tag.scaleFrom !== undefined) return `its scale comes from tag ${JSON.stringify(tag.scaleFrom)}, read in a poll: a write would have to read it first`;
   if (tag.table === 'discrete' || tag.table === 'input' || tag.table === 'counter') return `${tag.table} is a read-only table`;
   return 'marked readOnly';

@@ -54,6 +54,7 @@ describe('buildDeviceSpec', function () {
       unsupportedFunctionCodes: [],
       interFrameDelayMs: 0,
       delayAfterConnectMs: 0,
+      diagnosticsMs: 0,
       units: null
     });
   });

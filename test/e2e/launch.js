@@ -20,6 +20,8 @@ const PKG = require(path.join(ROOT, 'package.json'));
  * @param {string} [opts.userDir] a user directory the caller prepared (e.g. with `npm install`): used as
  *   it is, and left for the caller to remove; by default a temp one with the package linked in
  * @param {string} [opts.logLevel] Node-RED's console log level (default 'warn')
+ * @param {Record<string, {password: string, permissions: string}>} [opts.users] turns on the editor's
+ *   login with these users (node-red-child.js)
  * @returns {Promise<{port: number, url: string, userDir: string, pid: number, api: Function, stop: () => Promise<void>,
  *   stdout: () => string, stderr: () => string}>} stdout holds Node-RED's log; pid is the Node-RED process
  */
@@ -34,7 +36,7 @@ async function startNodeRed (opts = {}) {
 
   const child = spawn(process.execPath, [path.join(__dirname, 'node-red-child.js')], {
     cwd: userDir,
-    env: { ...process.env, NINES_E2E_USERDIR: userDir, ...(opts.logLevel ? { NINES_E2E_LOG: opts.logLevel } : {}) },
+    env: { ...process.env, NINES_E2E_USERDIR: userDir, ...(opts.logLevel ? { NINES_E2E_LOG: opts.logLevel } : {}), ...(opts.users ? { NINES_E2E_USERS: JSON.stringify(opts.users) } : {}) },
     stdio: ['pipe', 'pipe', 'pipe']
   });
   let stdout = '';

@@ -5,6 +5,8 @@
  * load another runtime into the mocha process, and Node-RED's runtime is a singleton). The
  * package is found as an installed module: the test links it into <userDir>/node_modules.
  * Prints "NINES_E2E_READY <port>" once listening on 127.0.0.1; stops on SIGTERM or a "stop" line.
+ * NINES_E2E_USERS, when set, turns on the editor's login (adminAuth): a JSON object of user name →
+ * {password, permissions} ("*" or "read"), checked in memory.
  */
 
 function main () {
@@ -31,6 +33,8 @@ function main () {
     editorTheme: { tours: false, palette: { editable: false }, projects: { enabled: false } },
     functionExternalModules: false
   };
+
+  if (process.env.NINES_E2E_USERS) settings.adminAuth = adminAuth(JSON.parse(process.env.NINES_E2E_USERS));
 
   const app = express();
   const server = http.createServer(app);
@@ -59,6 +63,16 @@ function main () {
       stop();
     });
   });
+}
+
+/** Node-RED's credentials login over a fixed list of users, without password hashes: a test's users only */
+function adminAuth (users) {
+  const user = (name) => (Object.hasOwn(users, name) ? { username: name, permissions: users[name].permissions } : null);
+  return {
+    type: 'credentials',
+    users: async (name) => user(name),
+    authenticate: async (name, password) => (user(name) !== null && users[name].password === password ? user(name) : null)
+  };
 }
 
 // a script, run by launch.js; mocha given the whole folder loads it too, and must not start anything

@@ -3,11 +3,14 @@
 // Interop with pymodbus, a Modbus stack nobody here wrote: nines' client reads pymodbus's device
 // identification (every read code, and one object) and mask-writes its register; pymodbus's client
 // reads the simulator's identification (following "more follows") and mask-writes the simulator's.
+// A write by tag of a part of a register reaches pymodbus as FC22, the rest of its register kept.
 
 const assert = require('node:assert/strict');
 const { createClient } = require('../../gateway/drivers/modbus');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { runPymodbusFcsClient, startPymodbusFcsServer } = require('../helpers/pymodbus');
+const { buildTags } = require('../../gateway/tags/spec');
+const { encodeTagWrites, runTagWrites } = require('../../gateway/tags/write');
 
 describe('FC43 and FC22 against pymodbus', function () {
   this.timeout(30000);
@@ -28,6 +31,27 @@ describe('FC43 and FC22 against pymodbus', function () {
       // holding register 7 holds 7: bit 3 on, bit 0 off
       await client.maskWriteRegister(7, 0xFFF6, 0x0008);
       assert.deepEqual((await client.readHoldingRegisters(7, 1)).data, [(7 | 8) & ~1]);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('a write by tag of a bit, a bit field and a byte reaches a pymodbus server as FC22, the other bits kept', async () => {
+    const server = await startPymodbusFcsServer();
+    const client = createClient(`modbus+tcp://127.0.0.1:${server.port}?unitId=1`, { timeoutMs: 3000 });
+    const tags = buildTags([
+      { name: 'ready', table: 'holding', address: 100, type: 'bit', bit: 0 },
+      { name: 'mode', table: 'holding', address: 100, type: 'bits', bit: '8-11' },
+      { name: 'gain', table: 'holding', address: 101, type: 'int8', byte: 'high' }
+    ], { protocol: 'modbus+tcp' });
+    try {
+      const writes = encodeTagWrites(tags, { ready: true, mode: 10, gain: -1 }, { protocol: 'modbus+tcp' });
+      assert.deepEqual(writes.map((w) => w.ops[0].fc), [22, 22, 22]);
+      const out = await runTagWrites(writes, (op) => client.request(op));
+      assert.equal(out.ok, true, JSON.stringify(out.results));
+      // register i holds i: 100 = 0x0064 and 101 = 0x0065 before
+      assert.deepEqual((await client.readHoldingRegisters(100, 2)).data, [0x0A65, 0xFF65]);
     } finally {
       await client.close();
       await server.close();

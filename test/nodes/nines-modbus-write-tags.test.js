@@ -19,7 +19,9 @@ const TAGS = [
   { name: 'level', table: 'holding', address: 13, type: 'uint16', scale: 0.1 },
   { name: 'pump_on', table: 'coil', address: 3 },
   { name: 'label', table: 'holding', address: 14, type: 'string', length: 2 },
-  { name: 'running', table: 'discrete', address: 0 }
+  { name: 'running', table: 'discrete', address: 0 },
+  { name: 'alarm', table: 'holding', address: 20, type: 'bit', bit: 3 },
+  { name: 'mode', table: 'holding', address: 20, type: 'bits', bit: '8-11' }
 ];
 
 function flow (port, write = {}, device = {}) {
@@ -96,6 +98,30 @@ describe('nines-modbus-write with a tag list', function () {
     // the writes after a refused one are not sent: order carries meaning
     assert.deepEqual(msg.results.level, { ok: false, skipped: true, message: 'not sent: the write of tag "speed" before it failed' });
     assert.notEqual(sim.model.banks.holdingRegisters[13], 20);
+  });
+
+  it('writes a bit and a bit field of a register with FC22: its other bits stay as they were', async () => {
+    await helper.load([deviceNode, writeNode], flow(sim.port));
+    const hr = sim.model.banks.holdingRegisters;
+    hr[20] = 0xF0F0;
+    const msg = await roundTrip(helper.getNode('w'), helper.getNode('out'), { payload: { alarm: true, mode: 5 } });
+    assert.deepEqual(msg.results, { alarm: { ok: true }, mode: { ok: true } });
+    assert.equal(hr[20], 0xF5F8);
+    await roundTrip(helper.getNode('w'), helper.getNode('out'), { payload: { alarm: false } });
+    assert.equal(hr[20], 0xF5F0);
+  });
+
+  it('on a device that lacks FC22 a bit write fails coded, not written, and nothing writes the whole register', async () => {
+    await sim.close();
+    sim = await createModbusTcpSimulator({ port: 0, modelOptions: { lacks: [22] } });
+    sim.model.banks.holdingRegisters[20] = 0xF0F0;
+    await helper.load([deviceNode, writeNode], flow(sim.port));
+    const out = new Promise((resolve) => helper.getNode('out').once('input', resolve));
+    const err = await expectError(helper.getNode('w'), { payload: { alarm: true } });
+    const msg = await out;
+    assert.equal(err.code, 'NINES_ERR_FC_UNSUPPORTED');
+    assert.deepEqual([msg.results.alarm.code, msg.results.alarm.written], ['NINES_ERR_FC_UNSUPPORTED', false]);
+    assert.equal(sim.model.banks.holdingRegisters[20], 0xF0F0);
   });
 
   it('refuses a bad tag list at deploy with the field, and sends nothing', async () => {

@@ -31,8 +31,8 @@ describe('tags/spec: a tag list is checked once, every problem with its path', (
     assert.equal(c.type, 'bool');
     assert.equal(c.table, 'coil');
     assert.equal(c.readOnly, false);
-    // a bit of a register is read-only: writing it would rewrite the other 15 bits
-    assert.equal(b.readOnly, true);
+    // a bit of a register is written with FC22 mask write, which leaves the other 15 bits alone
+    assert.equal(b.readOnly, false);
     assert.equal(b.span, 1);
   });
 

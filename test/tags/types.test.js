@@ -147,8 +147,9 @@ describe('tags: the rest of the types field devices use (issue 23)', () => {
   describe('checked at load, with field paths', () => {
     it('takes a bit range for type bits, and a byte for int8 and uint8; IEC SINT and USINT too', () => {
       const [m, a, b, c] = buildTags([H('m', 0, { type: 'bits', bit: '4 - 6' }), H('a', 0, { type: 'SINT', byte: 'HIGH' }), H('b', 1, { type: 'USINT', byte: 'low' }), H('c', 2, { type: 'bits', bit: 15 })], MODBUS);
-      assert.deepEqual([m.bit, m.width, m.span, m.readOnly], [4, 3, 1, true]);
-      assert.deepEqual([a.type, a.byte, a.readOnly, b.type, b.byte], ['int8', 'high', true, 'uint8', 'low']);
+      // parts of a holding register are writable: FC22 mask write changes only their bits
+      assert.deepEqual([m.bit, m.width, m.span, m.readOnly], [4, 3, 1, false]);
+      assert.deepEqual([a.type, a.byte, a.readOnly, b.type, b.byte], ['int8', 'high', false, 'uint8', 'low']);
       assert.deepEqual([c.bit, c.width], [15, 1]);
       expectProblem([H('m', 0, { type: 'bits', bit: '6-4' })], '0.bit', /range of bits such as "4-6"/);
       expectProblem([H('m', 0, { type: 'bits', bit: '4-16' })], '0.bit', /range of bits/);
@@ -234,7 +235,14 @@ describe('tags: the rest of the types field devices use (issue 23)', () => {
       assert.deepEqual(write({ state: 1 }), [{ fc: 6, address: 4, value: 1 }]);
     });
 
-    it('refuses what a type cannot hold, a label its enum lacks, and parts of a register or a scaled tag as read-only', () => {
+    it('writes a part of a register with FC22 mask write: a byte, and a bit field by number or by its enum\'s label', () => {
+      assert.deepEqual(write({ hi: -2, mode: 5 }), [
+        { fc: 22, address: 5, andMask: 0x00FF, orMask: 0xFE00 },
+        { fc: 22, address: 6, andMask: 0xFFF8, orMask: 0x0005 }
+      ]);
+    });
+
+    it('refuses what a type cannot hold, a label its enum lacks, and a scaled tag as read-only', () => {
       const refused = (values, code, re) => assert.throws(() => write(values), (err) => {
         assert.equal(err.code, code);
         assert.match(err.message, re);
@@ -245,8 +253,8 @@ describe('tags: the rest of the types field devices use (issue 23)', () => {
       refused({ ratio: 70000 }, 'NINES_ERR_INVALID_VALUE', /outside the float16 range/);
       refused({ state: 'warm' }, 'NINES_ERR_INVALID_VALUE', /"warm" is not a label of its enum \("off", "heat", "cool"\)/);
       refused({ state: 3 }, 'NINES_ERR_INVALID_VALUE', /not a label of its enum/);
-      refused({ hi: 1 }, 'NINES_ERR_INVALID_ARG', /read-only \(the high byte of a register/);
-      refused({ mode: 1 }, 'NINES_ERR_INVALID_ARG', /read-only \(bits 0-2 of a register/);
+      refused({ hi: 128 }, 'NINES_ERR_INVALID_VALUE', /outside int8 range -128 to 127/);
+      refused({ mode: 8 }, 'NINES_ERR_INVALID_VALUE', /tag "mode" \(bits\): needs an integer from 0 to 7 \(3 bits\); got 8/);
       refused({ p: 1 }, 'NINES_ERR_INVALID_ARG', /read-only \(its scale comes from tag "sf"/);
     });
   });

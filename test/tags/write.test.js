@@ -94,9 +94,68 @@ describe('tags/write: writes by name, every value checked before anything is sen
     refused({ pump: 2 }, 'NINES_ERR_INVALID_VALUE', /true or false/);
   });
 
+  describe('a part of a register: FC22 mask write, never a read and a write', () => {
+    const parts = buildTags([
+      { name: 'alarm', table: 'holding', address: 60, type: 'bit', bit: 2 },
+      { name: 'top', table: 'holding', address: 60, type: 'bit', bit: 15 },
+      { name: 'mode', table: 'holding', address: 61, type: 'bits', bit: '4-6', enum: '0=auto|1=manual|5=service' },
+      { name: 'gain', table: 'holding', address: 62, type: 'uint8', byte: 'high', scale: 0.5 },
+      { name: 'trim', table: 'holding', address: 62, type: 'int8', byte: 'low' },
+      { name: 'status', table: 'input', address: 0, type: 'bit', bit: 0 },
+      { name: 'kept', table: 'holding', address: 63, type: 'bit', bit: 0, readOnly: true },
+      { name: 'word', table: 'holding', address: 64 }
+    ], MODBUS);
+    const ops = (values, ctx) => encodeTagWrites(parts, values, { ...MODBUS, ...ctx }).map((w) => w.ops);
+    const refusedPart = (values, ctx, code, re) => assert.throws(() => ops(values, ctx), (err) => {
+      assert.ok(err instanceof NinesError);
+      assert.equal(err.code, code);
+      assert.match(err.message, re);
+      return true;
+    });
+
+    it('sets or clears one bit: the AND mask keeps the other 15, the OR mask carries the bit', () => {
+      assert.deepEqual(ops({ alarm: true, top: 1 }), [
+        [{ fc: 22, address: 60, andMask: 0xFFFB, orMask: 0x0004 }],
+        [{ fc: 22, address: 60, andMask: 0x7FFF, orMask: 0x8000 }]
+      ]);
+      assert.deepEqual(ops({ alarm: false }, { unitId: 7 }), [[{ fc: 22, address: 60, andMask: 0xFFFB, orMask: 0, unitId: 7 }]]);
+    });
+
+    it('writes a bit field by its enum\'s label or number, and a byte after scale, each in its own bits', () => {
+      assert.deepEqual(ops({ mode: 'service', gain: 100, trim: -1 }), [
+        [{ fc: 22, address: 61, andMask: 0xFF8F, orMask: 0x0050 }],
+        [{ fc: 22, address: 62, andMask: 0x00FF, orMask: 0xC800 }],
+        [{ fc: 22, address: 62, andMask: 0xFF00, orMask: 0x00FF }]
+      ]);
+      assert.deepEqual(ops({ mode: 1 }), [[{ fc: 22, address: 61, andMask: 0xFF8F, orMask: 0x0010 }]]);
+    });
+
+    it('refuses a value the part cannot hold, a read-only part, and on a device that lacks FC22 any part at all', () => {
+      refusedPart({ alarm: 2 }, {}, 'NINES_ERR_INVALID_VALUE', /tag "alarm" \(bit\): the value must be true or false/);
+      refusedPart({ mode: 'off' }, {}, 'NINES_ERR_INVALID_VALUE', /"off" is not a label of its enum/);
+      refusedPart({ gain: 128 }, {}, 'NINES_ERR_INVALID_VALUE', /outside uint8 range 0 to 255/);
+      refusedPart({ status: true }, {}, 'NINES_ERR_INVALID_ARG', /input is a read-only table/);
+      refusedPart({ kept: true }, {}, 'NINES_ERR_INVALID_ARG', /marked readOnly/);
+      // no stand-in: a read and a write would undo what another writer changed between the two
+      refusedPart({ alarm: true }, { unsupportedFunctionCodes: [22] }, 'NINES_ERR_FC_UNSUPPORTED', /bit 2 of holding 60: written only with FC22 mask write, which the device lacks/);
+      assert.throws(() => ops({ alarm: true, trim: 1 }, { unsupportedFunctionCodes: [22, 16] }), (err) => {
+        assert.equal(err.code, 'NINES_ERR_FC_UNSUPPORTED');
+        assert.deepEqual(err.details.problems.map((p) => [p.tag, p.code]), [['alarm', 'NINES_ERR_FC_UNSUPPORTED'], ['trim', 'NINES_ERR_FC_UNSUPPORTED']]);
+        return true;
+      });
+      // a value problem is still the more specific refusal
+      assert.throws(() => ops({ alarm: true, word: 3.5 }, { unsupportedFunctionCodes: [22] }), { code: 'NINES_ERR_INVALID_VALUE' });
+    });
+
+    it('reports exception 1 to FC22 (the device lacks it) as not written', async () => {
+      const writes = encodeTagWrites(parts, { alarm: true }, MODBUS);
+      const out = await runTagWrites(writes, () => Promise.reject(new NinesError('NINES_ERR_FC_UNSUPPORTED', 'the device does not support FC22', { fc: 22, exceptionCode: 1 })));
+      assert.deepEqual(out.results.alarm, { ok: false, code: 'NINES_ERR_FC_UNSUPPORTED', message: 'the device does not support FC22', written: false });
+    });
+  });
+
   it('refuses read-only and unknown tags by name, and a whole write when one value is bad', () => {
     refused({ temp: 1 }, 'NINES_ERR_INVALID_ARG', /"temp" is read-only \(input is a read-only table\)/);
-    refused({ alarm: true }, 'NINES_ERR_INVALID_ARG', /a bit of a register/);
     refused({ locked: 1 }, 'NINES_ERR_INVALID_ARG', /marked readOnly/);
     refused({ Pump: true }, 'NINES_ERR_INVALID_ARG', /not a tag of this device \(did you mean "pump"\?\)/);
     assert.throws(() => encodeTagWrites(tags, { pump: true, raw: 3.7 }, MODBUS), (err) => {

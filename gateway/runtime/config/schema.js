@@ -115,8 +115,8 @@ const quirks = {
   order: { enum: ['ABCD', 'CDAB', 'BADC', 'DCBA'], rule: 'must be ABCD, CDAB, BADC or DCBA (the word and byte order of tags that give none)' },
   unsupportedFunctionCodes: {
     type: 'array',
-    items: { enum: [5, 6, 15, 16] },
-    rule: 'must list the write function codes the device lacks, of 5, 6, 15, 16 (writes by tag then use the one that stands in)'
+    items: { enum: C.MODBUS_LACKABLE_WRITE_FCS },
+    rule: `must list the write function codes the device lacks, of ${C.MODBUS_LACKABLE_WRITE_FCS.join(', ')} (writes by tag then use the one that stands in; without 22 a bit of a register is not written)`
   }
 };
 const tagGroups = {
@@ -178,6 +178,8 @@ const device = {
     // the line's pauses (drivers/connection.js): one line, one timing, so not per unit
     interFrameDelay: duration,
     delayAfterConnect: duration,
+    // FC8 counters in the device's health, read at this period (devices/diagnostics.js)
+    diagnostics: duration,
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     tags: tagGroups,
     units: {

@@ -87,7 +87,8 @@ const DEVICE_FIELDS = Object.freeze({
   connectTimeout: 'connectTimeoutMs',
   queue: 'queueMax',
   interFrameDelay: 'interFrameDelayMs',
-  delayAfterConnect: 'delayAfterConnectMs'
+  delayAfterConnect: 'delayAfterConnectMs',
+  diagnostics: 'diagnosticsMs'
 });
 /** Quirks a unit of a line may set for itself (devices/line.js) */
 const UNIT_QUIRKS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);

@@ -34,7 +34,7 @@ function renderPage (s) {
   }).join('\n');
   const deviceRows = s.devices.map((d) => `<tr><td class="name">${esc(d.name)}</td><td class="state-${esc(d.state)}">${esc(d.state)}</td>` +
     `<td class="name">${esc(d.since)}</td><td>${d.connections ? `${d.connections.open} / ${d.connections.max}` : '–'}</td>` +
-    `<td class="name">${d.lastError ? esc(d.lastError.code) : ''}</td></tr>`).join('\n');
+    `<td class="name">${d.lastError ? esc(d.lastError.code) : ''}</td><td class="name diagnostics">${esc(d.diagnosticsText || '')}</td></tr>`).join('\n');
   const plots = s.jobs.map((j) => `<figure><img data-job="${esc(j.name)}" data-seq="${j.seq === null ? '' : j.seq}" loading="lazy" alt="percentile curve of ${esc(j.name)}" ` +
     `src="plot/${encodeURIComponent(j.name)}.svg?seq=${j.seq === null ? '' : j.seq}"><figcaption>${esc(j.name)} · ${esc(j.target)}</figcaption></figure>`).join('\n');
   const windowText = `${s.windowIntervals} interval${s.windowIntervals === 1 ? '' : 's'} of ${s.intervalMs / 1000} s`;
@@ -59,7 +59,7 @@ function renderPage (s) {
 ${jobRows}
 </tbody></table>
 <h2>Devices</h2>
-<table id="devices"><thead><tr><th class="name">device</th><th>state</th><th class="name">since</th><th>connections</th><th class="name">last error</th></tr></thead>
+<table id="devices"><thead><tr><th class="name">device</th><th>state</th><th class="name">since</th><th>connections</th><th class="name">last error</th><th class="name">FC8 counters</th></tr></thead>
 <tbody id="devices-body">
 ${deviceRows}
 </tbody></table>

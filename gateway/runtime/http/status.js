@@ -95,7 +95,10 @@ class StatusModel {
         connections: h.connections || null,
         // requests per connection as set and as used, and a pipelining fallback's warning
         inflight: h.inflight || null,
-        warning: h.warning || null
+        warning: h.warning || null,
+        // FC8 counters per unit and their growth since the read before (devices/diagnostics.js)
+        diagnostics: h.diagnostics || null,
+        diagnosticsText: diagnosticsText(h.diagnostics)
       });
     }
     const s = this.publisherStats() || {};
@@ -127,6 +130,28 @@ class StatusModel {
     }
     return percentilePlotSvg([{ label: `${j.name} (${j.window.acc.totalCount} samples)`, histogram: j.window.acc }], { title, width: 480, height: 280 });
   }
+}
+
+/** The counters the page's table shows of each unit (the JSON has them all), with their labels */
+const SHOWN_COUNTERS = Object.freeze([['busMessages', 'msgs'], ['busCommunicationErrors', 'CRC err'], ['busExceptions', 'exc'], ['serverNoResponses', 'no resp']]);
+
+/**
+ * One line per unit of a device's FC8 counters, for the page's table: "unit 2: msgs 1200 (+40) · CRC
+ * err 0 (+0) · …"; "no FC8" for a unit that lacks it; "" when the device reads none.
+ * @param {{units: object[]}|undefined} d devices/diagnostics.js health
+ * @returns {string}
+ */
+function diagnosticsText (d) {
+  if (!d) return '';
+  return d.units.map((u) => {
+    const who = `unit ${u.unitId}: `;
+    if (u.unsupported) return who + 'no FC8';
+    if (u.counters === null) return who + (u.lastError ? u.lastError.code : 'not read yet');
+    return who + SHOWN_COUNTERS.map(([k, label]) => {
+      const delta = u.deltas === null ? '' : u.deltas[k] === null ? ' (went back)' : ` (+${u.deltas[k]})`;
+      return `${label} ${u.counters[k]}${delta}`;
+    }).join(' · ');
+  }).join('\n');
 }
 
 /**

@@ -52,6 +52,8 @@ class StatusBoard {
     }
     if (health.inflight) h.inflight = health.inflight;
     if (health.warning) h.warning = health.warning;
+    // FC8 counters per unit (devices/diagnostics.js), when the device reads them
+    if (health.diagnostics) h.diagnostics = diagnosticsOf(health.diagnostics);
     this._devices.set(name, h);
   }
 
@@ -96,6 +98,15 @@ class StatusBoard {
   stopped () {
     return statusPayload('offline', this.info(), { reason: 'stopped', stopped: new Date().toISOString() });
   }
+}
+
+/**
+ * A device's FC8 counters as the retained status shows them: times as ISO text, like its `since`.
+ * @param {{periodMs: number, units: object[]}} d devices/diagnostics.js health
+ * @returns {object}
+ */
+function diagnosticsOf (d) {
+  return { periodMs: d.periodMs, units: d.units.map((u) => ({ ...u, at: u.at === null ? null : new Date(u.at).toISOString() })) };
 }
 
 module.exports = { StatusBoard };

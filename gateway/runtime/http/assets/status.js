@@ -57,6 +57,7 @@
       cell(tr, d.since, 'name');
       cell(tr, d.connections ? d.connections.open + ' / ' + d.connections.max : '–');
       cell(tr, d.lastError ? d.lastError.code : '', 'name');
+      cell(tr, d.diagnosticsText || '', 'name diagnostics');
       return tr;
     });
     devicesBody.replaceChildren(...rows);
