@@ -91,6 +91,9 @@ const DEVICE_FIELDS = Object.freeze({
   interFrameDelay: 'interFrameDelayMs',
   delayAfterConnect: 'delayAfterConnectMs'
 });
+/** The tags of a unit whose profile is not there (reported): jobs naming its groups are not checked again */
+const FAILED_TAGS = Object.freeze({ groups: Object.freeze({}), all: Object.freeze([]), failed: true });
+
 /** YAML backoff {min, max} → the builder's {initialMs, maxMs} */
 function backoffInput (raw) {
   return isMap(raw) ? { initialMs: raw.min, maxMs: raw.max } : raw;
@@ -140,6 +143,8 @@ function unitInputs (problems, name, d, target, ctx) {
     const input = { name: unit, unitId: u.unitId };
     if (u.backoff !== undefined && !problems.has(at.concat('backoff'))) input.backoff = backoffInput(u.backoff);
     for (const [key, f] of Object.entries(desc.fields)) if (!problems.has(f.at)) input[key] = f.value;
+    // its tags and scan classes wait for the profile it meant
+    if (own === undefined) desc.failed = true;
     return { name: unit, at, input, desc };
   });
 }
@@ -225,9 +230,9 @@ function checkDevices (problems, raw, baseDir, profiles) {
         const groups = groupsOf(ud, isMap(d.units) ? d.units[u.name].tags : undefined);
         // a unit's tags are checked with its own quirks over the line's (devices/line.js)
         const context = { target: spec.target, ...u };
-        opts.units[u.name] = groups === null ? null : checkTagGroups(problems, groups, context);
+        opts.units[u.name] = ud.failed ? FAILED_TAGS : groups === null ? null : checkTagGroups(problems, groups, context);
         const owner = { name: `unit "${u.name}" of device "${name}"`, path: `devices.${name}.units.${u.name}.tags` };
-        if (valid && ud.scan.length) scans.push({ device: name, unit: u.name, classes: ud.scan, context, tags: opts.units[u.name], owner });
+        if (valid && ud.scan.length && !ud.failed) scans.push({ device: name, unit: u.name, classes: ud.scan, context, tags: opts.units[u.name], owner });
       });
     }
     if (valid) { devices[name] = spec; options[name] = opts; }
