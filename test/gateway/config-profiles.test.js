@@ -170,6 +170,19 @@ describe('gateway/config: profiles, a device described once for many devices and
     expectOne((o) => { o.devices.io = { target: 'ascii://127.0.0.1:9500', profile: 'meter' }; }, 'profiles.meter.maxGap', /applies to Modbus devices only/);
   });
 
+  it('a line\'s units listed by id are checked as the Node-RED dialog\'s list is, at units', () => {
+    const line = (units) => ({ devices: { bus: { target: 'modbus+rtu:///dev/ttyUSB0', profile: 'meter', units, scan: { fast: { rate: '1/s', tags: 'measurements' } } } }, profiles: base().profiles });
+    const cases = [['0-3', /has unit id 0: unit ids are 1-247 on a serial line/], ['1-3, 2', /has unit id 2 twice/], ['x', /neither a unit id nor a range/]];
+    for (const [units, rule] of cases) {
+      const { errors } = problemsOf(line(units));
+      assert.deepEqual(errors.map((e) => e.path), ['devices.bus.units'], units);
+      assert.match(errors[0].rule, rule);
+    }
+    // named as the dialog names them
+    const c = validateConfig({ ...line('3, 7-8'), jobs: [{ name: 'u7', device: 'bus', unit: 'unit-7', tags: 'measurements', rate: '1/s' }] }, { env: {} });
+    assert.deepEqual(c.devices.bus.units.map((u) => [u.name, u.unitId]), [['unit-3', 3], ['unit-7', 7], ['unit-8', 8]]);
+  });
+
   it('profile names follow the rule of names', () => {
     expectOne((o) => { o.profiles['my meter'] = {}; }, 'profiles["my meter"]', /is not a valid profile name/);
     expectOne((o) => { o.profiles.meter.colour = 'red'; }, 'profiles.meter.colour', /is not a known key/);
@@ -202,6 +215,17 @@ describe('gateway/config: profiles, a device described once for many devices and
       assert.equal(errors.length, 1);
       assert.equal(errors[0].path, 'profiles.pm.csv');
       assert.match(errors[0].rule, /bad.csv line 3, column 3 \(address\)/);
+    });
+
+    it('an override cannot reach into a sheet: its group is replaced instead', () => {
+      let err;
+      try {
+        validateConfig({
+          profiles: { pm: { csv: 'pm.csv', scan: { all: { rate: '1/s', tags: 'pm' } } } },
+          devices: { m: { target: 'modbus+tcp://127.0.0.1:5020', profile: 'pm', overrides: { power: { unit: 'kW' } } } }
+        }, { env: {}, baseDir: dir });
+      } catch (e) { err = e; }
+      assert.deepEqual(err.details.errors.map((e) => [e.path, e.rule]), [['devices.m.overrides.power', 'is not a tag of profile "pm"; tags of its sheet groups (pm) are changed by replacing the group']]);
     });
 
     it('a profile is one sheet or tag groups, not both', () => {

@@ -16,7 +16,7 @@ const { checkLimits, countSections } = require('./limits');
 const { buildDeviceSpec } = require('../../devices/spec');
 const { sharedLines, parseUnitList, unitName, transportOf } = require('../../devices/line');
 const { specProblem } = require('./spec-paths');
-const { readProfiles, namedProfile, describe, markShipped } = require('./profiles');
+const { readProfiles, findProfile, namedProfile, describe, markShipped } = require('./profiles');
 const { checkScanClasses } = require('./check-scan');
 const { checkTagGroups } = require('./check-tags');
 
@@ -243,6 +243,16 @@ function checkDevices (problems, raw, baseDir, profiles) {
 }
 
 /**
+ * Whether any device or unit has scan classes as written (its own, or its profile's), whether or not
+ * they passed: a config whose only jobs are scan classes needs no `jobs`, even while they have problems.
+ * @returns {boolean}
+ */
+function writesScan (raw, profiles) {
+  const has = (e) => isMap(e) && (e.scan !== undefined || (typeof e.profile === 'string' && (findProfile(e.profile, profiles) || { body: {} }).body.scan !== undefined));
+  return isMap(raw) && Object.values(raw).some((d) => has(d) || (isMap(d) && isMap(d.units) && Object.values(d.units).some(has)));
+}
+
+/**
  * Checks a parsed config and fills in defaults. Reports every problem, not only the first, except
  * past the job or device limit (defaults.js), which is reported alone and at once.
  * @param {*} obj parsed YAML or JSON
@@ -269,7 +279,7 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   const jobs = written.concat(checkScanClasses(problems, scans, { devices, taken, intervalMs: gateway.intervalMs, room }));
   // something to poll: jobs written, or a device's scan classes
   markShipped(problems, profiles);
-  if (obj.jobs === undefined && scans.length === 0) problems.add(['jobs'], undefined, 'is required; list at least one job: - { name, device, command | generator | read | write | tags, rate }, or give a device scan classes (scan: { fast: { rate: 10/s, tags: [measurements] } })');
+  if (obj.jobs === undefined && !writesScan(obj.devices, profiles)) problems.add(['jobs'], undefined, 'is required; list at least one job: - { name, device, command | generator | read | write | tags, rate }, or give a device scan classes (scan: { fast: { rate: 10/s, tags: [measurements] } })');
   // only on jobs that all passed: then jobs[i] is the i-th job written, and the paths are right
   if (!problems.size) checkSparkplugTags(problems, mqtt.sparkplug, jobs);
   if (problems.size) return { config: null, problems };
