@@ -278,10 +278,10 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   const room = D.CONFIG_MAX_JOBS - (Array.isArray(obj.jobs) ? obj.jobs.length : 0);
   const jobs = written.concat(checkScanClasses(problems, scans, { devices, taken, intervalMs: gateway.intervalMs, room }));
   // something to poll: jobs written, or a device's scan classes
-  markShipped(problems, profiles);
   if (obj.jobs === undefined && !writesScan(obj.devices, profiles)) problems.add(['jobs'], undefined, 'is required; list at least one job: - { name, device, command | generator | read | write | tags, rate }, or give a device scan classes (scan: { fast: { rate: 10/s, tags: [measurements] } })');
   // only on jobs that all passed: then jobs[i] is the i-th job written, and the paths are right
   if (!problems.size) checkSparkplugTags(problems, mqtt.sparkplug, jobs);
+  markShipped(problems, profiles);
   if (problems.size) return { config: null, problems };
   return { config: { gateway, mqtt, devices, deviceOptions: options, jobs, source: { path: null, format: null } }, problems };
 }
