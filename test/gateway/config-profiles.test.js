@@ -238,6 +238,9 @@ describe('gateway/config: profiles, a device described once for many devices and
   describe('the profiles shipped with nines', () => {
     it('ships the Brainboxes ED models the simulator knows, each citing the manual through a document in the repository', () => {
       assert.deepEqual(shippedNames(), ['ED-560', 'ED-588']);
+      // the folder is in the package, as the code that reads it
+      assert.equal(path.relative(REPO, SHIPPED_DIR), 'profiles');
+      assert.ok(require('../../package.json').files.includes('profiles/'), 'package.json files ships profiles/');
       for (const name of shippedNames()) {
         const text = fs.readFileSync(path.join(SHIPPED_DIR, `${name}.yaml`), 'utf8');
         assert.match(text, /^# Source: .*Brainboxes/m, name);
