@@ -14,7 +14,7 @@ const { nodeError, invalidArg } = require('./lib/errors');
 const { errorStatus, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions, configuredUnit } = require('./lib/modbus-msg');
-const { usesTags, tagRead, badTags } = require('./lib/tag-list');
+const { usesTags, withProfile, tagRead, badTags } = require('./lib/tag-list');
 const { registerTagAdmin } = require('./lib/tag-admin');
 
 module.exports = function (RED) {
@@ -32,7 +32,7 @@ module.exports = function (RED) {
     let configError = null;
     try {
       if (tagMode) {
-        if (device && device.spec) read = tagRead(config, device.spec, node.id);
+        if (device && device.spec) read = tagRead(withProfile(RED, config, 'modbus'), device.spec, node.id);
       } else {
         decodeOpts = typeOptions(config);
       }

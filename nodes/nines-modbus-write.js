@@ -16,7 +16,7 @@ const { nodeError, invalidArg } = require('./lib/errors');
 const { errorStatus, showStatus } = require('./lib/status');
 const { latencyMs } = require('./lib/reply');
 const { requestFields, typeOptions, writeOp, configuredUnit } = require('./lib/modbus-msg');
-const { usesTags, nodeTags } = require('./lib/tag-list');
+const { usesTags, withProfile, nodeTags } = require('./lib/tag-list');
 const { registerTagAdmin } = require('./lib/tag-admin');
 
 module.exports = function (RED) {
@@ -34,7 +34,7 @@ module.exports = function (RED) {
     let configError = null;
     try {
       if (tagMode) {
-        if (device && device.spec) tags = nodeTags(config, device.spec).tags;
+        if (device && device.spec) tags = nodeTags(withProfile(RED, config, 'modbus'), device.spec).tags;
       } else {
         typeOpts = typeOptions(config);
       }

@@ -458,8 +458,8 @@
         return function (v, opt) {
             var node = this;
             var open = editing === node;
-            // a node polling its single request has no list to check
-            if (field(node, open, 'source') !== 'tags') { return true; }
+            // a node polling its single request (or a profile's tags) has no list of its own to check
+            if (!opts.always && field(node, open, 'source') !== 'tags') { return true; }
             var protocol = opts.protocol(node, open);
             var device = opts.device(node, open);
             var r = cached(protocol, device, v);
@@ -496,11 +496,14 @@
          * the node's own oneditprepare), saved into node.tags, dropped on cancel or delete. The list
          * follows the dialog's protocol and device as they change.
          * @param {object} def the definition given to RED.nodes.registerType (changed in place)
-         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string, summary: string}} opts
+         * @param {{protocol: function(object, boolean): string, device: function(object, boolean): string, watch: string, summary: string,
+         *   always?: boolean, container?: string}} opts
          *   protocol, device: each gets the node and whether its dialog is open; watch: the dialog's
          *   fields (a selector) whose change changes either; summary: what the status line says of a
          *   clean list, by the node's kind: poll (requests per poll), read (requests per read), write
-         *   (the tags it can write)
+         *   (the tags it can write); always: the list is checked whatever the node's source (a
+         *   nines-profile, which is a list and nothing else); container: where the list is built
+         *   (default #nines-tags; a config node's dialog opens over its user's, which has one)
          * @returns {object} def
          */
         attach: function (def, opts) {
@@ -512,7 +515,7 @@
                 if (!node.source) { $('#node-input-source').val('request'); }
                 if (own) { own.call(node); }
                 prepare(node, {
-                    container: '#nines-tags',
+                    container: opts.container || '#nines-tags',
                     summary: opts.summary,
                     protocol: function () { return opts.protocol(node, true); },
                     device: function () { return opts.device(node, true); }

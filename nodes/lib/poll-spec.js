@@ -16,7 +16,7 @@ const { typeOptions, intField } = require('./modbus-msg');
 const { num } = require('./device-config');
 const { formatUnitList, unitTarget } = require('../../gateway/devices/line');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
-const { usesTags, rawTags, unitsOf } = require('./tag-list');
+const { usesTags, withProfile, rawTags, unitsOf } = require('./tag-list');
 
 /** The dialog's default rate (nines-poll.html), for nodes saved without one */
 const POLL_RATE = '10/s';
@@ -44,7 +44,7 @@ function jobKey (nodeId) {
 function pollSettings (RED, config, nodeId) {
   const { device, protocol } = pickDevice(RED, config);
   const tagMode = usesTags(config);
-  const op = tagMode ? { tags: rawTags(config.tags) } : operation(config, protocol);
+  const op = tagMode ? { tags: rawTags(withProfile(RED, config, protocol).tags) } : operation(config, protocol);
   if (config.values !== undefined && config.values !== 'every' && config.values !== 'on-change') {
     throw invalidArg('values', `values must be "on-change" or "every"; got ${JSON.stringify(config.values)}`);
   }

@@ -10,6 +10,7 @@
 
 const crypto = require('node:crypto');
 const { buildTags, planReads, tagContext } = require('../../gateway/tags');
+const { invalidArg } = require('./errors');
 
 /**
  * Fields a flow edited as JSON may hold as text ("0.1" for 0.1). Not the address: there a string is
@@ -49,11 +50,34 @@ function rawTags (list) {
 
 /**
  * @param {object} config a node's settings
- * @returns {boolean} true when the node works on its tag list (source "tags"); flows saved before
- *   tag lists existed have no source and keep their single request
+ * @returns {boolean} true when the node works on a tag list, its own (source "tags") or a profile's
+ *   (source "profile"); flows saved before tag lists existed have no source and keep their single request
  */
 function usesTags (config) {
-  return config.source === 'tags';
+  return config.source === 'tags' || config.source === 'profile';
+}
+
+/**
+ * A node's settings with the tags of its profile (a nines-profile config node), when its source is
+ * "profile"; as they are otherwise. The one place a node's profile is looked up.
+ * @param {object} RED
+ * @param {object} config the node's settings
+ * @param {'modbus'|'ascii'} protocol the protocol of the node's device
+ * @returns {object} settings whose `tags` are the ones to use
+ * @throws {NinesError} NINES_ERR_INVALID_ARG with field `profile`: none chosen, of another protocol,
+ *   or its tags refused by the core (the profile named, and the tag's field: `profile "meter": tags[3].address …`)
+ */
+function withProfile (RED, config, protocol) {
+  if (config.source !== 'profile') return config;
+  const profile = config.profile ? RED.nodes.getNode(config.profile) : null;
+  if (!profile) throw invalidArg('profile', `profile must be a nines-profile config node (the node takes its tags from it); got ${JSON.stringify(config.profile || '')}`, { value: config.profile });
+  const name = profile.name || profile.id;
+  if (profile.protocol !== protocol) throw invalidArg('profile', `profile "${name}" holds ${profile.protocol} tags; this node's device is ${protocol}`, { value: config.profile });
+  if (profile.configError) {
+    const e = profile.configError;
+    throw invalidArg('profile', `profile "${name}": ${e.message}`, { value: config.profile, profileField: e.details && e.details.field });
+  }
+  return { ...config, tags: profile.tags };
 }
 
 /**
@@ -103,4 +127,4 @@ function badTags (quality) {
   return { names, code: names.length === 0 ? null : quality[names[0]] };
 }
 
-module.exports = { rawTag, rawTags, usesTags, nodeTags, tagRead, unitsOf, badTags, NUMBER_FIELDS, NUMBER_TEXT };
+module.exports = { rawTag, rawTags, usesTags, withProfile, nodeTags, tagRead, unitsOf, badTags, NUMBER_FIELDS, NUMBER_TEXT };

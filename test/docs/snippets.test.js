@@ -239,7 +239,9 @@ describe('docs: every snippet of README.md and docs/ runs', function () {
       // a section alone is checked inside the smallest config that completes it
       const config = { ...doc };
       if (!config.devices) config.devices = { plc1: { target: 'modbus+tcp://127.0.0.1:5020?unitId=1' } };
-      if (!config.jobs) {
+      // a device's scan classes are its jobs (docs/tags.md "Scan classes"): such a config is complete
+      const scans = (m) => Object.values(m || {}).some((x) => x && x.scan);
+      if (!config.jobs && !scans(config.devices) && !scans(config.profiles)) {
         const [name, dev] = Object.entries(config.devices)[0];
         const op = /^ascii:/.test(dev.target) ? { command: '@01' } : { read: { fc: 3, address: 0, quantity: 1 } };
         config.jobs = [{ name: 'docs-job', device: name, rate: '1/s', ...op }];

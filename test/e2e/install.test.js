@@ -108,7 +108,7 @@ describe('clean install into a fresh Node-RED user dir (npm install <path>)', fu
       assert.equal(s.version, PKG.version, s.id);
     }
     const types = sets.flatMap((s) => s.types).sort();
-    assert.equal(types.length, 9);
+    assert.equal(types.length, TYPES.length);
     assert.deepEqual(types, TYPES);
     // the module as the palette manager lists it
     const mod = await nr.api('GET', `/nodes/${PKG.name}`);

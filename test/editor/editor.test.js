@@ -13,7 +13,8 @@ const { startNodeRed, PKG } = require('../e2e/launch');
 const ui = require('./browser');
 
 const FLOW_NODES = ['nines-ascii', 'nines-modbus-read', 'nines-modbus-write', 'nines-poll', 'nines-latency-probe', 'nines-latency-merge', 'nines-device-status'];
-const CONFIG_NODES = ['nines-ascii-device', 'nines-modbus-device'];
+const DEVICE_NODES = ['nines-ascii-device', 'nines-modbus-device'];
+const CONFIG_NODES = [...DEVICE_NODES, 'nines-profile'];
 
 /** Per node type: a field, a value its validator must refuse and one it must accept */
 const VALIDATION = {
@@ -25,7 +26,8 @@ const VALIDATION = {
   'nines-latency-merge': ['#node-input-window', '0', '60'],
   'nines-device-status': ['#node-input-name', null, 'plc1 health'],
   'nines-ascii-device': ['#node-config-input-port', '70000', '9500'],
-  'nines-modbus-device': ['#node-config-input-unitId', '256', '1']
+  'nines-modbus-device': ['#node-config-input-unitId', '256', '1'],
+  'nines-profile': ['#node-config-input-name', '', 'meter']
 };
 
 /** The first words of each node's help summary */
@@ -38,7 +40,8 @@ const SUMMARY = {
   'nines-latency-merge': 'Merges nines latency payloads',
   'nines-device-status': 'Sends the health of a device',
   'nines-ascii-device': 'A Brainboxes ED',
-  'nines-modbus-device': 'A Modbus TCP server'
+  'nines-modbus-device': 'A Modbus TCP server',
+  'nines-profile': 'A tag list described once'
 };
 
 /**
@@ -54,7 +57,8 @@ const HELP_PROPERTIES = {
   'nines-latency-merge': { Inputs: [['payload', 'topic']], Outputs: [['topic', 'payload'], ['topic', 'payload', 'timestamp']] },
   'nines-device-status': { Outputs: [['topic', 'payload']] },
   'nines-ascii-device': {},
-  'nines-modbus-device': {}
+  'nines-modbus-device': {},
+  'nines-profile': {}
 };
 
 /** Entries whose full text must survive: [node, section, property, texts its description holds] */
@@ -70,7 +74,8 @@ const HELP_TEXTS = [
 /** The settings each config node's help lists, each as its own list item starting with its name */
 const HELP_SETTINGS = {
   'nines-ascii-device': ['Host, Port', 'Address', 'Checksum mode', 'Timeout', 'Connect timeout', 'Reconnect', 'Connections'],
-  'nines-modbus-device': ['Transport', 'Unit id', 'Units on line', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Inter-frame delay', 'Delay after connect', 'Reconnect', 'Allow writes']
+  'nines-modbus-device': ['Transport', 'Unit id', 'Units on line', 'Connections', 'In flight', 'Timeout', 'Connect timeout', 'Inter-frame delay', 'Delay after connect', 'Reconnect', 'Allow writes'],
+  'nines-profile': ['Protocol', 'Tags']
 };
 
 describe('Node-RED editor (headless Chromium)', function () {
@@ -82,8 +87,9 @@ describe('Node-RED editor (headless Chromium)', function () {
 
   before(async () => {
     nr = await startNodeRed();
+    // nines-profile comes last, after the scripts of the tag table it loads
     ({ browser, page, consoleErrors } = await ui.openEditorPage(nr.url, () => window.RED && RED.nodes && RED.nodes.getType('nines-latency-merge') &&
-      document.querySelector('.red-ui-palette-node[data-palette-type="nines-ascii"]')));
+      RED.nodes.getType('nines-profile') && document.querySelector('.red-ui-palette-node[data-palette-type="nines-ascii"]')));
   });
 
   after(async () => {
@@ -96,7 +102,7 @@ describe('Node-RED editor (headless Chromium)', function () {
       const d = RED.nodes.getType(t);
       return d && { type: t, category: d.category, set: d.set && d.set.module };
     }), [...FLOW_NODES, ...CONFIG_NODES]);
-    for (const d of defs) assert.ok(d, 'registered');
+    defs.forEach((d, i) => assert.ok(d, `${[...FLOW_NODES, ...CONFIG_NODES][i]} registered`));
     for (const d of defs.slice(0, FLOW_NODES.length)) assert.equal(d.category, 'nines', d.type);
     for (const d of defs.slice(FLOW_NODES.length)) assert.equal(d.category, 'config', d.type);
     for (const d of defs) assert.equal(d.set, PKG.name);
@@ -192,7 +198,7 @@ describe('Node-RED editor (headless Chromium)', function () {
     ['#node-config-input-backoffMax', '5000', false]
   ];
 
-  for (const type of CONFIG_NODES) {
+  for (const type of DEVICE_NODES) {
     it(`checks the ${type} connection settings as you type (maxConnections, connect timeout, backoff)`, async () => {
       await openConfig(type);
       try {
@@ -465,6 +471,36 @@ describe('Node-RED editor (headless Chromium)', function () {
       }
     } finally {
       await deploy([]);
+    }
+  });
+
+  it('edits a nines-profile\'s tags with the nodes\' table, checked by the runtime; a node taking them shows the profile, not a list', async () => {
+    const ids = await page.evaluate(() => {
+      const prof = { id: RED.nodes.id(), type: 'nines-profile', name: 'meter', protocol: 'modbus', tags: [
+        { name: 'a', table: 'holding', address: 0, type: 'float32' }, { name: 'b', table: 'holding', address: 1 }] };
+      const poll = { id: RED.nodes.id(), type: 'nines-poll', x: 300, y: 300, z: RED.workspaces.active(), protocol: 'modbus', source: 'profile', profile: prof.id };
+      for (const [k, d] of Object.entries(RED.nodes.getType('nines-poll').defaults)) if (!(k in poll)) poll[k] = d.value;
+      RED.view.importNodes([prof, poll], { generateIds: false, addFlow: false });
+      return { prof: prof.id, poll: poll.id };
+    });
+    // the overlap is the runtime's to find: the profile turns invalid once its answer is in
+    await page.waitForFunction((id) => { const n = RED.nodes.node(id); RED.editor.validateNode(n); return n.valid === false; }, ids.prof, { timeout: 5000 });
+    await page.evaluate((id) => RED.editor.editConfig('', 'nines-profile', id, 'node-input'), ids.prof);
+    await page.waitForSelector('#nines-profile-tags .nines-tags-list > li', { state: 'visible' });
+    try {
+      assert.equal(await page.locator('#nines-profile-tags .nines-tags-list > li').count(), 2);
+      await page.waitForFunction(() => /overlaps/.test(document.querySelector('#nines-profile-tags').textContent), null, { timeout: 5000 });
+    } finally {
+      await closeEditors();
+    }
+    await page.evaluate((id) => RED.editor.edit(RED.nodes.node(id)), ids.poll);
+    await page.waitForSelector('#node-input-profile', { state: 'attached' });
+    try {
+      assert.equal(await page.locator('.nines-poll-profile').isVisible(), true);
+      assert.equal(await page.locator('.nines-poll-tags').isVisible(), false);
+      assert.equal(await page.locator('#node-input-fc').isVisible(), false);
+    } finally {
+      await closeEditors();
     }
   });
 

@@ -200,4 +200,4 @@ function unitGuess (rule, err, name, device) {
   return guess ? rule.replace(/;/, ` (did you mean "${guess}"?);`) : rule;
 }
 
-module.exports = { checkJobs, OP_KINDS };
+module.exports = { checkJobs, checkValues, OP_KINDS };

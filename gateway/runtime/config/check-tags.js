@@ -44,20 +44,33 @@ const { checkTags, tagConflicts, buildTags, tagContext, loadTagSheet, MAX_SHEET_
  */
 function checkDeviceTags (problems, at, raw, device, baseDir) {
   if (raw === undefined || !isMap(raw)) return null; // a wrong type: the schema said so
+  return checkTagGroups(problems, Object.entries(raw).map(([group, value]) => ({ group, value, at: at.concat(group), baseDir })), device);
+}
+
+/**
+ * Checks tag groups written in several places (a profile's and a device's own: runtime/config/profiles.js),
+ * each problem at the path where its tag is written.
+ * @param {import('./problems').Problems} problems
+ * @param {import('./profiles').GroupEntry[]} entries the groups, each with its path and the folder its sheet's path starts from
+ * @param {{target: object}} device the device's target and quirks (a unit's own quirks over the line's)
+ * @returns {DeviceTags}
+ */
+function checkTagGroups (problems, entries, device) {
   const ctx = tagContext(device.target, device);
   const groups = {};
   const all = [];
   const origin = []; // where each tag of `all` was written
   let ok = true;
-  for (const [group, value] of Object.entries(raw)) {
+  for (const { group, value, at, csvAt, baseDir, tagAt } of entries) {
     let tags = null;
-    if (reservedKey(problems, at.concat(group), group)) { ok = false; continue; }
+    if (reservedKey(problems, at, group)) { ok = false; continue; }
     if (isMap(value) && value.csv !== undefined) {
-      tags = readSheet(problems, at.concat(group, 'csv'), value.csv, ctx, baseDir);
-      if (tags !== null) tags.forEach(() => origin.push(at.concat(group, 'csv')));
+      const sheetAt = csvAt || at.concat('csv');
+      tags = readSheet(problems, sheetAt, value.csv, ctx, baseDir);
+      if (tags !== null) tags.forEach(() => origin.push(sheetAt));
     } else if (Array.isArray(value)) {
-      tags = listTags(problems, at.concat(group), value, ctx);
-      if (tags !== null) tags.forEach((_, i) => origin.push(at.concat(group, i)));
+      tags = listTags(problems, at, value, ctx, tagAt);
+      if (tags !== null) tags.forEach((_, i) => origin.push(at.concat(i)));
     }
     if (tags === null) { ok = false; continue; }
     groups[group] = tags;
@@ -70,15 +83,22 @@ function checkDeviceTags (problems, at, raw, device, baseDir) {
   return clashes.length === 0 ? { groups, all } : { groups: {}, all: [], failed: true };
 }
 
-/** @returns {import('../../tags/spec').Tag[]|null} a list's tags, or null after problems at segs */
-function listTags (problems, segs, list, ctx) {
+/**
+ * @param {(i: number, field: string) => Array<string|number>|null} [tagAt] where a field of tag i is
+ *   written, when not in the list (an override of a profile's tag)
+ * @returns {import('../../tags/spec').Tag[]|null} a list's tags, or null after problems at segs
+ */
+function listTags (problems, segs, list, ctx, tagAt) {
   const { tags, problems: found } = checkTags(list, ctx);
-  for (const p of found) problems.add(segs.concat(p.path), p.value, p.rule);
+  for (const p of found) {
+    const moved = tagAt && typeof p.path[0] === 'number' && typeof p.path[1] === 'string' ? tagAt(p.path[0], p.path[1]) : null;
+    problems.add(moved || segs.concat(p.path), p.value, p.rule);
+  }
   return found.length === 0 ? tags : null;
 }
 
 /** @returns {import('../../tags/spec').Tag[]|null} */
-function readSheet (problems, segs, file, ctx, baseDir) {
+function readSheet (problems, segs, file, ctx, baseDir = process.cwd()) {
   if (typeof file !== 'string' || file === '') { problems.add(segs, file, 'must be the path of a CSV tag sheet'); return null; }
   const abs = path.resolve(baseDir, file);
   let text;
@@ -151,4 +171,4 @@ function checkJobTags (problems, segs, raw, owner, device, deviceTags) {
   return buildTags(all, ctx, segs.join('.'));
 }
 
-module.exports = { checkDeviceTags, checkJobTags };
+module.exports = { checkDeviceTags, checkTagGroups, checkJobTags };

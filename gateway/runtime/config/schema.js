@@ -3,6 +3,7 @@
 const D = require('./defaults');
 const C = require('../../base/constants');
 const SP = require('../sparkplug/defaults');
+const { PROFILE_FIELDS } = require('./profile-keys');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -19,6 +20,9 @@ const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level:
 const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
 const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
+
+/** The entries of an object under these keys */
+const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
 const name = { type: 'string', pattern: D.NAME_PATTERN, rule: NAME_RULE };
 const duration = { type: ['string', 'number'], rule: `is not a duration; ${DURATION_HINT}`, hint: DURATION_HINT };
@@ -134,6 +138,33 @@ const tagGroups = {
   },
   rule: 'must map tag group names to lists of tags (or { csv: <tag sheet> })'
 };
+const profileName = { type: 'string', minLength: 1, rule: 'must name a profile: one under profiles, or one shipped with nines (such as ED-588)' };
+const tagOverrides = {
+  type: 'object',
+  additionalProperties: { type: 'object', rule: 'must be the fields of the profile\'s tag to change, such as { scale: 0.01, deadband: 1 }' },
+  rule: 'must map tag names of the profile to the fields that differ here, such as { power: { scale: 0.01 } }'
+};
+const scanClass = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rate', 'tags'],
+  properties: {
+    rate,
+    tags: {
+      if: { type: 'string' },
+      then: { type: 'string', minLength: 1 },
+      else: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, rule: 'must name a tag group, or list tag groups' },
+      hint: 'the tag groups read at this rate, e.g. tags: [measurements]'
+    },
+    values
+  }
+};
+const scanClasses = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: scanClass,
+  rule: 'must map scan class names to { rate, tags }, such as { fast: { rate: 10/s, tags: [measurements] }, slow: { rate: 1/min, tags: [nameplate] } }'
+};
 const backoff = {
   type: 'object',
   additionalProperties: false,
@@ -149,7 +180,10 @@ const unit = {
     unitId: { type: 'integer', minimum: 0, maximum: 255, rule: 'must be the unit id: 1-247 on a serial line, 0-247 or 255 over Modbus TCP', hint: 'the unit id (slave address), e.g. 1' },
     backoff: { ...backoff, rule: 'must be a mapping { min, max }: how long a unit that stopped answering is left alone before it is probed again' },
     ...quirks,
-    tags: tagGroups
+    tags: tagGroups,
+    profile: profileName,
+    overrides: tagOverrides,
+    scan: scanClasses
   }
 };
 
@@ -182,16 +216,36 @@ const device = {
     diagnostics: duration,
     allowWrites: { type: 'boolean', rule: 'must be true or false (whether jobs may write to this device; default false)' },
     tags: tagGroups,
+    profile: profileName,
+    overrides: tagOverrides,
+    scan: scanClasses,
     units: {
-      type: 'object',
-      minProperties: 1,
-      additionalProperties: unit,
-      rule: 'must map unit names to { unitId, … }: the units (slaves) of a serial line, an RTU-over-TCP socket or a Modbus TCP gateway'
+      if: { type: 'string' },
+      then: { type: 'string', minLength: 1, rule: 'must be a list of unit ids such as "1-10, 12" (each unit named unit-<id>), or a mapping of unit names to { unitId, … }' },
+      else: {
+        type: 'object',
+        minProperties: 1,
+        additionalProperties: unit,
+        rule: 'must map unit names to { unitId, … }: the units (slaves) of a serial line, an RTU-over-TCP socket or a Modbus TCP gateway; or list their unit ids, "1-10, 12"'
+      }
     },
     backoff
   }
 };
 
+/** A profile: a device description many devices or units share (profiles.js); its fields are a device's */
+const profile = {
+  type: 'object',
+  additionalProperties: false,
+  rule: 'must be a device description such as { order: CDAB, timeout: 500ms, tags: { … }, scan: { … } }, or { csv: <tag sheet> }',
+  properties: {
+    description: { type: 'string', rule: 'must be text' },
+    ...pick(device.properties, PROFILE_FIELDS),
+    tags: tagGroups,
+    csv: { type: 'string', minLength: 1, rule: 'must be the path of a CSV tag sheet (relative to the config file): its tags are the profile\'s tag group of the profile\'s name' },
+    scan: scanClasses
+  }
+};
 const tls = {
   type: 'object',
   additionalProperties: false,
@@ -327,7 +381,7 @@ const schema = {
   type: 'object',
   rule: 'must be a mapping with the sections gateway, mqtt, devices and jobs',
   additionalProperties: false,
-  required: ['devices', 'jobs'],
+  required: ['devices'],
   properties: {
     gateway,
     mqtt,
@@ -344,6 +398,11 @@ const schema = {
       items: job,
       rule: 'must be a list of at least one job',
       hint: 'list at least one job: - { name, device, command | generator | read | write | tags, rate }'
+    },
+    profiles: {
+      type: 'object',
+      additionalProperties: profile,
+      rule: 'must map profile names to device descriptions { tags, scan, order, timeout, … }'
     }
   }
 };

@@ -10,13 +10,15 @@ const { isMap, durationField, reservedKey } = require('./fields');
 const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
 const { checkSparkplugTags } = require('./check-sparkplug');
-const { checkDeviceTags } = require('./check-tags');
 const { checkEndpoint } = require('./check-http');
 const { NAME_RULE } = require('./schema');
 const { checkLimits, countSections } = require('./limits');
 const { buildDeviceSpec } = require('../../devices/spec');
-const { sharedLines } = require('../../devices/line');
+const { sharedLines, parseUnitList, unitName, transportOf } = require('../../devices/line');
 const { specProblem } = require('./spec-paths');
+const { readProfiles, findProfile, namedProfile, describe, markShipped } = require('./profiles');
+const { checkScanClasses } = require('./check-scan');
+const { checkTagGroups } = require('./check-tags');
 
 /**
  * @typedef {object} GatewayConfig
@@ -90,8 +92,8 @@ const DEVICE_FIELDS = Object.freeze({
   delayAfterConnect: 'delayAfterConnectMs',
   diagnostics: 'diagnosticsMs'
 });
-/** Quirks a unit of a line may set for itself (devices/line.js) */
-const UNIT_QUIRKS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
+/** The tags of a unit whose profile is not there (reported): jobs naming its groups are not checked again */
+const FAILED_TAGS = Object.freeze({ groups: Object.freeze({}), all: Object.freeze([]), failed: true });
 
 /** YAML backoff {min, max} → the builder's {initialMs, maxMs} */
 function backoffInput (raw) {
@@ -99,45 +101,74 @@ function backoffInput (raw) {
 }
 
 /**
- * A device as written → the input of buildDeviceSpec: keys renamed, values as written, so the
- * builder is the one place they are read, defaulted and checked.
+ * A device as written, under its profile's fields (profiles.js) → the input of buildDeviceSpec: keys
+ * renamed, values as written, so the builder is the one place they are read, defaulted and checked.
  */
-function deviceInput (problems, name, target, d, units) {
+function deviceInput (problems, name, target, d, desc, units) {
   const input = { name, target };
   // a value of the wrong type was reported by the schema: the builder would only say it again
-  const given = (key) => d[key] !== undefined && !problems.has(['devices', name, key]);
-  for (const [key, field] of Object.entries(DEVICE_FIELDS)) if (given(key)) input[field] = d[key];
-  if (given('backoff')) input.backoff = backoffInput(d.backoff);
-  if (units !== undefined) input.units = units;
+  for (const [key, field] of Object.entries(DEVICE_FIELDS)) {
+    // a field the profile has no say in is the device's own
+    const f = desc.fields[key] || (d[key] === undefined ? undefined : { value: d[key], at: ['devices', name, key] });
+    if (f !== undefined && !problems.has(f.at)) input[field] = f.value;
+  }
+  if (d.backoff !== undefined && !problems.has(['devices', name, 'backoff'])) input.backoff = backoffInput(d.backoff);
+  if (units !== undefined) input.units = units.map((u) => u.input);
   return input;
 }
 
 /**
- * The units of a line as written (a map of names), as devices/line.js takes them.
- * @returns {Array<object>|undefined}
+ * The units of a line as written: a map of names, or a list of unit ids ("1-50", each named
+ * unit-<id>, as the Node-RED dialog names them), each with its description (its own profile, or
+ * the line's).
+ * @returns {Array<{name: string, at: Array<string|number>, input: object, desc: import('./profiles').Description}>|undefined|null}
+ *   undefined for a device of one unit; null after a problem with the list
  */
-function unitInputs (problems, name, raw) {
-  if (!isMap(raw)) return undefined;
-  return Object.entries(raw).filter(([unit, u]) => isMap(u) && !reservedKey(problems, ['devices', name, 'units', unit], unit)).map(([unit, u]) => {
-    const given = (key) => u[key] !== undefined && !problems.has(['devices', name, 'units', unit, key]);
-    const out = { name: unit, unitId: u.unitId };
-    if (given('backoff')) out.backoff = backoffInput(u.backoff);
-    for (const key of UNIT_QUIRKS) if (given(key)) out[key] = u[key];
-    return out;
+function unitInputs (problems, name, d, target, ctx) {
+  const raw = d.units;
+  let listed;
+  if (typeof raw === 'string') {
+    const { ids, error } = parseUnitList(raw, transportOf(target));
+    if (error !== null) { problems.add(['devices', name, 'units'], raw, error); return null; }
+    listed = ids.map((id) => [unitName(id), { unitId: id }, ['devices', name, 'units']]);
+  } else if (isMap(raw)) {
+    listed = Object.entries(raw).filter(([unit, u]) => isMap(u) && !reservedKey(problems, ['devices', name, 'units', unit], unit))
+      .map(([unit, u]) => [unit, u, ['devices', name, 'units', unit]]);
+  } else {
+    return undefined;
+  }
+  return listed.map(([unit, u, at]) => {
+    // a unit naming a profile that is not there (reported) is described by the line's meanwhile
+    const own = namedProfile(problems, at, u.profile, ctx.profiles);
+    const desc = describe(problems, u, at, own || ctx.profile, { unit: true, inherited: !own, line: d, lineAt: ['devices', name], baseDir: ctx.baseDir });
+    const input = { name: unit, unitId: u.unitId };
+    if (u.backoff !== undefined && !problems.has(at.concat('backoff'))) input.backoff = backoffInput(u.backoff);
+    for (const [key, f] of Object.entries(desc.fields)) if (!problems.has(f.at)) input[key] = f.value;
+    // its tags and scan classes wait for the profile it meant
+    if (own === undefined) desc.failed = true;
+    return { name: unit, at, input, desc };
   });
 }
 
-/** The YAML path of a devices/spec.js field (`units[2].unitId` → devices.<name>.units.<unit>.unitId) */
-function devicePath (name, units) {
+/**
+ * The YAML path of a devices/spec.js field (`units[2].unitId` → devices.<name>.units.<unit>.unitId);
+ * a field a profile gave is at the profile's (profiles.<profile>.timeout).
+ */
+function devicePath (name, desc, units) {
   const yamlKey = Object.fromEntries(Object.entries(DEVICE_FIELDS).map(([k, f]) => [f, k]));
   const rename = (k) => (k === 'initialMs' ? 'min' : k === 'maxMs' ? 'max' : k);
   return (field) => {
     const m = /^units\[(\d+)\](?:\.(.+))?$/.exec(field);
     if (m !== null && units && units[Number(m[1])]) {
-      return ['devices', name, 'units', units[Number(m[1])].name, ...(m[2] === undefined ? [] : m[2].split('.').map(rename))];
+      const u = units[Number(m[1])];
+      const rest = m[2] === undefined ? [] : m[2].split('.').map(rename);
+      if (rest.length === 1 && u.desc.fields[rest[0]]) return u.desc.fields[rest[0]].at;
+      // a unit of a list ("1-50") is written only in the list
+      return u.at.length === 3 ? u.at : u.at.concat(rest);
     }
     if (/^backoff\./.test(field)) return ['devices', name, ...field.split('.').map(rename)];
     const key = yamlKey[field] || (field === 'units' || field === 'backoff' ? field : null);
+    if (key !== null && desc.fields[key]) return desc.fields[key].at;
     return key === null ? null : ['devices', name, key];
   };
 }
@@ -148,14 +179,17 @@ function deviceRule (rule) {
 }
 
 /**
- * Builds each device's spec (devices/spec.js) from the devices as written, mapping a builder's
- * refusal to the field's path; then checks the tags against the built spec.
- * @returns {{devices: Record<string, import('../../devices/spec').DeviceSpec>, options: Record<string, DeviceOptions>}}
+ * Builds each device's spec (devices/spec.js) from the devices as written under their profiles
+ * (profiles.js), mapping a builder's refusal to the field's path; then checks the tags against the
+ * built spec, and gathers the scan classes of each device and unit (check-scan.js builds their jobs).
+ * @returns {{devices: Record<string, import('../../devices/spec').DeviceSpec>, options: Record<string, DeviceOptions>,
+ *   scans: import('./check-scan').ScanEntry[]}}
  */
-function checkDevices (problems, raw, baseDir) {
+function checkDevices (problems, raw, baseDir, profiles) {
   const devices = {};
   const options = {};
-  if (!isMap(raw)) return { devices, options };
+  const scans = [];
+  if (!isMap(raw)) return { devices, options, scans };
   for (const [name, d] of Object.entries(raw)) {
     const at = (key) => ['devices', name, key];
     // checked all the same, but kept only under a valid name (never as the prototype, C.RESERVED_NAME)
@@ -170,32 +204,53 @@ function checkDevices (problems, raw, baseDir) {
         problems.add(at('target'), d.target, `is not a valid target: ${err.message}`);
       }
     }
-    const units = unitInputs(problems, name, d.units);
-    if (!target || (units !== undefined && units.some((u) => problems.has(['devices', name, 'units', u.name, 'unitId'])))) continue;
+    const profile = namedProfile(problems, ['devices', name], d.profile, profiles);
+    if (!target || profile === undefined) continue;
+    const desc = describe(problems, d, ['devices', name], profile, { baseDir });
+    const units = unitInputs(problems, name, d, target, { profiles, profile, baseDir });
+    if (units === null || (units !== undefined && units.some((u) => problems.has(u.at.concat('unitId'))))) continue;
     let spec;
     try {
-      spec = buildDeviceSpec(deviceInput(problems, name, target, d, units));
+      spec = buildDeviceSpec(deviceInput(problems, name, target, d, desc, units));
     } catch (err) {
-      specProblem(problems, err, devicePath(name, units), ['devices', name], deviceRule);
+      specProblem(problems, err, devicePath(name, desc, units), ['devices', name], deviceRule);
       continue;
     }
     const opts = { allowWrites: d.allowWrites === true, tags: null, units: null };
+    const groupsOf = (x, own) => (own === undefined && x.groups.length === 0 ? null : x.groups);
     if (spec.units === null) {
-      opts.tags = checkDeviceTags(problems, at('tags'), d.tags, spec, baseDir);
+      const groups = groupsOf(desc, d.tags);
+      opts.tags = groups === null ? null : checkTagGroups(problems, groups, spec);
+      if (valid && desc.scan.length) scans.push({ device: name, unit: null, classes: desc.scan, context: spec, tags: opts.tags, owner: { name: `device "${name}"`, path: `devices.${name}.tags` } });
     } else {
       // on a line, a map of registers belongs to each unit, not to the line
       if (d.tags !== undefined) problems.add(at('tags'), undefined, 'belongs to the units of a line: put each group under devices.<name>.units.<unit>.tags');
       opts.units = {};
-      for (const u of spec.units) {
+      spec.units.forEach((u, i) => {
+        const { desc: ud } = units[i];
+        const groups = groupsOf(ud, isMap(d.units) ? d.units[u.name].tags : undefined);
         // a unit's tags are checked with its own quirks over the line's (devices/line.js)
-        opts.units[u.name] = checkDeviceTags(problems, ['devices', name, 'units', u.name, 'tags'], d.units[u.name].tags, { target: spec.target, ...u }, baseDir);
-      }
+        const context = { target: spec.target, ...u };
+        opts.units[u.name] = ud.failed ? FAILED_TAGS : groups === null ? null : checkTagGroups(problems, groups, context);
+        const owner = { name: `unit "${u.name}" of device "${name}"`, path: `devices.${name}.units.${u.name}.tags` };
+        if (valid && ud.scan.length && !ud.failed) scans.push({ device: name, unit: u.name, classes: ud.scan, context, tags: opts.units[u.name], owner });
+      });
     }
     if (valid) { devices[name] = spec; options[name] = opts; }
   }
   // one device owns a serial line; the line's slaves are its units (devices/line.js)
   for (const s of sharedLines(Object.values(devices))) problems.add(['devices', s.name, 'target'], devices[s.name].target.url, s.rule);
-  return { devices, options };
+  return { devices, options, scans };
+}
+
+/**
+ * Whether any device or unit has scan classes as written (its own, or its profile's), whether or not
+ * they passed: a config whose only jobs are scan classes needs no `jobs`, even while they have problems.
+ * @returns {boolean}
+ */
+function writesScan (raw, profiles) {
+  const has = (e) => isMap(e) && (e.scan !== undefined || (typeof e.profile === 'string' && (findProfile(e.profile, profiles) || { body: {} }).body.scan !== undefined));
+  return isMap(raw) && Object.values(raw).some((d) => has(d) || (isMap(d) && isMap(d.units) && Object.values(d.units).some(has)));
 }
 
 /**
@@ -216,11 +271,18 @@ function checkConfig (obj, { env = process.env, baseDir = process.cwd() } = {}) 
   if (!isMap(obj)) return { config: null, problems };
   const gateway = checkGateway(problems, obj.gateway, baseDir, env);
   const mqtt = checkMqtt(problems, obj.mqtt, { env, baseDir, gatewayId: gateway.id });
-  const { devices, options } = checkDevices(problems, obj.devices, baseDir);
+  const profiles = readProfiles(problems, obj.profiles, baseDir);
+  const { devices, options, scans } = checkDevices(problems, obj.devices, baseDir, profiles);
   const deviceNames = isMap(obj.devices) ? Object.keys(obj.devices) : [];
-  const jobs = checkJobs(problems, obj.jobs, { devices, options, names: deviceNames, intervalMs: gateway.intervalMs });
+  const written = checkJobs(problems, obj.jobs, { devices, options, names: deviceNames, intervalMs: gateway.intervalMs });
+  const taken = new Map(Array.isArray(obj.jobs) ? obj.jobs.map((j, i) => [isMap(j) ? j.name : undefined, `jobs[${i}]`]).filter(([n]) => typeof n === 'string') : []);
+  const room = D.CONFIG_MAX_JOBS - (Array.isArray(obj.jobs) ? obj.jobs.length : 0);
+  const jobs = written.concat(checkScanClasses(problems, scans, { devices, taken, intervalMs: gateway.intervalMs, room }));
+  // something to poll: jobs written, or a device's scan classes
+  if (obj.jobs === undefined && !writesScan(obj.devices, profiles)) problems.add(['jobs'], undefined, 'is required; list at least one job: - { name, device, command | generator | read | write | tags, rate }, or give a device scan classes (scan: { fast: { rate: 10/s, tags: [measurements] } })');
   // only on jobs that all passed: then jobs[i] is the i-th job written, and the paths are right
   if (!problems.size) checkSparkplugTags(problems, mqtt.sparkplug, jobs);
+  markShipped(problems, profiles);
   if (problems.size) return { config: null, problems };
   return { config: { gateway, mqtt, devices, deviceOptions: options, jobs, source: { path: null, format: null } }, problems };
 }
