@@ -127,20 +127,28 @@ function tagsWrong (json, want) {
 
 /**
  * Runs the drill for durationMs of polling.
- * @param {{durationMs: number, seed?: number, log?: (line: string) => void, trace?: boolean}} o trace: load the
- *   wire trace (wire-trace-preload.js) into the gateway and the RTU simulators, and classify every late reply
+ * @param {{durationMs: number, seed?: number, log?: (line: string) => void, trace?: boolean, breakHold?: boolean}} o
+ *   trace: load the wire trace (wire-trace-preload.js) into the gateway and the RTU simulators, and classify
+ *   every late reply; breakHold (with trace): the gateway does not hold an RTU line after a timeout (the
+ *   defect of issue 18), to show that the drill finds what it looks for
  * @returns {Promise<{jobs: Map<string, {values: number, wrong: string[], ok: number, timeouts: number, errors: number, skipped: number, targets: Set<string>}>, requests: number, gatewayLog: string, wire: object[]|null, traceKept: string|null}>}
  *   traceKept: a copy of the wire trace's folder (trace: true)
  *   targets: the target URLs the job's summaries named
  */
-async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false }) {
+async function runDrill ({ durationMs, seed = 7, log = () => {}, trace = false, breakHold = false }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-correlation-'));
   const traceDir = path.join(dir, 'trace');
   /** @returns {object} a child's environment: with the wire trace loaded when asked for */
   const envFor = (label) => {
     if (!trace) return process.env;
     const preload = path.join(__dirname, 'wire-trace-preload.js');
-    return { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${preload}`.trim(), NINES_DRILL_TRACE: traceDir, NINES_DRILL_TRACE_LABEL: label };
+    return {
+      ...process.env,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${preload}`.trim(),
+      NINES_DRILL_TRACE: traceDir,
+      NINES_DRILL_TRACE_LABEL: label,
+      ...(breakHold ? { NINES_DRILL_BREAK: 'hold' } : {})
+    };
   };
   if (trace) fs.mkdirSync(traceDir);
   const cleanups = [];

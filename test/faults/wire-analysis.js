@@ -187,10 +187,33 @@ function formatWire (result) {
   return lines.join('\n');
 }
 
-/** The classes that are the gateway's fault (above) */
-const GATEWAY_FAULTS = Object.freeze(['early-write', 'read-late']);
+/** The classes that are the gateway's fault (above); `unknown` (a reply the simulator's trace lacks) is not excused */
+const GATEWAY_FAULTS = Object.freeze(['early-write', 'read-late', 'unknown']);
 
-module.exports = { analyseWire, formatWire, GATEWAY_FAULTS };
+/**
+ * What the drill finds wrong, by the trace: taken replies of the gateway's making, and wrong values no
+ * taken reply accounts for. On RTU a wrong value is excused only by a taken reply the trace puts beyond
+ * the window (or after one); Modbus TCP and ASCII have no excuse.
+ * @param {Map<string, {wrong: string[]}>} jobs the drill's jobs
+ * @param {ReturnType<typeof analyseWire>} wire
+ * @returns {string[]} what is wrong (empty: nothing)
+ */
+function unexcused (jobs, wire) {
+  const out = [];
+  for (const d of wire) {
+    for (const s of d.suspects) if (s.taken && GATEWAY_FAULTS.includes(s.cls)) out.push(`${d.device}: ${s.cls}, unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, taken for address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms`);
+  }
+  const wrongOf = (prefix) => [...jobs].filter(([job]) => job.startsWith(prefix)).reduce((n, [, j]) => n + j.wrong.length, 0);
+  const takenOn = (prefix) => wire.filter((d) => d.device.startsWith(prefix)).reduce((n, d) => n + d.suspects.filter((s) => s.taken).length, 0);
+  const serial = wrongOf('rtu-');
+  if (serial > takenOn('modbus+rtu:')) out.push(`serial RTU: ${serial} wrong values, ${takenOn('modbus+rtu:')} taken replies traced`);
+  const overTcp = wrongOf('rtutcp-') + wrongOf('line-');
+  if (overTcp > takenOn('modbus+rtutcp:')) out.push(`RTU over TCP: ${overTcp} wrong values, ${takenOn('modbus+rtutcp:')} taken replies traced`);
+  for (const prefix of ['tcp1-', 'tcp8-', 'ed560-']) if (wrongOf(prefix) !== 0) out.push(`${prefix}: ${wrongOf(prefix)} wrong values`);
+  return out;
+}
+
+module.exports = { analyseWire, formatWire, unexcused, GATEWAY_FAULTS };
 
 // node test/faults/wire-analysis.js DIR: reads a kept trace again (its drill.json holds the drill's options)
 if (require.main === module) {
