@@ -4,7 +4,7 @@ const { EventEmitter } = require('node:events');
 const path = require('node:path');
 const { Worker, isMainThread } = require('node:worker_threads');
 const { NinesError, fromJSON } = require('../base/errors');
-const { parseTarget } = require('../drivers/target');
+const { parseTarget, isMbap } = require('../drivers/target');
 const { createClient, openClients, closeClients } = require('../drivers');
 const { ReconnectEachClient } = require('../drivers/reconnect-each');
 const { createOpSource } = require('../jobs/op-source');
@@ -152,7 +152,7 @@ function checkProbeOptions (opts) {
   }
   if (o.inflight.some((n) => n > 1)) {
     // pipelining needs replies matched by transaction id; a new connection per request has nothing to pipeline on
-    if (o.target.protocol !== 'modbus+tcp') fail('inflight', o.inflight, 'must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id)');
+    if (!isMbap(o.target)) fail('inflight', o.inflight, 'must be 1 unless the target is modbus+tcp or modbus+tls (only Modbus TCP matches replies by transaction id)');
     if (o.reconnectEach) fail('inflight', o.inflight, 'must be 1 with reconnectEach (a connection per request carries one request)');
   }
   if (o.count === undefined && o.durationMs === undefined) fail('count', o.count, 'or durationMs must be given');
