@@ -36,7 +36,7 @@ const ALERT = Object.freeze({
 });
 
 /**
- * @param {{code?: string, message?: string}} err what the TLS socket emitted
+ * @param {{code?: string, message?: string, syscall?: string}} err what the TLS socket emitted
  * @param {string} host
  * @param {number} port
  * @param {string} target the target's URL, for details
@@ -49,11 +49,11 @@ function tlsError (err, host, port, target) {
   if (known !== undefined) {
     return new NinesError(known[0], `TLS handshake with ${host}:${port} failed: ${known[1]} (${cause})`, { target, cause });
   }
-  // Any other OpenSSL failure: a plain-TCP device on a TLS port (wrong version number), no common cipher…
-  if (/^ERR_SSL_|^ERR_TLS_|^ERR_OSSL_|_CERT|CERT_/.test(cause)) {
-    return new NinesError('NINES_ERR_TLS_HANDSHAKE_FAILED', `TLS handshake with ${host}:${port} failed: ${err.message} (${cause})`, { target, cause });
-  }
-  return null;
+  // A system error (refused, reset, unreachable) is no TLS failure: it stays NINES_ERR_CONNECT_FAILED
+  if (cause === '' || /** @type {any} */ (err).syscall !== undefined || /^E[A-Z]+$/.test(cause)) return null;
+  // Any other verify code (INVALID_PURPOSE, CERT_REVOKED…) or OpenSSL failure: a plain-TCP device on a TLS
+  // port (wrong version number), no cipher in common…
+  return new NinesError('NINES_ERR_TLS_HANDSHAKE_FAILED', `TLS handshake with ${host}:${port} failed: ${err.message} (${cause})`, { target, cause });
 }
 
 module.exports = { tlsError };

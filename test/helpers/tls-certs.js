@@ -11,6 +11,7 @@
  *                 extension (OID 1.3.6.1.4.1.50316.802.1, an ASN.1 UTF8String) saying "Operator"
  *   expired       the device's key in a certificate signed by ca whose notAfter is a day before its
  *                 notBefore (`-days -1`, which OpenSSL 3.0's x509 takes): expired from the start
+ *   selfSigned    a device certificate signed by its own key (CN localhost, the same subjectAltName)
  *   otherCa       a second CA nobody trusts, and otherServer / otherClient signed by it
  *
  * Each entry has the PEM text (`.pem`, keys `.key`) and the file path (`.file`, `.keyFile`).
@@ -41,8 +42,10 @@ function issue (dir, name, subject, ca, ext, days = '30') {
   const keyFile = path.join(dir, `${name}.key`);
   const file = path.join(dir, `${name}.crt`);
   if (ca === null) {
+    // a CA, unless extensions say otherwise (a self-signed leaf)
+    const exts = ext.length !== 0 ? ext : ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,cRLSign'];
     openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', file,
-      '-days', days, '-subj', subject, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+      '-days', days, '-subj', subject, ...exts.flatMap((e) => ['-addext', e])]);
   } else {
     const csr = path.join(dir, `${name}.csr`);
     const extFile = path.join(dir, `${name}.ext`);
@@ -69,7 +72,7 @@ function reissue (dir, name, from, ca, ext, days) {
 }
 
 /**
- * @returns {{dir: string, ca: any, server: any, client: any, expired: any, otherCa: any, otherServer: any, otherClient: any, role: string, roleOid: string}}
+ * @returns {{dir: string, ca: any, server: any, client: any, expired: any, selfSigned: any, otherCa: any, otherServer: any, otherClient: any, role: string, roleOid: string}}
  */
 function makeCerts () {
   if (made !== null) return made;
@@ -82,10 +85,11 @@ function makeCerts () {
   const server = issue(dir, 'server', '/CN=localhost', ca, serverExt);
   const client = issue(dir, 'client', '/CN=nines gateway', ca, clientExt);
   const expired = reissue(dir, 'expired', server, ca, serverExt, '-1');
+  const selfSigned = issue(dir, 'self-signed', '/CN=localhost', null, serverExt);
   const otherCa = issue(dir, 'other-ca', '/CN=someone else CA', null, []);
   const otherServer = issue(dir, 'other-server', '/CN=localhost', otherCa, serverExt);
   const otherClient = issue(dir, 'other-client', '/CN=stranger', otherCa, clientExt);
-  made = { dir, ca, server, client, expired, otherCa, otherServer, otherClient, role: ROLE, roleOid: ROLE_OID };
+  made = { dir, ca, server, client, expired, selfSigned, otherCa, otherServer, otherClient, role: ROLE, roleOid: ROLE_OID };
   return made;
 }
 

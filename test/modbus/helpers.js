@@ -7,11 +7,24 @@
  */
 
 const net = require('node:net');
+const tls = require('node:tls');
 const { once } = require('node:events');
 const ServerTCP = require('modbus-serial').ServerTCP;
 const Modbus = require('jsmodbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
 const { createClient } = require('../../gateway/drivers/modbus');
+const { makeCerts } = require('../helpers/tls-certs');
+
+/**
+ * Both ends' TLS options for a test over Modbus/TCP Security (throwaway certificates from
+ * test/helpers/tls-certs.js): the server's, which require a client certificate signed by the test CA,
+ * and the client's, which present one and trust that CA.
+ * @returns {{server: {cert: string, key: string, ca: string}, client: {ca: string, cert: string, key: string}}}
+ */
+function tlsPair () {
+  const c = makeCerts();
+  return { server: { cert: c.server.pem, key: c.server.key, ca: c.ca.pem }, client: { ca: c.ca.pem, cert: c.client.pem, key: c.client.key } };
+}
 
 /**
  * A free TCP port (modbus-serial's ServerTCP treats port 0 as "use 502", so it cannot take 0 itself).
@@ -95,12 +108,14 @@ async function startJsmodbus () {
  * @param {(req: {tid: number, unitId: number, pdu: Buffer, socket: net.Socket, index: number}) => void} onRequest
  * @param {object} [o]
  * @param {number} [o.port]
+ * @param {{cert: string, key: string, ca: string}} [o.tls] serve over TLS (Modbus/TCP Security), requiring a client
+ *   certificate signed by ca
  * @returns {Promise<{port: number, requests: object[], sockets: Set<net.Socket>, close: () => Promise<void>}>}
  */
-async function startRawServer (onRequest, { port = 0 } = {}) {
+async function startRawServer (onRequest, { port = 0, tls: secure } = {}) {
   const sockets = new Set();
   const requests = [];
-  const server = net.createServer((socket) => {
+  const serve = (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -116,7 +131,9 @@ async function startRawServer (onRequest, { port = 0 } = {}) {
         onRequest(req);
       }
     });
-  });
+  };
+  const server = secure === undefined ? net.createServer(serve)
+    : tls.createServer({ ...secure, requestCert: true, rejectUnauthorized: true }, serve);
   server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   return {
@@ -136,14 +153,17 @@ async function startRawServer (onRequest, { port = 0 } = {}) {
  * connected modbus+tcp client of unit 1 on it (short reconnect backoff; opts are the client's options).
  * @returns {(onRequest: (req: object) => void, opts?: object) => Promise<{srv: Awaited<ReturnType<typeof startRawServer>>, client: any}>}
  */
-function rawClientSetup () {
+function rawClientSetup (secure = false) {
   const cleanup = [];
   afterEach(async () => {
     while (cleanup.length) await cleanup.pop()();
   });
   return async function setup (onRequest, opts = {}) {
-    const srv = await startRawServer(onRequest);
-    const client = createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
+    const pair = secure ? tlsPair() : null;
+    const srv = await startRawServer(onRequest, pair ? { tls: pair.server } : {});
+    const client = pair
+      ? createClient(`modbus+tls://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, tls: pair.client, ...opts })
+      : createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
     cleanup.push(() => srv.close(), () => client.close());
     await client.connect();
     return { srv, client };
@@ -212,4 +232,4 @@ function eventOf (emitter, event, ms = 5000) {
   });
 }
 
-module.exports = { freePort, startServerTCP, startJsmodbus, startRawServer, rawClientSetup, registersPdu, answer, rejectionOf, eventOf };
+module.exports = { freePort, startServerTCP, startJsmodbus, startRawServer, rawClientSetup, tlsPair, registersPdu, answer, rejectionOf, eventOf };
