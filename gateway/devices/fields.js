@@ -10,6 +10,7 @@
 const { NinesError } = require('../base/errors');
 const { parseDuration, formatMs } = require('../base/quantities');
 const L = require('./limits');
+const { checkTlsOptions } = require('../drivers/tls-options');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
 /** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
@@ -98,6 +99,31 @@ function functionCodes (raw, field) {
  * @param {object} [extra] more details
  * @returns {NinesError} NINES_ERR_INVALID_ARG
  */
+/**
+ * The TLS material of a modbus+tls device (Modbus/TCP Security): PEM texts, checked by the driver's own
+ * checker (drivers/tls-options.js: PEM, cert and key together and matching, no switch to skip
+ * verification), kept as strings: a spec crosses to worker threads, a secure context cannot.
+ * @param {unknown} v {ca?, cert?, key?, servername?} (strings or Buffers of PEM) or undefined
+ * @param {string} field
+ * @param {{protocol: string}} target the device's, parsed
+ * @returns {{ca?: string, cert?: string, key?: string, servername?: string}|null} null: none given
+ */
+function tls (v, field, target) {
+  if (v === undefined || v === null) return null;
+  if (target.protocol !== 'modbus+tls') throw invalid(field, '<tls>', `applies to modbus+tls:// devices only (Modbus/TCP Security); the target is ${target.protocol}://`);
+  try {
+    checkTlsOptions(v, field);
+  } catch (err) {
+    const d = /** @type {any} */ (err).details;
+    throw invalid(d.field, d.value, d.rule);
+  }
+  const out = {};
+  for (const [key, val] of Object.entries(/** @type {object} */ (v))) {
+    if (val !== undefined && val !== null && val !== '') out[key] = Buffer.isBuffer(val) ? val.toString('utf8') : val;
+  }
+  return out;
+}
+
 function invalid (field, value, rule, extra) {
   return new NinesError('NINES_ERR_INVALID_ARG', `device ${field} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
 }
@@ -108,4 +134,4 @@ function show (value) {
   try { return JSON.stringify(value) ?? String(value); } catch { return String(value); }
 }
 
-module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, invalid, ORDERS };
+module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, tls, invalid, ORDERS };

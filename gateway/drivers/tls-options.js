@@ -57,7 +57,9 @@ function checkTlsOptions (v, field = 'tls') {
     const val = o[key];
     if (val === undefined || val === null || val === '') continue;
     const text = Buffer.isBuffer(val) ? val.toString('latin1') : val;
-    if (typeof text !== 'string' || !PEM[key].re.test(text)) fail(`${field}.${key}`, typeof val === 'string' ? val.slice(0, 40) : typeof val, `must be ${PEM[key].what}`);
+    if (typeof text !== 'string' || !PEM[key].re.test(text)) {
+      fail(`${field}.${key}`, typeof val === 'string' ? val.slice(0, 40) : Buffer.isBuffer(val) ? '<file contents>' : typeof val, `must be ${PEM[key].what}`);
+    }
     pem[key] = val;
   }
   if (pem.cert !== undefined && pem.key === undefined) fail(`${field}.key`, undefined, `is required with ${field}.cert (the client certificate's private key)`);

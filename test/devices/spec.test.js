@@ -54,7 +54,8 @@ describe('buildDeviceSpec', function () {
       unsupportedFunctionCodes: [],
       interFrameDelayMs: 0,
       delayAfterConnectMs: 0,
-      units: null
+      units: null,
+      tls: null
     });
   });
 

@@ -17,6 +17,7 @@ const { checkLimits, countSections } = require('./limits');
 const { buildDeviceSpec } = require('../../devices/spec');
 const { sharedLines } = require('../../devices/line');
 const { specProblem } = require('./spec-paths');
+const { readTlsFile } = require('./tls-files');
 
 /**
  * @typedef {object} GatewayConfig
@@ -101,14 +102,32 @@ function backoffInput (raw) {
  * A device as written → the input of buildDeviceSpec: keys renamed, values as written, so the
  * builder is the one place they are read, defaulted and checked.
  */
-function deviceInput (problems, name, target, d, units) {
+function deviceInput (problems, name, target, d, units, baseDir) {
   const input = { name, target };
   // a value of the wrong type was reported by the schema: the builder would only say it again
   const given = (key) => d[key] !== undefined && !problems.has(['devices', name, key]);
   for (const [key, field] of Object.entries(DEVICE_FIELDS)) if (given(key)) input[field] = d[key];
   if (given('backoff')) input.backoff = backoffInput(d.backoff);
   if (units !== undefined) input.units = units;
+  if (given('tls') && isMap(d.tls)) input.tls = tlsInput(problems, name, d.tls, baseDir);
   return input;
+}
+
+/**
+ * A device's tls as written (file paths) → the builder's input (PEM texts), each file read once, here.
+ * @returns {object|undefined} undefined when a file could not be read (reported, naming the field)
+ */
+function tlsInput (problems, name, raw, baseDir) {
+  const out = {};
+  let ok = true;
+  for (const key of ['ca', 'cert', 'key']) {
+    if (raw[key] === undefined || problems.has(['devices', name, 'tls', key])) continue;
+    const got = readTlsFile(problems, ['devices', name, 'tls', key], raw[key], baseDir);
+    if (got === undefined) ok = false;
+    else out[key] = got.data;
+  }
+  if (typeof raw.servername === 'string') out.servername = raw.servername;
+  return ok ? out : undefined;
 }
 
 /**
@@ -136,6 +155,7 @@ function devicePath (name, units) {
       return ['devices', name, 'units', units[Number(m[1])].name, ...(m[2] === undefined ? [] : m[2].split('.').map(rename))];
     }
     if (/^backoff\./.test(field)) return ['devices', name, ...field.split('.').map(rename)];
+    if (/^tls(\.|$)/.test(field)) return ['devices', name, ...field.split('.')];
     const key = yamlKey[field] || (field === 'units' || field === 'backoff' ? field : null);
     return key === null ? null : ['devices', name, key];
   };
@@ -173,7 +193,10 @@ function checkDevices (problems, raw, baseDir) {
     if (!target || (units !== undefined && units.some((u) => problems.has(['devices', name, 'units', u.name, 'unitId'])))) continue;
     let spec;
     try {
-      spec = buildDeviceSpec(deviceInput(problems, name, target, d, units));
+      const input = deviceInput(problems, name, target, d, units, baseDir);
+      // a TLS file that could not be read was reported: the device is not built without it
+      if (isMap(d.tls) && input.tls === undefined) continue;
+      spec = buildDeviceSpec(input);
     } catch (err) {
       specProblem(problems, err, devicePath(name, units), ['devices', name], deviceRule);
       continue;
@@ -258,6 +281,12 @@ function redactConfig (config) {
   if (copy.mqtt.password !== null) copy.mqtt.password = '***';
   if (copy.mqtt.embedded && copy.mqtt.embedded.auth) {
     copy.mqtt.embedded = { ...copy.mqtt.embedded, auth: { ...copy.mqtt.embedded.auth, password: '***' } };
+  }
+  if (copy.devices) {
+    // a modbus+tls device's spec holds its PEM texts, the client key among them
+    copy.devices = Object.fromEntries(Object.entries(copy.devices).map(([name, d]) => [name, d && d.tls
+      ? { ...d, tls: { ...d.tls, ca: d.tls.ca ? '<ca>' : undefined, cert: d.tls.cert ? '<cert>' : undefined, key: d.tls.key ? '<key>' : undefined } }
+      : d]));
   }
   if (copy.mqtt.tls) {
     const { ca, cert, key, ...rest } = copy.mqtt.tls;
