@@ -20,12 +20,12 @@ const net = require('node:net');
 const { fail } = require('./connection-options');
 
 /** The `tls` option's keys */
-const KEYS = Object.freeze(['ca', 'cert', 'key', 'servername']);
+const KEYS = Object.freeze(['ca', 'cert', 'key', 'passphrase', 'servername']);
 /** What each PEM field must hold */
 const PEM = Object.freeze({
   ca: { re: /-----BEGIN CERTIFICATE-----/, what: 'one or more PEM certificates (-----BEGIN CERTIFICATE-----)' },
   cert: { re: /-----BEGIN CERTIFICATE-----/, what: 'a PEM certificate (-----BEGIN CERTIFICATE-----), optionally followed by its chain' },
-  key: { re: /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/, what: 'an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----)' }
+  key: { re: /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/, what: 'a PEM private key (-----BEGIN PRIVATE KEY-----; an encrypted one needs its passphrase)' }
 });
 
 /**
@@ -38,7 +38,7 @@ const PEM = Object.freeze({
 
 /**
  * Checks the tls option of a modbus+tls client and builds its secure context.
- * @param {unknown} v {ca?, cert?, key?, servername?}: PEM text (string or Buffer) for ca, cert and key;
+ * @param {unknown} v {ca?, cert?, key?, passphrase?, servername?}: PEM text (string or Buffer) for ca, cert and key;
  *   undefined: verify against Node's bundled root CAs and present no client certificate
  * @param {string} [field='tls'] the option's name, for messages
  * @returns {TlsEndpoint}
@@ -64,6 +64,11 @@ function checkTlsOptions (v, field = 'tls') {
   }
   if (pem.cert !== undefined && pem.key === undefined) fail(`${field}.key`, undefined, `is required with ${field}.cert (the client certificate's private key)`);
   if (pem.key !== undefined && pem.cert === undefined) fail(`${field}.cert`, undefined, `is required with ${field}.key (the client certificate)`);
+  // the key's, when it is encrypted (a Node-RED tls-config node may hold one)
+  if (o.passphrase !== undefined && o.passphrase !== '') {
+    if (typeof o.passphrase !== 'string' || pem.key === undefined) fail(`${field}.passphrase`, '***', `must be a string, given with ${field}.key`);
+    pem.passphrase = o.passphrase;
+  }
   let servername;
   if (o.servername !== undefined && o.servername !== '') {
     if (typeof o.servername !== 'string' || !/^[A-Za-z0-9.-]{1,253}$/.test(o.servername) || net.isIP(o.servername) !== 0) {
