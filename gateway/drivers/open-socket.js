@@ -150,8 +150,9 @@ function openSocket (endpoint, connectTimeoutMs, cb) {
 }
 
 /**
- * The device closed a TLS 1.3 connection right after the handshake, with no alert: with a client
- * certificate presented, the usual way a server that checks it after the handshake refuses it.
+ * The device closed a TLS 1.3 connection right after the handshake, before a word of its own and with no
+ * alert: how servers that judge the client's certificate after the handshake, or drop their alert (Node's
+ * and Python asyncio's TLS servers do both), refuse a client certificate, or the lack of one.
  * @param {Endpoint} endpoint
  * @returns {NinesError}
  */
@@ -159,9 +160,10 @@ function silentRefusal (endpoint) {
   const { host, port, url } = endpoint;
   const cert = endpoint.tls !== undefined && endpoint.tls.clientCert;
   const cause = 'closed after handshake';
+  const said = `TLS handshake with ${host}:${port} failed: the device closed the connection right after the handshake, without an alert`;
   return cert
-    ? new NinesError('NINES_ERR_TLS_CLIENT_CERT_REJECTED', `TLS handshake with ${host}:${port} failed: the device closed the connection right after the handshake, without an alert, as a device that refuses the client certificate does`, { target: url, cause })
-    : new NinesError('NINES_ERR_TLS_HANDSHAKE_FAILED', `TLS handshake with ${host}:${port} failed: the device closed the connection right after the handshake, without an alert`, { target: url, cause });
+    ? new NinesError('NINES_ERR_TLS_CLIENT_CERT_REJECTED', `${said}, as a device that refuses the client certificate does`, { target: url, cause })
+    : new NinesError('NINES_ERR_TLS_CLIENT_CERT_REQUIRED', `${said}, as a device that requires a client certificate does (set tls.cert and tls.key)`, { target: url, cause });
 }
 
 /**
