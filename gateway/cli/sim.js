@@ -1,7 +1,6 @@
 'use strict';
 
-const fs = require('node:fs');
-const { parse, posInt, suggest } = require('./args');
+const { parse, posInt, suggest, readOptionFiles } = require('./args');
 const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
@@ -142,16 +141,7 @@ function simTls (values, kind) {
   if (values.cert === undefined && values.key === undefined && values.ca === undefined) return null;
   if (kind !== 'modbus') throw new NinesError('NINES_ERR_INVALID_ARG', `--cert, --key and --ca are for the modbus simulator (Modbus/TCP Security); got "${kind}"`, { field: 'cert' });
   if (values.cert === undefined || values.key === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', 'TLS needs both --cert and --key (PEM files)', { field: values.cert === undefined ? 'cert' : 'key' });
-  const read = (field) => {
-    try {
-      return fs.readFileSync(values[field]);
-    } catch (err) {
-      throw new NinesError('NINES_ERR_INVALID_ARG', `--${field} ${values[field]} cannot be read: ${err.code || err.message}`, { field, value: values[field] });
-    }
-  };
-  const out = { cert: read('cert'), key: read('key') };
-  if (values.ca !== undefined) out.ca = read('ca');
-  return out;
+  return readOptionFiles(values, ['cert', 'key', 'ca']);
 }
 
 /** @param {string[]} argv @returns {Promise<number>} */

@@ -10,7 +10,7 @@
 const { NinesError } = require('../base/errors');
 const { parseDuration, formatMs } = require('../base/quantities');
 const L = require('./limits');
-const { checkTlsOptions } = require('../drivers/tls-options');
+const { tlsAsText } = require('../drivers/tls-options');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
 /** Write function codes a device may lack, each with the one that stands in for it (tags/write.js) */
@@ -112,16 +112,11 @@ function tls (v, field, target) {
   if (v === undefined || v === null) return null;
   if (target.protocol !== 'modbus+tls') throw invalid(field, '<tls>', `applies to modbus+tls:// devices only (Modbus/TCP Security); the target is ${target.protocol}://`);
   try {
-    checkTlsOptions(v, field);
+    return tlsAsText(v, field);
   } catch (err) {
     const d = /** @type {any} */ (err).details;
     throw invalid(d.field, d.value, d.rule);
   }
-  const out = {};
-  for (const [key, val] of Object.entries(/** @type {object} */ (v))) {
-    if (val !== undefined && val !== null && val !== '') out[key] = Buffer.isBuffer(val) ? val.toString('utf8') : val;
-  }
-  return out;
 }
 
 function invalid (field, value, rule, extra) {

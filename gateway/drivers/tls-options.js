@@ -89,4 +89,21 @@ function checkTlsOptions (v, field = 'tls') {
   return { secureContext, servername, clientCert: pem.cert !== undefined };
 }
 
-module.exports = { checkTlsOptions, TLS_KEYS: KEYS };
+/**
+ * Checks the tls option (checkTlsOptions) and returns it as plain text: what a spec that crosses to a
+ * worker thread keeps (a secure context cannot cross; Buffers would arrive as Uint8Arrays).
+ * @param {unknown} v
+ * @param {string} [field='tls']
+ * @returns {{ca?: string, cert?: string, key?: string, passphrase?: string, servername?: string}}
+ * @throws {import('../base/errors').NinesError} NINES_ERR_INVALID_ARG naming the field
+ */
+function tlsAsText (v, field = 'tls') {
+  checkTlsOptions(v, field);
+  const out = {};
+  for (const [key, val] of Object.entries(/** @type {object} */ (v || {}))) {
+    if (val !== undefined && val !== null && val !== '') out[key] = Buffer.isBuffer(val) ? val.toString('utf8') : val;
+  }
+  return out;
+}
+
+module.exports = { checkTlsOptions, tlsAsText, TLS_KEYS: KEYS };

@@ -178,6 +178,32 @@ describe('modbus client over TLS (Modbus/TCP Security)', function () {
     socket.destroy();
   });
 
+  it('probes a modbus+tls target at a fixed rate in a worker thread, pipelined, the certificates crossing as text', async () => {
+    const { runProbe } = require('../../gateway/measure/probe');
+    const { sim } = await start();
+    const { runs } = await runProbe({
+      target: sim.url, read: { fc: 3, address: 0x0A0B, quantity: 2 }, tls: { ca: Buffer.from(certs.ca.pem), cert: certs.client.pem, key: certs.client.key },
+      inflight: [4], ratePerSec: '500/s', count: 200, inWorker: true
+    }).promise;
+    assert.deepEqual([runs[0].ok, runs[0].errors, runs[0].timeouts, runs[0].thread], [200, 0, 0, 'worker']);
+    assert.equal(sim.stats.requests, 200);
+  });
+
+  it('nines probe reads the certificate files its --ca, --cert and --key name, and reports a refusal by its code', async () => {
+    const { execFile } = require('node:child_process');
+    const bin = require('node:path').join(__dirname, '..', '..', 'bin', 'nines.js');
+    const { sim } = await start();
+    const probe = (...args) => new Promise((resolve) => execFile(process.execPath, [bin, 'probe', sim.url, '--read', '3:0:1', '--count', '20', ...args],
+      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, out: stdout + stderr })));
+    const ok = await probe('--ca', certs.ca.file, '--cert', certs.client.file, '--key', certs.client.keyFile);
+    assert.equal(ok.code, 0, ok.out);
+    const refused = await probe('--ca', certs.ca.file);
+    assert.equal(refused.code, 1);
+    assert.match(refused.out, /NINES_ERR_TLS_CLIENT_CERT_REQUIRED/);
+    const missing = await probe('--ca', '/nonexistent/ca.crt');
+    assert.match(missing.out, /--ca \/nonexistent\/ca\.crt cannot be read: ENOENT/);
+  });
+
   it('defaults to port 802, and keeps the scheme in the canonical URL', () => {
     const t = parseTarget('modbus+tls://plc.example?unitId=3');
     assert.deepEqual([t.protocol, t.port, t.unitId, t.url], ['modbus+tls', 802, 3, 'modbus+tls://plc.example:802?unitId=3']);
