@@ -12,7 +12,7 @@ const { createClient } = require('../../gateway/drivers');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
 const { createPtyPair } = require('../helpers/pty');
-const { tlsPair } = require('../modbus/helpers');
+const { tlsPair } = require('../helpers/tls-certs');
 
 const TRANSPORTS = [
   {

@@ -15,7 +15,8 @@ const { createClient } = require('../../gateway/drivers');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator, createModbusRtuTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
 const { createPair } = require('../modbus/rtu-helpers');
-const { eventOf, tlsPair } = require('../modbus/helpers');
+const { eventOf } = require('../modbus/helpers');
+const { tlsPair } = require('../helpers/tls-certs');
 
 const NS_PER_MS = 1000000n;
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

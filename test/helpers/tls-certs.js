@@ -93,4 +93,14 @@ function makeCerts () {
   return made;
 }
 
-module.exports = { makeCerts, ROLE_OID };
+/**
+ * Both ends' TLS options for a test over Modbus/TCP Security: the server's, which require a client
+ * certificate signed by the test CA, and the client's, which present one and trust that CA.
+ * @returns {{server: {cert: string, key: string, ca: string}, client: {ca: string, cert: string, key: string}}}
+ */
+function tlsPair () {
+  const c = makeCerts();
+  return { server: { cert: c.server.pem, key: c.server.key, ca: c.ca.pem }, client: { ca: c.ca.pem, cert: c.client.pem, key: c.client.key } };
+}
+
+module.exports = { makeCerts, tlsPair, ROLE_OID };

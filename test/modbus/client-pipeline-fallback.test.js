@@ -8,7 +8,8 @@
 const assert = require('node:assert/strict');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createClient } = require('../../gateway/drivers/modbus');
-const { eventOf, tlsPair } = require('./helpers');
+const { eventOf } = require('./helpers');
+const { tlsPair } = require('../helpers/tls-certs');
 
 const READ = Object.freeze({ fc: 3, address: 0, quantity: 2 });
 // long enough that a loaded machine's stall is no timeout: the fallback comes two timeouts after the first overlap

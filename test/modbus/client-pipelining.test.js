@@ -9,17 +9,18 @@ const assert = require('node:assert/strict');
 const { createClient } = require('../../gateway/drivers/modbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
 const { rawClientSetup, registersPdu, answer, rejectionOf, eventOf } = require('./helpers');
+const { tlsPair } = require('../helpers/tls-certs');
 
 /** What the scripted servers put in register a, so a reply names the address it answers */
 const valueAt = (a) => (a * 7 + 3) & 0xFFFF;
 const read = (address) => ({ fc: 3, address, quantity: 1 });
 
 /** The same MBAP frames, in clear and inside TLS */
-const TRANSPORTS = [{ name: 'TCP', secure: false }, { name: 'TLS', secure: true }];
+const TRANSPORTS = [{ name: 'TCP', tls: undefined }, { name: 'TLS', tls: tlsPair }];
 
 for (const t of TRANSPORTS) {
   describe(`modbus client (${t.name}): pipelined requests`, () => {
-    const setup = rawClientSetup(t.secure);
+    const setup = rawClientSetup(t.tls);
 
     it('matches replies that come in reverse order to their own requests by transaction id', async () => {
       const held = [];

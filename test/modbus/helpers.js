@@ -13,18 +13,6 @@ const ServerTCP = require('modbus-serial').ServerTCP;
 const Modbus = require('jsmodbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
 const { createClient } = require('../../gateway/drivers/modbus');
-const { makeCerts } = require('../helpers/tls-certs');
-
-/**
- * Both ends' TLS options for a test over Modbus/TCP Security (throwaway certificates from
- * test/helpers/tls-certs.js): the server's, which require a client certificate signed by the test CA,
- * and the client's, which present one and trust that CA.
- * @returns {{server: {cert: string, key: string, ca: string}, client: {ca: string, cert: string, key: string}}}
- */
-function tlsPair () {
-  const c = makeCerts();
-  return { server: { cert: c.server.pem, key: c.server.key, ca: c.ca.pem }, client: { ca: c.ca.pem, cert: c.client.pem, key: c.client.key } };
-}
 
 /**
  * A free TCP port (modbus-serial's ServerTCP treats port 0 as "use 502", so it cannot take 0 itself).
@@ -151,15 +139,17 @@ async function startRawServer (onRequest, { port = 0, tls: secure } = {}) {
  * For a describe block of client tests against raw servers: registers an afterEach that closes what each
  * test opened, and returns setup(onRequest, opts), which starts a raw server (startRawServer) and a
  * connected modbus+tcp client of unit 1 on it (short reconnect backoff; opts are the client's options).
+ * @param {() => {server: object, client: object}} [tlsPair] over TLS instead (Modbus/TCP Security): both ends'
+ *   TLS options (test/helpers/tls-certs.js tlsPair), asked for when a test starts
  * @returns {(onRequest: (req: object) => void, opts?: object) => Promise<{srv: Awaited<ReturnType<typeof startRawServer>>, client: any}>}
  */
-function rawClientSetup (secure = false) {
+function rawClientSetup (tlsPair) {
   const cleanup = [];
   afterEach(async () => {
     while (cleanup.length) await cleanup.pop()();
   });
   return async function setup (onRequest, opts = {}) {
-    const pair = secure ? tlsPair() : null;
+    const pair = tlsPair ? tlsPair() : null;
     const srv = await startRawServer(onRequest, pair ? { tls: pair.server } : {});
     const client = pair
       ? createClient(`modbus+tls://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, tls: pair.client, ...opts })
@@ -232,4 +222,4 @@ function eventOf (emitter, event, ms = 5000) {
   });
 }
 
-module.exports = { freePort, startServerTCP, startJsmodbus, startRawServer, rawClientSetup, tlsPair, registersPdu, answer, rejectionOf, eventOf };
+module.exports = { freePort, startServerTCP, startJsmodbus, startRawServer, rawClientSetup, registersPdu, answer, rejectionOf, eventOf };

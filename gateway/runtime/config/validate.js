@@ -284,8 +284,9 @@ function redactConfig (config) {
   }
   if (copy.devices) {
     // a modbus+tls device's spec holds its PEM texts, the client key among them
+    const hide = { ca: '<ca>', cert: '<cert>', key: '<key>', passphrase: '***' };
     copy.devices = Object.fromEntries(Object.entries(copy.devices).map(([name, d]) => [name, d && d.tls
-      ? { ...d, tls: { ...d.tls, ca: d.tls.ca ? '<ca>' : undefined, cert: d.tls.cert ? '<cert>' : undefined, key: d.tls.key ? '<key>' : undefined, passphrase: d.tls.passphrase ? '***' : undefined } }
+      ? { ...d, tls: Object.fromEntries(Object.entries(d.tls).map(([k, v]) => [k, hide[k] || v])) }
       : d]));
   }
   if (copy.mqtt.tls) {
