@@ -16,14 +16,13 @@
  * min–max over rounds, so one lucky run cannot make the figure.
  */
 
-const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { options, Row, interleave, run } = require('./lib/question');
 const { startServer, runJson } = require('./lib/procs');
 const { cPath, cSkipReason, runCClient } = require('./lib/c-peers');
 const { decode } = require('./lib/hist');
 const { placements: allPlacements, pinned } = require('./lib/placement');
+const { procCpuNs } = require('./lib/proc-cpu');
 
 const CHILD = path.join(__dirname, 'lib', 'pipeline-child.js');
 const SIM = path.join(__dirname, 'lib', 'sim-process.js');
@@ -33,24 +32,6 @@ const RATE_INFLIGHT = 8;
 /** The fixed offered rate, as a share of the C client's closed-loop rate against the same server and placement
  * (at half, the paced C client on one core did not hold it in every round: not a rate both reach) */
 const RATE_SHARE = 0.4;
-/** Clock ticks per second of /proc/<pid>/stat's CPU times */
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
-
-/**
- * A process's CPU time so far (user + system), from /proc: the servers' cost per request, which on one
- * core bounds what any client can reach. Resolution one clock tick (10 ms), fine over a 2 s run.
- * @param {number} pid
- * @returns {number|null} ns, or null where /proc is not there
- */
-function procCpuNs (pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 1e9 / CLK_TCK; // utime, stime: fields 14 and 15
-  } catch {
-    return null;
-  }
-}
 
 /** @param {number[]} xs @returns {number} the median */
 function median (xs) {

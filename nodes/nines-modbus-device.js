@@ -1,8 +1,9 @@
 'use strict';
 
 /**
- * nines-modbus-device: a Modbus TCP server, a Modbus RTU serial line, or an RTU line behind a serial
- * server (RTU over TCP). Owns the device in the shared worker pool: its connections (TCP: at most
+ * nines-modbus-device: a Modbus TCP server (in clear, or over TLS: Modbus/TCP Security, its certificates
+ * from a core tls-config node, the usual Node-RED way), a Modbus RTU serial line, or an RTU line behind a
+ * serial server (RTU over TCP). Owns the device in the shared worker pool: its connections (TCP: at most
  * maxConnections; RTU, on a port or behind a serial server: the one line), shared fairly by the
  * nines-modbus-read, nines-modbus-write and nines-poll nodes and the device status nodes that use it;
  * a TCP device may carry several requests per connection (maxInflight, "In flight"); a device that
@@ -28,7 +29,9 @@ module.exports = function (RED) {
     let settings = null;
     let configError = null;
     try {
-      settings = modbusDevice(config, node.id);
+      // Modbus/TCP Security: the tls-config node read its files (or holds its uploads) when it started
+      const tlsNode = config.transport === 'tls' && config.tls ? RED.nodes.getNode(config.tls) : null;
+      settings = modbusDevice(config, node.id, tlsNode);
     } catch (err) {
       // not node.error: the hub says it through the device's first user node (see device-hub.js)
       configError = err;

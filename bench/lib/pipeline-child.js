@@ -1,11 +1,12 @@
 'use strict';
 
 /**
- * Question 12's nines client, in its own process so the bench can pin it to a core (`taskset -c`)
+ * Question 12's (and 14's) nines client, in its own process so the bench can pin it to a core (`taskset -c`)
  * apart from the server or beside it: one Modbus TCP connection with `inflight` requests in flight,
- * FC3 ×10 from address 0, unit 1, as question 1 reads.
+ * FC3 ×10 from address 0, unit 1, as question 1 reads; over TLS (Modbus/TCP Security) with `tls`.
  *
- *   node pipeline-child.js '<json>'   {port, inflight, count, durationMs, warmup, ratePerSec?}
+ *   node pipeline-child.js '<json>'   {port, inflight, count, durationMs, warmup, ratePerSec?, tls?}
+ *                                     tls: {ca, cert, key} PEM file paths (closed loop only)
  *
  * Closed loop (no ratePerSec): `inflight` lanes on the one connection, each sending its next request
  * as soon as its reply is in, each request timed from just before the call to just after its promise
@@ -16,6 +17,7 @@
  * is free). The last stdout line is the JSON result with the HDR histogram encoded.
  */
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { createHist, record, encode } = require('./hist');
 
@@ -23,12 +25,17 @@ const ROOT = path.join(__dirname, '..', '..');
 const now = process.hrtime.bigint;
 
 /** @returns {Promise<object>} the closed-loop result */
-async function closedLoop ({ port, inflight, count, durationMs, warmup }) {
+async function closedLoop ({ port, inflight, count, durationMs, warmup, tls }) {
   const { createClient } = require(path.join(ROOT, 'gateway/drivers'));
   const { validateOp } = require(path.join(ROOT, 'gateway/drivers/modbus'));
-  const client = createClient(`modbus+tcp://127.0.0.1:${port}?unitId=1`, { timeoutMs: 1000, ...(inflight > 1 ? { maxInflight: inflight } : {}) });
+  const secure = tls === undefined ? {} : { tls: { ca: fs.readFileSync(tls.ca), cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) } };
+  const client = createClient(`${tls === undefined ? 'modbus+tcp' : 'modbus+tls'}://127.0.0.1:${port}?unitId=1`,
+    { timeoutMs: 1000, ...(inflight > 1 ? { maxInflight: inflight } : {}), ...secure });
   client.on('error', () => {});
+  // the connect, handshake included over TLS (the first connect of a process: its code is cold)
+  const c0 = now();
   await client.connect();
+  const connectNs = Number(now() - c0);
   const op = validateOp({ fc: 3, address: 0, quantity: 10 });
   try {
     let left = warmup;
@@ -60,7 +67,7 @@ async function closedLoop ({ port, inflight, count, durationMs, warmup }) {
     const cpu = process.cpuUsage(cpu0);
     // the client's own CPU per request (user + system, the whole process): what it costs besides the wire
     const cpuNsPerReq = Math.round((cpu.user + cpu.system) * 1000 / Math.max(1, hist.totalCount));
-    return { hist: encode(hist), count: hist.totalCount, errors, elapsedNs, reqPerSec: hist.totalCount / (elapsedNs / 1e9), firstError, effectiveInflight: client.effectiveInflight, cpuNsPerReq };
+    return { hist: encode(hist), count: hist.totalCount, errors, elapsedNs, reqPerSec: hist.totalCount / (elapsedNs / 1e9), firstError, effectiveInflight: client.effectiveInflight, cpuNsPerReq, connectNs };
   } finally {
     await client.close();
   }

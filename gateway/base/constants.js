@@ -6,10 +6,14 @@ const RESERVED_NAME = '__proto__';
 module.exports = Object.freeze({
   ASCII_DEFAULT_PORT: 9500,
   MODBUS_TCP_DEFAULT_PORT: 502,
+  /** Modbus/TCP Security (MBAP over TLS): the port the Modbus Organization registered for it */
+  MODBUS_TLS_DEFAULT_PORT: 802,
   SIM_ASCII_PORT: 9500,
   SIM_MODBUS_PORT: 5020,
   /** RTU-over-TCP simulator: the port of a Moxa NPort's first serial port in TCP server mode */
   SIM_MODBUS_RTUTCP_PORT: 4001,
+  /** Modbus/TCP Security simulator: 802 is a privileged port, so the simulator takes 5802 */
+  SIM_MODBUS_TLS_PORT: 5802,
   MQTT_DEFAULT_PORT: 1883,
   MQTT_DEFAULT_PREFIX: 'nines',
   /**
@@ -31,6 +35,12 @@ module.exports = Object.freeze({
   DEFAULT_CONNECT_TIMEOUT_MS: 5000,
   /** Idle time before the first TCP keep-alive probe on a device socket (drivers/open-socket.js) */
   TCP_KEEPALIVE_MS: 10000,
+  /**
+   * TLS 1.3 only: after our side of the handshake is done, the server may still refuse our client
+   * certificate (its alert comes one round trip later). The socket is handed over at the server's
+   * first word (a session ticket, or the alert), or after this long at most (drivers/open-socket.js)
+   */
+  TLS13_VERDICT_MS: 500,
   DEFAULT_QUEUE_MAX: 64,
   /** After a timeout, bytes arriving within this window are taken as the late reply and dropped */
   ASCII_DRAIN_MS: 50,

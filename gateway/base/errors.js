@@ -12,7 +12,7 @@
 /** @type {Record<string, {status: string, meaning: string}>} */
 const CODES = {
   NINES_ERR_INVALID_ARG: { status: 'bad argument', meaning: 'An option, config field or msg property failed validation; the message names the field, the value and the rule.' },
-  NINES_ERR_INVALID_TARGET: { status: 'bad target', meaning: 'A target URL (ascii://, modbus+tcp://, modbus+rtu://, modbus+rtutcp://) could not be parsed or has an unsupported scheme or option.' },
+  NINES_ERR_INVALID_TARGET: { status: 'bad target', meaning: 'A target URL (ascii://, modbus+tcp://, modbus+tls://, modbus+rtu://, modbus+rtutcp://) could not be parsed or has an unsupported scheme or option.' },
   NINES_ERR_INVALID_COMMAND: { status: 'bad command', meaning: 'An ASCII command was rejected before sending (prefix, address, case, printable characters, CR/LF, length).' },
   NINES_ERR_INVALID_OP: { status: 'bad operation', meaning: 'A Modbus operation was rejected before sending (function code, address, quantity, values, unit id).' },
   NINES_ERR_INVALID_VALUE: { status: 'bad value', meaning: 'A value to write does not fit its tag or type (out of range, not a whole number for an integer type, not finite, too long); nothing was written. details names the tag or value and the type.' },
@@ -22,6 +22,12 @@ const CODES = {
   NINES_ERR_CONFIG: { status: 'bad config', meaning: 'A gateway config file failed schema validation; details.errors lists each field path and rule.' },
   NINES_ERR_CONNECT_TIMEOUT: { status: 'connect timeout', meaning: 'The TCP connection or serial port did not open within the connect timeout (details.connectTimeoutMs).' },
   NINES_ERR_CONNECT_FAILED: { status: 'connect failed', meaning: 'The connection was refused or failed (details.cause holds the system error code, e.g. ECONNREFUSED).' },
+  NINES_ERR_TLS_UNKNOWN_CA: { status: 'tls: unknown CA', meaning: 'Modbus/TCP Security: the device\'s certificate is not signed by a CA nines trusts (tls.ca), or is self-signed; nothing was sent. details.cause holds the TLS error code (e.g. UNABLE_TO_VERIFY_LEAF_SIGNATURE, SELF_SIGNED_CERT_IN_CHAIN).' },
+  NINES_ERR_TLS_CERT_EXPIRED: { status: 'tls: cert expired', meaning: 'Modbus/TCP Security: the device\'s certificate has expired (or is not valid yet: details.cause CERT_NOT_YET_VALID; check the clocks); nothing was sent.' },
+  NINES_ERR_TLS_HOSTNAME_MISMATCH: { status: 'tls: wrong name', meaning: 'Modbus/TCP Security: the device\'s certificate does not name the host dialled (or tls.servername) in its subjectAltName; nothing was sent. details.cause is ERR_TLS_CERT_ALTNAME_INVALID.' },
+  NINES_ERR_TLS_CLIENT_CERT_REQUIRED: { status: 'tls: cert required', meaning: 'Modbus/TCP Security: the device requires a client certificate and nines presented none (set tls.cert and tls.key); nothing was sent. details.cause holds the TLS alert (certificate required, or handshake failure on TLS 1.2).' },
+  NINES_ERR_TLS_CLIENT_CERT_REJECTED: { status: 'tls: cert rejected', meaning: 'Modbus/TCP Security: the device refused nines\' client certificate (signed by a CA it does not trust, expired, or otherwise bad); nothing was sent. details.cause holds the TLS alert, e.g. ERR_SSL_TLSV1_ALERT_UNKNOWN_CA.' },
+  NINES_ERR_TLS_HANDSHAKE_FAILED: { status: 'tls: handshake', meaning: 'Modbus/TCP Security: the TLS handshake failed for another reason (no protocol version or cipher in common, a device that does not speak TLS on that port, a certificate that is otherwise invalid); nothing was sent. details.cause holds the TLS error code.' },
   NINES_ERR_CONNECTION_CLOSED: { status: 'connection lost', meaning: 'The connection closed while a request was in flight or queued; the client reconnects with backoff.' },
   NINES_ERR_NOT_CONNECTED: { status: 'not connected', meaning: 'The request was not sent: the device is down (no connection up, reconnecting with backoff), or the client is not reconnecting. A down device fails requests at once, so no backlog builds up to be replayed.' },
   NINES_ERR_CLOSED: { status: 'closed', meaning: 'The client was closed by its owner; pending requests are rejected with this code.' },

@@ -1,5 +1,6 @@
 'use strict';
 
+const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 const { NinesError } = require('../base/errors');
 const { suggestKey } = require('../runtime/config/problems');
@@ -168,4 +169,25 @@ function flagErrors (fn, flags) {
   }
 }
 
-module.exports = { parse, suggest, intList, posInt, oneOp, flagErrors, OP_OPTIONS };
+/**
+ * Reads the files some options name (TLS certificates and keys: `--ca ca.crt`), each once, here at the edge.
+ * @param {Record<string, unknown>} values the parsed options
+ * @param {string[]} names the options that name files; absent ones are left out
+ * @returns {Record<string, Buffer>} option → contents
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming the option and the file problem
+ */
+function readOptionFiles (values, names) {
+  const out = {};
+  for (const name of names) {
+    const file = values[name];
+    if (file === undefined) continue;
+    try {
+      out[name] = fs.readFileSync(String(file));
+    } catch (err) {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `--${name} ${file} cannot be read: ${err.code || err.message}`, { field: name, value: file });
+    }
+  }
+  return out;
+}
+
+module.exports = { parse, suggest, intList, posInt, oneOp, flagErrors, readOptionFiles, OP_OPTIONS };

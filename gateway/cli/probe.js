@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { parse, intList, posInt, OP_OPTIONS, oneOp, flagErrors } = require('./args');
+const { parse, intList, posInt, OP_OPTIONS, oneOp, flagErrors, readOptionFiles } = require('./args');
 const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
@@ -19,6 +19,7 @@ print one row per run: mean, p50, p99, p99.9, p99.99 and max in ms, with errors 
 and below the table the failures per error code with a sample message.
 
 Targets:  ascii://127.0.0.1:9500   modbus+tcp://127.0.0.1:5020?unitId=1
+          modbus+tls://10.0.4.7:802?unitId=1 (Modbus/TCP Security: --ca, --cert, --key)
           modbus+rtu:///dev/ttyUSB0?baudRate=19200&parity=even&unitId=1
           modbus+rtutcp://10.0.0.9:4001?unitId=1 (RTU frames through a serial server)
 Operations:
@@ -48,6 +49,10 @@ Options:
   --main-thread         run on the main thread even at a fixed rate, for comparison: its 1 ms
                         timers hold only about 800 req/s per connection
   --reconnect-each      open a new connection for every request, to see what that costs
+  --ca <file>           modbus+tls: the PEM CA that signs the device's certificate (always verified)
+  --cert <file>         modbus+tls: the client certificate (PEM; it carries the role), with --key
+  --key <file>          modbus+tls: its private key (PEM)
+  --servername <name>   modbus+tls: the name the device's certificate carries, when dialling an address
 
 Exit status: 0 every run done and held its rate; 1 invalid arguments, or the probe could not run;
 2 a run got no successful reply; 3 a fixed-rate run fell behind (achieved < 95 % of --rate).
@@ -69,7 +74,11 @@ async function main (argv) {
     json: { type: 'boolean', default: false },
     worker: { type: 'boolean', default: false },
     'main-thread': { type: 'boolean', default: false },
-    'reconnect-each': { type: 'boolean', default: false }
+    'reconnect-each': { type: 'boolean', default: false },
+    ca: { type: 'string' },
+    cert: { type: 'string' },
+    key: { type: 'string' },
+    servername: { type: 'string' }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines probe takes one target URL; got ${positionals.length}\n\n${USAGE}`);
@@ -94,6 +103,10 @@ async function main (argv) {
     inWorker: values.worker ? true : (values['main-thread'] ? false : undefined),
     reconnectEach: values['reconnect-each']
   };
+  // Modbus/TCP Security: the files are read here, the PEM checked by the probe (drivers/tls-options.js)
+  const tls = readOptionFiles(values, ['ca', 'cert', 'key']);
+  if (values.servername !== undefined) tls.servername = values.servername;
+  if (Object.keys(tls).length !== 0) opts.tls = tls;
   if (opts.count === undefined && opts.durationMs === undefined) opts.count = 10000;
   if (opts.count !== undefined && opts.durationMs !== undefined) {
     throw new NinesError('NINES_ERR_INVALID_ARG', 'give --count or --duration, not both');

@@ -1,6 +1,6 @@
 'use strict';
 
-const { parse, posInt, suggest } = require('./args');
+const { parse, posInt, suggest, readOptionFiles } = require('./args');
 const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
@@ -9,7 +9,8 @@ const USAGE = `Usage: nines sim ascii|modbus|rtu|rtutcp|all [options]
 
 Device simulators on 127.0.0.1, for running and testing everything without hardware.
   ascii    an ED-588 (8 DI + 8 DO) or ED-560 (4 AO) speaking the ASCII protocol (default port ${C.SIM_ASCII_PORT})
-  modbus   a Modbus TCP server (default port ${C.SIM_MODBUS_PORT})
+  modbus   a Modbus TCP server (default port ${C.SIM_MODBUS_PORT}); with --cert and --key, Modbus/TCP
+           Security: the same server inside TLS (default port ${C.SIM_MODBUS_TLS_PORT}; dial modbus+tls://host:port)
   rtu      a Modbus RTU server on a serial device (--path; e.g. one end of a socat PTY pair)
   rtutcp   Modbus RTU slaves behind a TCP listener, as a serial server presents them: RTU frames
            with CRC, no MBAP header (default port ${C.SIM_MODBUS_RTUTCP_PORT}; dial modbus+rtutcp://host:port)
@@ -53,6 +54,10 @@ Options:
   --lacks <fcs>        Modbus function codes the device lacks (exception 1), e.g. 8,22,23,43
   --identity <name>    what FC43 device identification answers: nines (default), ED-588, ED-560;
                        object 6 (UserApplicationName) is "unit <id>", so each unit tells itself apart
+  --cert <file>        modbus: serve TLS with this PEM certificate (with --key)
+  --key <file>         modbus: its PEM private key
+  --ca <file>          modbus with --cert: require client certificates signed by this PEM CA (the
+                       Modbus/TCP Security spec's mutual authentication); the role each presents is printed
   --duration <d>       stop after this long (e.g. 30s); default: until Ctrl-C
 `;
 
@@ -126,6 +131,19 @@ function unitIdsOption (text) {
   return [...ids];
 }
 
+/**
+ * --cert, --key, --ca → the Modbus simulator's tls option (PEM texts), or null without --cert.
+ * @param {{cert?: string, key?: string, ca?: string}} values
+ * @param {string} kind
+ * @returns {{cert: Buffer, key: Buffer, ca?: Buffer}|null}
+ */
+function simTls (values, kind) {
+  if (values.cert === undefined && values.key === undefined && values.ca === undefined) return null;
+  if (kind !== 'modbus') throw new NinesError('NINES_ERR_INVALID_ARG', `--cert, --key and --ca are for the modbus simulator (Modbus/TCP Security); got "${kind}"`, { field: 'cert' });
+  if (values.cert === undefined || values.key === undefined) throw new NinesError('NINES_ERR_INVALID_ARG', 'TLS needs both --cert and --key (PEM files)', { field: values.cert === undefined ? 'cert' : 'key' });
+  return readOptionFiles(values, ['cert', 'key', 'ca']);
+}
+
 /** @param {string[]} argv @returns {Promise<number>} */
 async function main (argv) {
   const { values, positionals } = parse(argv, {
@@ -149,7 +167,10 @@ async function main (argv) {
     preset: { type: 'string' },
     'one-at-a-time': { type: 'boolean', default: false },
     'needs-delay-after-connect': { type: 'string' },
-    'needs-inter-frame-delay': { type: 'string' }
+    'needs-inter-frame-delay': { type: 'string' },
+    cert: { type: 'string' },
+    key: { type: 'string' },
+    ca: { type: 'string' }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   const kind = positionals[0] || 'all';
@@ -199,8 +220,14 @@ async function main (argv) {
     }
     if (kind === 'modbus' || kind === 'all') {
       const { createModbusTcpSimulator } = require('../simulators/modbus');
-      const p = kind === 'all' ? C.SIM_MODBUS_PORT : (port ?? C.SIM_MODBUS_PORT);
-      started('Modbus TCP', await createModbusTcpSimulator({ ...common, ...quirks, port: p, oneAtATime: values['one-at-a-time'], modelOptions }));
+      const tls = simTls(values, kind);
+      const p = kind === 'all' ? C.SIM_MODBUS_PORT : (port ?? (tls ? C.SIM_MODBUS_TLS_PORT : C.SIM_MODBUS_PORT));
+      const sim = await createModbusTcpSimulator({ ...common, ...quirks, port: p, oneAtATime: values['one-at-a-time'], modelOptions, ...(tls ? { tls } : {}) });
+      started(tls ? 'Modbus TLS' : 'Modbus TCP', sim);
+      if (tls && tls.ca) {
+        // the Modbus/TCP Security role each client's certificate carries (simulators/modbus/tls-listener.js)
+        sim.server.on('secureConnection', (s) => process.stdout.write(`client ${s.remoteAddress}: role ${sim.clientRoles[sim.clientRoles.length - 1] ?? '(none)'}\n`));
+      }
     }
     if (kind === 'rtu') {
       if (!values.path) throw new NinesError('NINES_ERR_INVALID_ARG', `nines sim rtu needs --path <serial device>\n\n${USAGE}`);

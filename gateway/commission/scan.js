@@ -12,7 +12,7 @@
 const D = require('./defaults');
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
-const { parseTarget } = require('../drivers/target');
+const { parseTarget, isMbap } = require('../drivers/target');
 const { discover, discoveryBoundMs } = require('./discover');
 const { identify } = require('./identify');
 const { mapTable } = require('./map-probe');
@@ -154,7 +154,7 @@ async function scanLine (target, opts) {
   const o = normalizeScanOptions(opts);
   const t = parseTarget(target);
   if (!t.protocol.startsWith('modbus')) throw new NinesError('NINES_ERR_INVALID_TARGET', `nines scan takes a modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// target; got ${t.protocol}://`, { target: t.url });
-  const serial = t.protocol !== 'modbus+tcp';
+  const serial = !isMbap(t);
   if (serial && o.units.includes(0)) invalid('units', 0, 'must not hold 0 on a serial line, where unit 0 is broadcast (no unit answers it)');
   const { createClient } = require('../drivers/modbus');
   const client = createClient(t, { timeoutMs: o.timeoutMs, quietMs: o.quietMs, ...o.clientOptions });

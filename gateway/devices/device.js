@@ -171,6 +171,8 @@ class Device extends EventEmitter {
     // line quirks (drivers/connection.js), named only when set, as maxInflight
     if (s.interFrameDelayMs !== 0) opts.interFrameDelayMs = s.interFrameDelayMs;
     if (s.delayAfterConnectMs !== 0) opts.delayAfterConnectMs = s.delayAfterConnectMs;
+    // Modbus/TCP Security: each client builds its secure context from the PEM texts (a spec crosses threads)
+    if (s.tls) opts.tls = s.tls;
     this._conns = [];
     try {
       for (let i = 0; i < s.maxConnections; i++) {

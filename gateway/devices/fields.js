@@ -11,6 +11,7 @@ const { NinesError } = require('../base/errors');
 const { parseDuration, formatMs } = require('../base/quantities');
 const L = require('./limits');
 const C = require('../base/constants');
+const { tlsAsText } = require('../drivers/tls-options');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
@@ -97,6 +98,26 @@ function functionCodes (raw, field) {
  * @param {object} [extra] more details
  * @returns {NinesError} NINES_ERR_INVALID_ARG
  */
+/**
+ * The TLS material of a modbus+tls device (Modbus/TCP Security): PEM texts, checked by the driver's own
+ * checker (drivers/tls-options.js: PEM, cert and key together and matching, no switch to skip
+ * verification), kept as strings: a spec crosses to worker threads, a secure context cannot.
+ * @param {unknown} v {ca?, cert?, key?, servername?} (strings or Buffers of PEM) or undefined
+ * @param {string} field
+ * @param {{protocol: string}} target the device's, parsed
+ * @returns {{ca?: string, cert?: string, key?: string, servername?: string}|null} null: none given
+ */
+function tls (v, field, target) {
+  if (v === undefined || v === null) return null;
+  if (target.protocol !== 'modbus+tls') throw invalid(field, '<tls>', `applies to modbus+tls:// devices only (Modbus/TCP Security); the target is ${target.protocol}://`);
+  try {
+    return tlsAsText(v, field);
+  } catch (err) {
+    const d = /** @type {any} */ (err).details;
+    throw invalid(d.field, d.value, d.rule);
+  }
+}
+
 function invalid (field, value, rule, extra) {
   return new NinesError('NINES_ERR_INVALID_ARG', `device ${field} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
 }
@@ -107,4 +128,4 @@ function show (value) {
   try { return JSON.stringify(value) ?? String(value); } catch { return String(value); }
 }
 
-module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, invalid, ORDERS };
+module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, tls, invalid, ORDERS };

@@ -13,7 +13,7 @@
  */
 
 const C = require('../base/constants');
-const { formatTarget } = require('../drivers/target');
+const { formatTarget, isMbap } = require('../drivers/target');
 const unitList = require('../../resources/nines-units');
 const F = require('./fields');
 const L = require('./limits');
@@ -42,7 +42,7 @@ function isSerialLine (target) {
 
 /** The unit-id rule's transport (resources/nines-units.js) of a target */
 function transportOf (target) {
-  return target.protocol === 'modbus+tcp' ? 'tcp' : target.protocol === 'modbus+rtutcp' ? 'rtutcp' : 'rtu';
+  return isMbap(target) ? 'tcp' : target.protocol === 'modbus+rtutcp' ? 'rtutcp' : 'rtu';
 }
 
 /**
@@ -57,7 +57,7 @@ function transportOf (target) {
  */
 function checkDiscipline (target, maxConnections, maxInflight) {
   if (isSerialLine(target) && maxConnections !== 1) throw F.invalid('maxConnections', maxConnections, `must be 1 for a ${target.protocol} target (one serial line)`);
-  if (maxInflight !== 1 && target.protocol !== 'modbus+tcp') throw F.invalid('maxInflight', maxInflight, 'must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id)');
+  if (maxInflight !== 1 && !isMbap(target)) throw F.invalid('maxInflight', maxInflight, 'must be 1 unless the target is modbus+tcp or modbus+tls (only Modbus TCP matches replies by transaction id)');
 }
 
 /**

@@ -13,7 +13,7 @@ const line = require('./line');
 
 const KEYS = Object.freeze(['name', 'label', 'target', 'maxConnections', 'maxInflight', 'timeoutMs', 'connectTimeoutMs', 'backoff', 'queueMax',
   'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes',
-  'interFrameDelayMs', 'delayAfterConnectMs', 'units', 'diagnosticsMs']);
+  'interFrameDelayMs', 'delayAfterConnectMs', 'units', 'diagnosticsMs', 'tls']);
 /** Fields that shape Modbus requests, with their defaults: an ASCII device has none of them */
 const MODBUS_DEFAULTS = Object.freeze({
   maxInflight: L.MAX_INFLIGHT_DEFAULT,
@@ -60,6 +60,9 @@ const BUILT = new WeakSet();
  *   (devices/diagnostics.js); 0: none (the default)
  * @property {UnitSpec[]|null} units the units of a line (a serial bus, an RTU-over-TCP socket or a Modbus
  *   TCP gateway): each polled by unit id, with its own health; null: one unit, the target's unitId
+ * @property {{ca?: string, cert?: string, key?: string, servername?: string}|null} tls modbus+tls (Modbus/TCP
+ *   Security): the PEM texts of the CA(s), the client certificate and its key, and the name the device's
+ *   certificate must carry (drivers/tls-options.js); null: Node's bundled root CAs and no client certificate
  */
 
 /**
@@ -131,13 +134,14 @@ function buildDeviceSpec (input) {
   const delayAfterConnectMs = F.delay(input.delayAfterConnectMs, 'delayAfterConnectMs');
   // 0 (or none): no FC8 counters in the health
   const diagnosticsMs = input.diagnosticsMs === undefined || input.diagnosticsMs === 0 ? 0 : F.ms(input.diagnosticsMs, 'diagnosticsMs', 0, L.DIAGNOSTICS_MIN_MS, L.DIAGNOSTICS_MAX_MS);
+  const tls = F.tls(input.tls, 'tls', target);
   // A request waits the pause out inside its own timeout; and a device that needs one between a reply
   // and the next request does not take overlapping requests (drivers/connection.js)
   if (interFrameDelayMs >= timeoutMs) throw F.invalid('interFrameDelayMs', input.interFrameDelayMs, `must be shorter than the request timeout (${timeoutMs} ms): a request waits the pause out inside its own timeout`, { bound: 'timeoutMs' });
   if (interFrameDelayMs !== 0 && maxInflight !== 1) throw F.invalid('interFrameDelayMs', input.interFrameDelayMs, `must be 0 with maxInflight ${maxInflight}: a device that needs a pause between a reply and the next request takes one request at a time`, { bound: 'maxInflight' });
   const out = {
     name, label, target, maxConnections, maxInflight, timeoutMs, connectTimeoutMs, backoff, queueMax, maxGap, maxRegistersPerRequest,
-    maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, diagnosticsMs, units: null
+    maxBitsPerRequest, addressBase, order, unsupportedFunctionCodes, interFrameDelayMs, delayAfterConnectMs, diagnosticsMs, units: null, tls
   };
   out.units = line.buildUnits(input.units, out);
   return trustDeviceSpec(out);

@@ -4,6 +4,8 @@
  * Targets are URLs, used by the CLI and the config alike (design.md):
  *   ascii://host:9500?address=01&checksum=on
  *   modbus+tcp://host:502?unitId=1
+ *   modbus+tls://host:802?unitId=1   Modbus/TCP Security: MBAP frames over TLS (port 802 by default);
+ *     the certificates are client options (tls-options.js), not part of the URL
  *   modbus+rtu:///dev/ttyUSB0?baudRate=19200&parity=even&unitId=1
  *   modbus+rtutcp://host:4001?unitId=1&baudRate=9600   RTU frames (with CRC) over a TCP socket, as a
  *     serial server (Moxa NPort, Brainboxes ES, a PLC's "RTU over TCP") forwards them to its line
@@ -16,7 +18,7 @@ const C = require('../base/constants');
 const PARITIES = ['none', 'even', 'odd', 'mark', 'space'];
 const BAUD_RATES = [300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 38400, 57600, 115200, 230400, 460800, 921600];
 /** Schemes and what they are, for messages */
-const SCHEMES = 'ascii://, modbus+tcp://, modbus+rtu:// or modbus+rtutcp://';
+const SCHEMES = 'ascii://, modbus+tcp://, modbus+tls://, modbus+rtu:// or modbus+rtutcp://';
 
 /** @param {string} v @returns {number} a standard baud rate */
 function baudRate (v) {
@@ -32,6 +34,9 @@ const OPTIONS = {
     checksum: (v) => bool(v, 'checksum')
   },
   'modbus+tcp': {
+    unitId: (v) => intIn(v, 'unitId', 0, 255)
+  },
+  'modbus+tls': {
     unitId: (v) => intIn(v, 'unitId', 0, 255)
   },
   'modbus+rtu': {
@@ -76,7 +81,7 @@ function hexAddress (v) {
 
 /**
  * @typedef {object} Target
- * @property {'ascii'|'modbus+tcp'|'modbus+rtu'|'modbus+rtutcp'} protocol
+ * @property {'ascii'|'modbus+tcp'|'modbus+tls'|'modbus+rtu'|'modbus+rtutcp'} protocol
  * @property {string} url normalised URL text
  * @property {string} [host] for TCP targets
  * @property {number} [port] for TCP targets
@@ -129,7 +134,7 @@ function parseTarget (input) {
     if (!url.hostname) fail(`target "${text}" names no host`, { target: text });
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     // URL drops the port when it equals http's default 80, so read it back from the text
-    const defaultPort = protocol === 'ascii' ? C.ASCII_DEFAULT_PORT : C.MODBUS_TCP_DEFAULT_PORT;
+    const defaultPort = protocol === 'ascii' ? C.ASCII_DEFAULT_PORT : protocol === 'modbus+tls' ? C.MODBUS_TLS_DEFAULT_PORT : C.MODBUS_TCP_DEFAULT_PORT;
     const explicit = /:(\d+)(?:[/?#]|$)/.exec(text.slice(m[0].length).replace(/^\[[^\]]*\]/, ''));
     // RTU over TCP has no standard port (a Moxa NPort's first serial port listens on 4001, others
     // elsewhere), and 502 would be Modbus TCP, which answers RTU frames with nothing or garbage
@@ -164,7 +169,16 @@ function formatTarget (t) {
   const host = t.host.includes(':') ? `[${t.host}]` : t.host;
   if (t.protocol === 'ascii') return `ascii://${host}:${t.port}?address=${t.address}&checksum=${t.checksum ? 'on' : 'off'}`;
   if (t.protocol === 'modbus+rtutcp') return `modbus+rtutcp://${host}:${t.port}?unitId=${t.unitId}${t.baudRate === undefined ? '' : `&baudRate=${t.baudRate}`}`;
-  return `modbus+tcp://${host}:${t.port}?unitId=${t.unitId}`;
+  return `${t.protocol}://${host}:${t.port}?unitId=${t.unitId}`;
 }
 
-module.exports = { parseTarget, formatTarget, BAUD_RATES, PARITIES };
+/**
+ * @param {{protocol: string}} t a parsed target
+ * @returns {boolean} whether it carries MBAP frames (Modbus TCP, in clear or over TLS): transaction ids,
+ *   so several requests may be in flight on one connection
+ */
+function isMbap (t) {
+  return t.protocol === 'modbus+tcp' || t.protocol === 'modbus+tls';
+}
+
+module.exports = { parseTarget, formatTarget, isMbap, BAUD_RATES, PARITIES };

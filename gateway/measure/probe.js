@@ -4,9 +4,10 @@ const { EventEmitter } = require('node:events');
 const path = require('node:path');
 const { Worker, isMainThread } = require('node:worker_threads');
 const { NinesError, fromJSON } = require('../base/errors');
-const { parseTarget } = require('../drivers/target');
+const { parseTarget, isMbap } = require('../drivers/target');
 const { createClient, openClients, closeClients } = require('../drivers');
 const { ReconnectEachClient } = require('../drivers/reconnect-each');
+const { tlsAsText } = require('../drivers/tls-options');
 const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const DL = require('../devices/limits');
@@ -59,6 +60,8 @@ const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
  * @property {number} [connectTimeoutMs] default devices/limits.js
  * @property {boolean} [inWorker] run in a worker thread; default: yes for a fixed rate, no for closed loop
  * @property {boolean} [reconnectEach=false] open a new connection for every request (its cost shows in service time)
+ * @property {{ca?: string|Buffer, cert?: string|Buffer, key?: string|Buffer, servername?: string}} [tls] modbus+tls: the
+ *   PEM texts (drivers/tls-options.js)
  */
 
 /**
@@ -152,8 +155,13 @@ function checkProbeOptions (opts) {
   }
   if (o.inflight.some((n) => n > 1)) {
     // pipelining needs replies matched by transaction id; a new connection per request has nothing to pipeline on
-    if (o.target.protocol !== 'modbus+tcp') fail('inflight', o.inflight, 'must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id)');
+    if (!isMbap(o.target)) fail('inflight', o.inflight, 'must be 1 unless the target is modbus+tcp or modbus+tls (only Modbus TCP matches replies by transaction id)');
     if (o.reconnectEach) fail('inflight', o.inflight, 'must be 1 with reconnectEach (a connection per request carries one request)');
+  }
+  if (o.tls !== undefined) {
+    if (o.target.protocol !== 'modbus+tls') fail('tls', '<tls>', 'applies to modbus+tls:// targets only');
+    // text: the options cross to the probe's worker thread
+    o.tls = tlsAsText(o.tls);
   }
   if (o.count === undefined && o.durationMs === undefined) fail('count', o.count, 'or durationMs must be given');
   if (o.count !== undefined && o.count < 1) fail('count', o.count, 'must be a whole number ≥ 1');
@@ -175,6 +183,7 @@ async function probeInline (o, ee, control) {
     if (control.stopped) break;
     const copts = { timeoutMs: o.timeoutMs, connectTimeoutMs: o.connectTimeoutMs, queueMax: 4 };
     if (k > 1) copts.maxInflight = k;
+    if (o.tls !== undefined) copts.tls = o.tls;
     const conns = await openClients(n, () => (o.reconnectEach ? new ReconnectEachClient(o.target, copts, createClient) : createClient(o.target, copts)));
     // k lanes per connection: the scheduler keeps each lane to one request at a time
     const clients = k === 1 ? conns : conns.flatMap((c) => Array.from({ length: k }, () => c));

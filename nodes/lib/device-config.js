@@ -30,7 +30,7 @@ const NODE_FIELD = Object.freeze({
 });
 
 /** The Modbus transports of the dialog and their target schemes */
-const TRANSPORTS = Object.freeze({ tcp: 'modbus+tcp', rtu: 'modbus+rtu', rtutcp: 'modbus+rtutcp' });
+const TRANSPORTS = Object.freeze({ tcp: 'modbus+tcp', tls: 'modbus+tls', rtu: 'modbus+rtu', rtutcp: 'modbus+rtutcp' });
 
 /** Whether the node's field holds a value (Node-RED keeps an emptied field as ''; old flows lack it) */
 function given (config, field) {
@@ -97,6 +97,8 @@ function deviceSpec (config, name, target, fields) {
     return buildDeviceSpec(input);
   } catch (err) {
     const at = err.details && typeof err.details.field === 'string' ? err.details.field : '';
+    // tls.ca, tls.key…: the files of the tls-config node the one "TLS configuration" field names
+    if (/^tls\b/.test(at)) throw new NinesError(err.code, `tls (the TLS configuration): ${at} ${err.details.rule}`, { ...err.details, field: 'tls', value: at });
     // units[3].unitId and the like are all the dialog's one "Units on this line" field
     const field = NODE_FIELD[at] || (/^units\b/.test(at) ? 'units' : undefined);
     if (field === undefined || typeof err.details.rule !== 'string') throw err;
@@ -132,20 +134,48 @@ function asciiDevice (config, name) {
 }
 
 /**
+ * The TLS material of a Modbus/TCP Security device, from the core tls-config node the dialog names
+ * (what its addTLSOptions gives: the files it read at start, or its uploaded credentials), as the
+ * device spec takes it. Its "Verify server certificate" must stay on: nines always verifies
+ * (gateway/drivers/tls-options.js says why).
+ * @param {{valid?: boolean, addTLSOptions?: (o: object) => void}|null|undefined} tlsNode the tls-config node, or none
+ * @returns {object|undefined} {ca, cert, key, passphrase, servername} present ones only; undefined: no node
+ * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field `tls`
+ */
+function tlsMaterial (tlsNode) {
+  if (tlsNode === null || tlsNode === undefined) return undefined;
+  if (tlsNode.valid === false || typeof tlsNode.addTLSOptions !== 'function') {
+    throw new NinesError('NINES_ERR_INVALID_ARG', 'tls names a TLS configuration whose files could not be read (its own error says which)', { field: 'tls', value: 'invalid' });
+  }
+  const o = {};
+  tlsNode.addTLSOptions(o);
+  if (o.rejectUnauthorized === false) {
+    throw new NinesError('NINES_ERR_INVALID_ARG', 'tls names a TLS configuration with "Verify server certificate" off: nines always verifies the device\'s certificate (trust a self-signed device by giving its certificate as the CA)',
+      { field: 'tls', value: 'verifyservercert: false', rule: 'must verify the server certificate' });
+  }
+  const out = {};
+  for (const key of ['ca', 'cert', 'key', 'passphrase', 'servername']) if (o[key] !== undefined && o[key] !== '') out[key] = o[key];
+  return out;
+}
+
+/**
  * @param {object} config the nines-modbus-device node's config
  * @param {string} name the device's name in the pool (the config node's id)
+ * @param {object} [tlsNode] transport "tls": the tls-config node config.tls names (RED.nodes.getNode), or none
  * @returns {{spec: object, target: object, timeoutMs: number, allowWrites: boolean}}
  */
-function modbusDevice (config, name) {
+function modbusDevice (config, name, tlsNode) {
   // the unit id goes into the target when given: the target is the one place it is checked and defaulted (drivers/target.js)
   const unitQuery = given(config, 'unitId') ? `unitId=${encodeURIComponent(String(config.unitId).trim())}` : '';
   const transport = config.transport || 'tcp';
   if (TRANSPORTS[transport] === undefined) {
-    throw new NinesError('NINES_ERR_INVALID_ARG', `transport must be "tcp", "rtu" or "rtutcp"; got ${JSON.stringify(transport)}`, { field: 'transport', value: transport });
+    throw new NinesError('NINES_ERR_INVALID_ARG', `transport must be "tcp", "tls", "rtu" or "rtutcp"; got ${JSON.stringify(transport)}`, { field: 'transport', value: transport });
   }
   let url;
   if (transport === 'tcp') {
     url = `modbus+tcp://${host(config)}:${num(config, 'port', C.MODBUS_TCP_DEFAULT_PORT, 1, 65535)}?${unitQuery}`;
+  } else if (transport === 'tls') {
+    url = `modbus+tls://${host(config)}:${num(config, 'port', C.MODBUS_TLS_DEFAULT_PORT, 1, 65535)}?${unitQuery}`;
   } else if (transport === 'rtutcp') {
     // a serial server has no standard port (502 would be Modbus TCP): the dialog always holds one
     const port = num(config, 'port', undefined, 1, 65535);
@@ -172,7 +202,10 @@ function modbusDevice (config, name) {
     // line quirks, ms; flows saved before the fields existed have none (the builder's 0)
     interFrameDelayMs: raw(config, 'interFrameDelay'),
     delayAfterConnectMs: raw(config, 'delayAfterConnect'),
-    units: lineUnits(config, transport, target.unitId)
+    // Modbus/TCP Security; without a tls-config node: Node's bundled root CAs and no client certificate
+    tls: transport === 'tls' ? tlsMaterial(tlsNode) : undefined,
+    // a unit id's rules are Modbus TCP's over TLS too
+    units: lineUnits(config, transport === 'tls' ? 'tcp' : transport, target.unitId)
   };
   const spec = deviceSpec(config, name, target, fields);
   return { spec, target, timeoutMs: spec.timeoutMs, allowWrites: config.allowWrites === true || config.allowWrites === 'true' };

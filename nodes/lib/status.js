@@ -126,7 +126,10 @@ function showStatus (node, s) {
 
 /** Codes that say the connection is gone: the device's health reports them, the same on every node */
 const CONNECTION_CODES = new Set(['NINES_ERR_CONNECT_TIMEOUT', 'NINES_ERR_CONNECT_FAILED', 'NINES_ERR_CONNECTION_CLOSED',
-  'NINES_ERR_NOT_CONNECTED', 'NINES_ERR_CLOSED']);
+  'NINES_ERR_NOT_CONNECTED', 'NINES_ERR_CLOSED',
+  // a refused TLS handshake is a connection that cannot be made (Modbus/TCP Security)
+  'NINES_ERR_TLS_UNKNOWN_CA', 'NINES_ERR_TLS_CERT_EXPIRED', 'NINES_ERR_TLS_HOSTNAME_MISMATCH', 'NINES_ERR_TLS_CLIENT_CERT_REQUIRED',
+  'NINES_ERR_TLS_CLIENT_CERT_REJECTED', 'NINES_ERR_TLS_HANDSHAKE_FAILED']);
 
 /**
  * @param {{code?: string}} err

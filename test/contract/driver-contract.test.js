@@ -1,9 +1,9 @@
 'use strict';
 
 /**
- * One driver contract, three transports (MQTT.js runs its abstract client suite per transport):
+ * One driver contract, four transports (MQTT.js runs its abstract client suite per transport):
  * the ASCII client against the ED-588 simulator, the Modbus client against the Modbus TCP simulator,
- * and the Modbus client over RTU through a socat PTY pair against the RTU simulator. Whatever the
+ * in clear and over TLS (Modbus/TCP Security), and the Modbus client over RTU through a socat PTY pair against the RTU simulator. Whatever the
  * transport, the scheduler, the gateway and the Node-RED nodes get the same behaviour.
  */
 
@@ -12,6 +12,7 @@ const { createClient } = require('../../gateway/drivers');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
 const { createPtyPair } = require('../helpers/pty');
+const { tlsPair } = require('../helpers/tls-certs');
 
 const TRANSPORTS = [
   {
@@ -31,6 +32,19 @@ const TRANSPORTS = [
       const sim = await createModbusTcpSimulator({ port: 0 });
       sim.model.setRegisters('holdingRegisters', 5, [1234, 5678]);
       return { sim, url: sim.url, close: () => sim.close() };
+    },
+    opA: { fc: 3, address: 0, quantity: 1 },
+    opB: { fc: 3, address: 5, quantity: 2 },
+    checkA: (r) => assert.deepEqual(r.data, [0]),
+    checkB: (r) => assert.deepEqual(r.data, [1234, 5678])
+  },
+  {
+    name: 'Modbus/TCP Security, MBAP over TLS (simulator)',
+    async setup () {
+      const pair = tlsPair();
+      const sim = await createModbusTcpSimulator({ port: 0, tls: pair.server });
+      sim.model.setRegisters('holdingRegisters', 5, [1234, 5678]);
+      return { sim, url: sim.url, options: { tls: pair.client }, close: () => sim.close() };
     },
     opA: { fc: 3, address: 0, quantity: 1 },
     opB: { fc: 3, address: 5, quantity: 2 },
@@ -66,7 +80,7 @@ for (const t of TRANSPORTS) {
     });
 
     it('connects, answers, and stamps sentNs < doneNs on the reply', async () => {
-      client = createClient(env.url, { timeoutMs: 1000 });
+      client = createClient(env.url, { ...env.options, timeoutMs: 1000 });
       assert.equal(client.state, 'idle');
       await client.connect();
       assert.equal(client.state, 'connected');
@@ -78,12 +92,12 @@ for (const t of TRANSPORTS) {
     });
 
     it('starts connecting by itself on the first request', async () => {
-      client = createClient(env.url, { timeoutMs: 1000 });
+      client = createClient(env.url, { ...env.options, timeoutMs: 1000 });
       t.checkB(await client.request(t.opB));
     });
 
     it('keeps one request on the wire, serves the queue in order, and refuses past queueMax', async () => {
-      client = createClient(env.url, { timeoutMs: 2000, queueMax: 2 });
+      client = createClient(env.url, { ...env.options, timeoutMs: 2000, queueMax: 2 });
       await client.connect();
       const p = [client.request(t.opA), client.request(t.opB), client.request(t.opA), client.request(t.opB)];
       const settled = await Promise.allSettled(p);
@@ -99,7 +113,7 @@ for (const t of TRANSPORTS) {
     });
 
     it('times out a silent device with sentNs on the error, and stays usable', async () => {
-      client = createClient(env.url, { timeoutMs: 150 });
+      client = createClient(env.url, { ...env.options, timeoutMs: 150 });
       await client.connect();
       env.sim.faults.set('drop=1');
       const err = await client.request(t.opA).then(() => null, (e) => e);
@@ -110,7 +124,7 @@ for (const t of TRANSPORTS) {
     });
 
     it('never takes a late reply as the next request\'s', async () => {
-      client = createClient(env.url, { timeoutMs: 100 });
+      client = createClient(env.url, { ...env.options, timeoutMs: 100 });
       await client.connect();
       env.sim.faults.set('latency=300ms');
       const err = await client.request(t.opA).then(() => null, (e) => e);
@@ -124,7 +138,7 @@ for (const t of TRANSPORTS) {
     });
 
     it('close() rejects what is pending with NINES_ERR_CLOSED and refuses new requests', async () => {
-      client = createClient(env.url, { timeoutMs: 2000 });
+      client = createClient(env.url, { ...env.options, timeoutMs: 2000 });
       await client.connect();
       env.sim.faults.set('latency=500ms');
       const pending = client.request(t.opA).then(() => null, (e) => e);

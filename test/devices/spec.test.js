@@ -55,7 +55,8 @@ describe('buildDeviceSpec', function () {
       interFrameDelayMs: 0,
       delayAfterConnectMs: 0,
       diagnosticsMs: 0,
-      units: null
+      units: null,
+      tls: null
     });
   });
 

@@ -16,6 +16,7 @@ const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator, createModbusRtuTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
 const { createPair } = require('../modbus/rtu-helpers');
 const { eventOf } = require('../modbus/helpers');
+const { tlsPair } = require('../helpers/tls-certs');
 
 const NS_PER_MS = 1000000n;
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,9 +46,13 @@ function gapsMs (replies) {
   return gaps;
 }
 
-/** The Modbus transports with a simulator in quirk mode: TCP and RTU over TCP (connections), RTU on a PTY (a line). */
+/**
+ * The Modbus transports with a simulator in quirk mode: TCP, TCP over TLS (Modbus/TCP Security) and RTU over
+ * TCP (connections), RTU on a PTY (a line). `client`: the client options a transport needs besides the URL.
+ */
 const TRANSPORTS = [
   { name: 'Modbus TCP', start: (quirks) => createModbusTcpSimulator({ port: 0, ...quirks }), connections: true },
+  { name: 'Modbus/TCP Security (TLS)', start: (quirks) => createModbusTcpSimulator({ port: 0, tls: tlsPair().server, ...quirks }), client: () => ({ tls: tlsPair().client }), connections: true },
   { name: 'Modbus RTU over TCP', start: (quirks) => createModbusRtuTcpSimulator({ port: 0, ...quirks }), connections: true },
   {
     name: 'Modbus RTU on a serial line',
@@ -65,6 +70,9 @@ const TRANSPORTS = [
   }
 ];
 
+/** @returns {object} the client options transport t needs (TLS: the certificates) */
+const clientOptions = (t) => (t.client ? t.client() : {});
+
 for (const t of TRANSPORTS) {
   describe(`line quirks against a device that needs them: ${t.name}`, function () {
     this.timeout(20000);
@@ -77,14 +85,14 @@ for (const t of TRANSPORTS) {
 
     it('without interFrameDelay, requests right behind a reply time out; with it, every poll succeeds and waits its pause', async () => {
       sim = await t.start({ needsInterFrameDelayMs: 40 });
-      client = createClient(sim.url, { timeoutMs: 150 });
+      client = createClient(sim.url, { ...clientOptions(t), timeoutMs: 150 });
       const without = await poll(client, 6);
       assert.ok(without.timeouts >= 2, `timeouts without the setting: ${JSON.stringify(without.codes)}`);
       assert.ok(sim.stats.tooSoonAfterReply >= 2);
       await client.close();
 
       const dropped = sim.stats.tooSoonAfterReply;
-      client = createClient(sim.url, { timeoutMs: 500, interFrameDelayMs: 60 });
+      client = createClient(sim.url, { ...clientOptions(t), timeoutMs: 500, interFrameDelayMs: 60 });
       const wait60 = await poll(client, 6);
       assert.deepEqual([wait60.ok, wait60.timeouts], [6, 0], JSON.stringify(wait60.codes));
       assert.equal(sim.stats.tooSoonAfterReply, dropped, 'nothing came too soon');
@@ -94,7 +102,7 @@ for (const t of TRANSPORTS) {
     if (t.connections) {
       it('without delayAfterConnect, the first request after a connect times out; with it, the first succeeds', async () => {
         sim = await t.start({ needsDelayAfterConnectMs: 150 });
-        client = createClient(sim.url, { timeoutMs: 100 });
+        client = createClient(sim.url, { ...clientOptions(t), timeoutMs: 100 });
         const without = await poll(client, 3);
         assert.equal(without.codes[0], 'NINES_ERR_REPLY_TIMEOUT');
         // the next one may come too soon as well (Modbus TCP writes it at once; RTU waits out its quiet period)
@@ -102,7 +110,7 @@ for (const t of TRANSPORTS) {
         assert.ok(dropped >= 1);
         await client.close();
 
-        client = createClient(sim.url, { timeoutMs: 500, delayAfterConnectMs: 250 });
+        client = createClient(sim.url, { ...clientOptions(t), timeoutMs: 500, delayAfterConnectMs: 250 });
         const withIt = await poll(client, 3);
         assert.deepEqual([withIt.ok, withIt.timeouts], [3, 0], JSON.stringify(withIt.codes));
         assert.equal(sim.stats.tooSoonAfterConnect, dropped, 'the first request waited for the delay');

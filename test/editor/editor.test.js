@@ -183,6 +183,10 @@ describe('Node-RED editor (headless Chromium)', function () {
   async function openConfig (type) {
     await page.evaluate((t) => RED.editor.editConfig('', t, '_ADD_', 'node-input'), type);
     await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
+    // the Modbus device names a config node of another type (its TLS configuration): the editor prepares
+    // that picker first and may show the form before the dialog's own oneditprepare has run; it has run
+    // once the fields of the other transports are hidden
+    if (type === 'nines-modbus-device') await page.waitForSelector('#node-config-input-path', { state: 'hidden' });
   }
 
   /** Per device config node: [field, value, refused?], typed in order into one dialog */
@@ -250,6 +254,24 @@ describe('Node-RED editor (headless Chromium)', function () {
       await page.selectOption('#node-config-input-transport', 'rtu');
       assert.equal(await page.inputValue('#node-config-input-maxInflight'), '1');
       assert.equal(await page.locator('#node-config-input-maxInflight').isVisible(), false, 'a TCP-only field');
+    } finally {
+      await closeEditors();
+    }
+  });
+
+  it('offers Modbus/TCP Security: host and port (802 for the default 502), a TLS configuration, several connections and requests in flight', async () => {
+    await openConfig('nines-modbus-device');
+    try {
+      assert.equal(await page.locator('#node-config-input-tls').isVisible(), false, 'no TLS row in clear');
+      await page.selectOption('#node-config-input-transport', 'tls');
+      assert.equal(await page.inputValue('#node-config-input-port'), '802');
+      assert.equal(await page.locator('#node-config-input-host').isVisible(), true);
+      assert.equal(await page.locator('#node-config-input-tls').isVisible(), true, 'the core tls-config node\'s picker');
+      assert.match(await page.locator('#node-config-dialog-edit-form div.form-tips.nines-modbus-device-tls').innerText(), /Verify server certificate/);
+      assert.equal(await page.locator('#node-config-input-maxConnections').isDisabled(), false);
+      assert.equal(await markedInvalid('#node-config-input-maxInflight', '8'), false);
+      await page.selectOption('#node-config-input-transport', 'tcp');
+      assert.equal(await page.inputValue('#node-config-input-port'), '502');
     } finally {
       await closeEditors();
     }

@@ -4,7 +4,8 @@
  * pymodbus as an independent peer: it encodes typed values with its own payload builder, in the
  * word and byte order asked for, and writes them to a Modbus TCP server (test/fixtures/pymodbus-write.py);
  * and it speaks Modbus RTU over TCP, as a client and as a server (test/fixtures/pymodbus-rtutcp.py),
- * and FC43/14 device identification and FC22 mask write over Modbus TCP (test/fixtures/pymodbus-fcs.py).
+ * and FC43/14 device identification and FC22 mask write over Modbus TCP (test/fixtures/pymodbus-fcs.py),
+ * and Modbus/TCP Security with its AsyncModbusTlsClient and StartAsyncTlsServer (test/fixtures/pymodbus-tls.py).
  * Debian's python3 runs it (python3-pymodbus; test/helpers/system-tools.js checks it is there).
  */
 
@@ -161,4 +162,67 @@ function startPymodbusFcsServer () {
   });
 }
 
-module.exports = { runPymodbus, runPymodbusRtuTcpClient, startPymodbusRtuTcpServer, runPymodbusFcsClient, startPymodbusFcsServer };
+const TLS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-tls.py');
+
+/**
+ * pymodbus's TLS client (AsyncModbusTlsClient, MBAP framing, verifying the server as "localhost") runs a list of ops
+ * (test/fixtures/pymodbus-tls.py).
+ * @param {{port: number, ca: string, cert: string, key: string, unit?: number, ops: Array<{read?: [number, number], write?: [number, number[]]}>}} job
+ *   ca, cert, key: PEM file paths
+ * @returns {Promise<any[]>} one result per op: the registers read, or true for an acknowledged write
+ */
+function runPymodbusTlsClient (job) {
+  assertTools(['pymodbus']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [TLS_SCRIPT, 'client'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`pymodbus-tls.py client exited ${code}: ${err.trim()}`));
+      else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
+    });
+    child.stdin.end(JSON.stringify(job));
+  });
+}
+
+/**
+ * pymodbus's TLS server (StartAsyncTlsServer, MBAP framing, a client certificate signed by ca required) on
+ * 127.0.0.1 and a free port: unit 1, holding register i = 5i.
+ * @param {{ca: string, cert: string, key: string}} files PEM file paths
+ * @returns {Promise<{port: number, close: () => Promise<void>}>}
+ */
+function startPymodbusTlsServer (files) {
+  assertTools(['pymodbus']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [TLS_SCRIPT, 'server', JSON.stringify(files)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const exited = new Promise((done) => child.once('exit', done));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pymodbus TLS server did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`pymodbus TLS server exited ${code}: ${err.trim()}`)); });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /\{"port": (\d+)\}/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({
+        port: Number(m[1]),
+        close: async () => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+          child.stdin.end();
+          await exited;
+          clearTimeout(kill);
+        }
+      });
+    });
+  });
+}
+
+module.exports = { runPymodbus, runPymodbusRtuTcpClient, startPymodbusRtuTcpServer, runPymodbusFcsClient, startPymodbusFcsServer, runPymodbusTlsClient, startPymodbusTlsServer };

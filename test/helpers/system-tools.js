@@ -41,7 +41,7 @@ const TOOLS = {
   mosquitto: { pkg: 'mosquitto', why: 'a real MQTT broker beside the embedded one', sbin: ['/usr/sbin', '/usr/local/sbin', '/opt/homebrew/sbin'], envVar: 'MOSQUITTO_BIN' },
   mosquitto_sub: { pkg: 'mosquitto-clients', why: 'the docs walkthrough subscribes as a reader would (test/docs/snippets.test.js)' },
   mbpoll: { pkg: 'mbpoll', why: 'a libmodbus master against the simulators' },
-  openssl: { pkg: 'openssl', why: 'a throwaway certificate for the MQTT TLS tests' },
+  openssl: { pkg: 'openssl', why: 'throwaway certificates for the MQTT TLS and Modbus/TCP Security tests, and those docs/tls.md makes' },
   ss: { pkg: 'iproute2', why: 'counting a device\'s TCP connections in the Node-RED scale test' },
   chromium: { pkg: 'chromium', why: 'the Node-RED editor tests (headless)', paths: ['/usr/bin/chromium'] },
   npm: { pkg: 'npm', why: 'the clean-install test' },

@@ -7,6 +7,7 @@
  */
 
 const net = require('node:net');
+const tls = require('node:tls');
 const { once } = require('node:events');
 const ServerTCP = require('modbus-serial').ServerTCP;
 const Modbus = require('jsmodbus');
@@ -95,12 +96,14 @@ async function startJsmodbus () {
  * @param {(req: {tid: number, unitId: number, pdu: Buffer, socket: net.Socket, index: number}) => void} onRequest
  * @param {object} [o]
  * @param {number} [o.port]
+ * @param {{cert: string, key: string, ca: string}} [o.tls] serve over TLS (Modbus/TCP Security), requiring a client
+ *   certificate signed by ca
  * @returns {Promise<{port: number, requests: object[], sockets: Set<net.Socket>, close: () => Promise<void>}>}
  */
-async function startRawServer (onRequest, { port = 0 } = {}) {
+async function startRawServer (onRequest, { port = 0, tls: secure } = {}) {
   const sockets = new Set();
   const requests = [];
-  const server = net.createServer((socket) => {
+  const serve = (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -116,7 +119,9 @@ async function startRawServer (onRequest, { port = 0 } = {}) {
         onRequest(req);
       }
     });
-  });
+  };
+  const server = secure === undefined ? net.createServer(serve)
+    : tls.createServer({ ...secure, requestCert: true, rejectUnauthorized: true }, serve);
   server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   return {
@@ -134,16 +139,21 @@ async function startRawServer (onRequest, { port = 0 } = {}) {
  * For a describe block of client tests against raw servers: registers an afterEach that closes what each
  * test opened, and returns setup(onRequest, opts), which starts a raw server (startRawServer) and a
  * connected modbus+tcp client of unit 1 on it (short reconnect backoff; opts are the client's options).
+ * @param {() => {server: object, client: object}} [tlsPair] over TLS instead (Modbus/TCP Security): both ends'
+ *   TLS options (test/helpers/tls-certs.js tlsPair), asked for when a test starts
  * @returns {(onRequest: (req: object) => void, opts?: object) => Promise<{srv: Awaited<ReturnType<typeof startRawServer>>, client: any}>}
  */
-function rawClientSetup () {
+function rawClientSetup (tlsPair) {
   const cleanup = [];
   afterEach(async () => {
     while (cleanup.length) await cleanup.pop()();
   });
   return async function setup (onRequest, opts = {}) {
-    const srv = await startRawServer(onRequest);
-    const client = createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
+    const pair = tlsPair ? tlsPair() : null;
+    const srv = await startRawServer(onRequest, pair ? { tls: pair.server } : {});
+    const client = pair
+      ? createClient(`modbus+tls://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, tls: pair.client, ...opts })
+      : createClient(`modbus+tcp://127.0.0.1:${srv.port}?unitId=1`, { backoff: { initialMs: 10, maxMs: 50 }, ...opts });
     cleanup.push(() => srv.close(), () => client.close());
     await client.connect();
     return { srv, client };

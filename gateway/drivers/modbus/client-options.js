@@ -10,6 +10,7 @@
 
 const C = require('../../base/constants');
 const { normalizeConnectionOptions, durationIn, intIn, fail, MAX_TIMER_MS } = require('../connection-options');
+const { checkTlsOptions } = require('../tls-options');
 
 /** RTU broadcast (unit 0) writes get no reply; the bus is left quiet this long after one (Modbus over Serial Line §2.4.1 "turnaround delay") */
 const RTU_TURNAROUND_MS = 100;
@@ -37,6 +38,10 @@ const MAX_INFLIGHT = 64;
  *   long (every byte received restarts it), so the timed-out request's late reply cannot be taken for the next
  *   one's; default: the timed-out request's own timeout. 0 leaves only t3.5 (see rtu-transport.js)
  * @property {number|string} [turnaroundMs=100] RTU: quiet time after a broadcast (unit 0) write
+ * @property {{ca?: string|Buffer, cert?: string|Buffer, key?: string|Buffer, servername?: string}} [tls] modbus+tls only:
+ *   PEM texts of the CA(s) that sign the device's certificate (default: Node's bundled root CAs), the client
+ *   certificate and its key (both or neither), and the name the device's certificate must carry (default: the
+ *   host dialled). Checked by ../tls-options.js; verification cannot be turned off
  * @property {() => Function} [loadSerialPort] RTU seam: returns the SerialPort class (default: require('serialport').SerialPort, loaded lazily)
  */
 
@@ -46,18 +51,22 @@ const MODBUS_DEFAULTS = Object.freeze({
   silenceUs: undefined,
   quietMs: undefined,
   turnaroundMs: RTU_TURNAROUND_MS,
+  tls: undefined,
   loadSerialPort: undefined
 });
 
 /**
  * Validates client options and fills in defaults.
  * @param {ClientOptions} [opts]
+ * @param {{protocol: string}} [target] the parsed target: `tls` is checked (and required to be absent) by its scheme
  * @returns {Required<Omit<ClientOptions, 'backoff'|'silenceUs'|'quietMs'|'loadSerialPort'>> &
  *   {backoff: {initialMs: number, maxMs: number}, silenceUs?: number, quietMs?: number, loadSerialPort?: () => Function}}
  * @throws {NinesError} NINES_ERR_INVALID_ARG
  */
-function normalizeOptions (opts) {
+function normalizeOptions (opts, target) {
   const o = normalizeConnectionOptions(opts, 'Modbus client', MODBUS_DEFAULTS);
+  if (target !== undefined && target.protocol === 'modbus+tls') o.tls = checkTlsOptions(o.tls);
+  else if (o.tls !== undefined) fail('tls', '<object>', `applies to modbus+tls:// targets only${target ? `; the target is ${target.protocol}://` : ''}`);
   o.keepAliveMs = durationIn(o.keepAliveMs, 'keepAliveMs', 0, MAX_TIMER_MS);
   intIn(o.maxInflight, 'maxInflight', 1, MAX_INFLIGHT);
   // A device that needs a pause between a reply and the next request does not take overlapping ones

@@ -26,7 +26,7 @@
 
 const { NinesError } = require('../../base/errors');
 const C = require('../../base/constants');
-const { parseTarget } = require('../target');
+const { parseTarget, isMbap } = require('../target');
 const { Connection, NS_PER_MS } = require('../connection');
 const { toOp, kValid } = require('./op');
 const { decodeInto, checkResponse, decodeData } = require('./pdu');
@@ -45,7 +45,7 @@ const EMPTY = Buffer.alloc(0);
 const BROADCAST_FCS = Object.freeze([5, 6, 15, 16, 22]);
 
 /** The Modbus schemes and the transport of each */
-const TRANSPORTS = Object.freeze({ 'modbus+tcp': TcpTransport, 'modbus+rtu': RtuTransport, 'modbus+rtutcp': RtuTcpTransport });
+const TRANSPORTS = Object.freeze({ 'modbus+tcp': TcpTransport, 'modbus+tls': TcpTransport, 'modbus+rtu': RtuTransport, 'modbus+rtutcp': RtuTcpTransport });
 
 /**
  * Modbus TCP / RTU / RTU-over-TCP client.
@@ -66,13 +66,13 @@ class ModbusClient extends Connection {
     const t = parseTarget(target);
     const Transport = TRANSPORTS[t.protocol];
     if (Transport === undefined) {
-      throw new NinesError('NINES_ERR_INVALID_TARGET', `a Modbus client needs a modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// target; got ${t.protocol}://`, { target: t.url });
+      throw new NinesError('NINES_ERR_INVALID_TARGET', `a Modbus client needs a modbus+tcp://, modbus+tls://, modbus+rtu:// or modbus+rtutcp:// target; got ${t.protocol}://`, { target: t.url });
     }
-    const o = normalizeOptions(opts);
+    const o = normalizeOptions(opts, t);
     // A serial line carries one frame at a time and RTU has no transaction id to match replies by
-    if (o.maxInflight !== 1 && t.protocol !== 'modbus+tcp') {
-      throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 unless the target is modbus+tcp (only Modbus TCP matches replies by transaction id); got ${o.maxInflight}`,
-        { field: 'maxInflight', value: o.maxInflight, rule: 'must be 1 unless the target is modbus+tcp' });
+    if (o.maxInflight !== 1 && !isMbap(t)) {
+      throw new NinesError('NINES_ERR_INVALID_ARG', `maxInflight must be 1 unless the target is modbus+tcp or modbus+tls (only Modbus TCP matches replies by transaction id); got ${o.maxInflight}`,
+        { field: 'maxInflight', value: o.maxInflight, rule: 'must be 1 unless the target is modbus+tcp or modbus+tls' });
     }
     super(t, o, {
       exceptions: 0, // Modbus exception replies (NINES_ERR_MODBUS_EXCEPTION)
@@ -81,7 +81,7 @@ class ModbusClient extends Connection {
       resets: 0 // connections given up because a reply broke the stream (bad MBAP; pipelined: a reply that does not fit)
     });
     // RTU framing, on a serial port or over TCP: no transaction id, replies checked against their request
-    this._rtu = t.protocol !== 'modbus+tcp';
+    this._rtu = !isMbap(t);
     this._unitId = t.unitId;
     /** @type {PipelineGuard|null} weighs whether the device really serves pipelined requests (maxInflight > 1) */
     this._guard = o.maxInflight > 1 ? new PipelineGuard() : null;

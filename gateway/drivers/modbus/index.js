@@ -14,7 +14,7 @@ const { encodeRequestPdu, decodeResponsePdu, responsePduLength } = require('./pd
 const frame = require('./frame');
 
 /**
- * Creates a client for a modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// target (not connected yet: call connect(),
+ * Creates a client for a modbus+tcp://, modbus+tls://, modbus+rtu:// or modbus+rtutcp:// target (not connected yet: call connect(),
  * or just request(), which connects).
  * @param {string|object} target URL or parsed Target (gateway/drivers/target.js)
  * @param {import('./client-options').ClientOptions} [opts]
@@ -24,7 +24,7 @@ const frame = require('./frame');
 function createClient (target, opts) {
   const t = parseTarget(target);
   if (t.protocol === 'ascii') {
-    throw new NinesError('NINES_ERR_INVALID_TARGET', `createClient (modbus) takes modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// targets; got ${t.protocol}://`, { target: t.url });
+    throw new NinesError('NINES_ERR_INVALID_TARGET', `createClient (modbus) takes modbus+tcp://, modbus+tls://, modbus+rtu:// or modbus+rtutcp:// targets; got ${t.protocol}://`, { target: t.url });
   }
   return new ModbusClient(t, opts);
 }

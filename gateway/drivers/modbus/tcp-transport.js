@@ -1,7 +1,9 @@
 'use strict';
 
 /**
- * Modbus TCP transport: one socket, MBAP framing in both directions, and the match of each response
+ * Modbus TCP transport, in clear (modbus+tcp://) or over TLS (modbus+tls://, Modbus/TCP Security: the
+ * same MBAP frames inside TLS; ../open-socket.js makes the TLS connection and hands it over only after
+ * the handshake): one socket, MBAP framing in both directions, and the match of each response
  * to its request by transaction id and unit id (the function code is checked by the PDU decoder).
  * The client (client.js, on ../connection.js) owns the queue, timeouts and reconnects; this file
  * only moves frames.
@@ -61,6 +63,7 @@ const { openSocket } = require('../open-socket');
 const { NinesError } = require('../../base/errors');
 const C = require('../../base/constants');
 const { MBAP_LENGTH } = require('./frame');
+const { tlsError } = require('../tls-errors');
 
 /** Largest MBAP length field: unit id + a 253-byte PDU */
 const MAX_MBAP_LENGTH = C.MODBUS_TCP_MAX_ADU - 6;
@@ -77,13 +80,15 @@ let readBuffer = null;
 class TcpTransport {
   /**
    * @param {{host: string, port: number, url: string}} target parsed modbus+tcp target
-   * @param {{keepAliveMs: number, maxInflight: number}} opts
+   * @param {{keepAliveMs: number, maxInflight: number, tls?: import('../tls-options').TlsEndpoint}} opts (tls: modbus+tls)
    * @param {object} sink the client (see the file header)
    * @param {{lateReplies: number, badFrames: number}} stats counters of the client, updated in place
    */
   constructor (target, opts, sink, stats) {
     this._target = target;
     this._keepAliveMs = opts.keepAliveMs;
+    /** @type {import('../tls-options').TlsEndpoint|undefined} */
+    this._tls = opts.tls;
     this._sink = sink;
     this._stats = stats;
     /** @type {import('node:net').Socket|null} */
@@ -127,8 +132,9 @@ class TcpTransport {
   open (connectTimeoutMs, cb) {
     if (readBuffer === null) readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE);
     const t = this._target;
-    this._opening = openSocket({ host: t.host, port: t.port, url: t.url, keepAliveMs: this._keepAliveMs, onread: { buffer: readBuffer, callback: this._onRead } },
-      connectTimeoutMs, (err, socket) => {
+    const endpoint = { host: t.host, port: t.port, url: t.url, keepAliveMs: this._keepAliveMs, onread: { buffer: readBuffer, callback: this._onRead } };
+    if (this._tls !== undefined) endpoint.tls = this._tls;
+    this._opening = openSocket(endpoint, connectTimeoutMs, (err, socket) => {
         this._opening = null;
         if (err === null) this._adopt(/** @type {import('node:net').Socket} */ (socket));
         cb(err);
@@ -163,6 +169,9 @@ class TcpTransport {
       this._closeCb = null;
       if (done) done();
       else {
+        // TLS 1.3: a device may refuse our certificate after the handshake looked done (../open-socket.js)
+        const refused = this._tls !== undefined && this._cause === null && lastError ? tlsError(lastError, host, port, this._target.url) : null;
+        if (refused !== null) { this._sink._onDown(refused); return; }
         const cause = this._cause || (lastError && (lastError.code || lastError.message)) || 'closed by peer';
         this._sink._onDown(new NinesError('NINES_ERR_CONNECTION_CLOSED', `connection to ${host}:${port} lost: ${cause}`,
           { target: this._target.url, cause }));

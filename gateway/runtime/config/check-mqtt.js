@@ -11,6 +11,7 @@ const { parseBrokerUrl } = require('../mqtt/broker-url');
 const { GATEWAY_USERNAME } = require('../mqtt/broker-guard');
 const { exposureProblem } = require('../loopback');
 const { checkSparkplug } = require('./check-sparkplug');
+const { readTlsFile } = require('./tls-files');
 
 /**
  * @typedef {object} TlsConfig
@@ -67,22 +68,6 @@ const { checkSparkplug } = require('./check-sparkplug');
 
 const URL_ONLY_KEYS = ['username', 'password', 'tls'];
 const EMBEDDED_LOGIN = `set mqtt.embedded.username and mqtt.embedded.password (or ${D.MQTT_EMBEDDED_PASSWORD_ENV}) so that clients must log in`;
-
-/**
- * Reads one TLS file so a missing or unreadable file fails at load time, naming the path.
- * @returns {{data: Buffer, abs: string}|undefined}
- */
-function readTlsFile (problems, segs, file, baseDir) {
-  if (typeof file !== 'string' || file === '') return undefined;
-  const abs = path.resolve(baseDir, file);
-  try {
-    return { data: fs.readFileSync(abs), abs };
-  } catch (err) {
-    const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message;
-    problems.add(segs, file, `cannot be read: ${abs}: ${why}`);
-    return undefined;
-  }
-}
 
 function checkTls (problems, raw, baseDir) {
   /** @type {TlsConfig} */

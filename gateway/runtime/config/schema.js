@@ -187,12 +187,28 @@ const unit = {
   }
 };
 
+/** Modbus/TCP Security (modbus+tls://): file paths, read at load (tls-files.js); no switch to skip verification */
+const deviceTls = {
+  type: 'object',
+  additionalProperties: false,
+  rule: 'must be a mapping { ca, cert, key, servername } of PEM file paths (and the name the device\'s certificate carries)',
+  properties: {
+    ca: { type: 'string', minLength: 1, rule: 'must be the path of a PEM file: the CA(s) that sign the device\'s certificate' },
+    cert: { type: 'string', minLength: 1, rule: 'must be the path of a PEM file: the gateway\'s client certificate (with its Modbus/TCP Security role)' },
+    key: { type: 'string', minLength: 1, rule: 'must be the path of a PEM file: the client certificate\'s private key, unencrypted' },
+    servername: { type: 'string', minLength: 1, rule: 'must be the DNS name the device\'s certificate carries, when the target dials an address' },
+    // named so that `false` gets the reason, not "unknown key"; true is what nines does anyway
+    rejectUnauthorized: { enum: [true], rule: 'cannot be false: nines always verifies the device\'s certificate (trust a self-signed device by giving its certificate as ca)' }
+  }
+};
+
 const device = {
   type: 'object',
   additionalProperties: false,
   required: ['target'],
   properties: {
-    target: { type: 'string', minLength: 1, rule: 'must be a target URL such as "ascii://127.0.0.1:9500", "modbus+tcp://127.0.0.1:5020?unitId=1", "modbus+rtu:///dev/ttyUSB0" or "modbus+rtutcp://10.0.0.9:4001"', hint: 'e.g. "ascii://127.0.0.1:9500"' },
+    target: { type: 'string', minLength: 1, rule: 'must be a target URL such as "ascii://127.0.0.1:9500", "modbus+tcp://127.0.0.1:5020?unitId=1", "modbus+tls://10.0.0.5:802", "modbus+rtu:///dev/ttyUSB0" or "modbus+rtutcp://10.0.0.9:4001"', hint: 'e.g. "ascii://127.0.0.1:9500"' },
+    tls: deviceTls,
     timeout: duration,
     connectTimeout: duration,
     queue: { type: 'integer', minimum: 1, maximum: D.DEVICE_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.DEVICE_QUEUE_LIMIT} (requests waiting per job)` },

@@ -19,6 +19,7 @@ const { specProblem } = require('./spec-paths');
 const { readProfiles, findProfile, namedProfile, describe, markShipped } = require('./profiles');
 const { checkScanClasses } = require('./check-scan');
 const { checkTagGroups } = require('./check-tags');
+const { readTlsFile } = require('./tls-files');
 
 /**
  * @typedef {object} GatewayConfig
@@ -104,7 +105,7 @@ function backoffInput (raw) {
  * A device as written, under its profile's fields (profiles.js) → the input of buildDeviceSpec: keys
  * renamed, values as written, so the builder is the one place they are read, defaulted and checked.
  */
-function deviceInput (problems, name, target, d, desc, units) {
+function deviceInput (problems, name, target, d, desc, units, baseDir) {
   const input = { name, target };
   // a value of the wrong type was reported by the schema: the builder would only say it again
   for (const [key, field] of Object.entries(DEVICE_FIELDS)) {
@@ -114,7 +115,26 @@ function deviceInput (problems, name, target, d, desc, units) {
   }
   if (d.backoff !== undefined && !problems.has(['devices', name, 'backoff'])) input.backoff = backoffInput(d.backoff);
   if (units !== undefined) input.units = units.map((u) => u.input);
+  if (d.tls !== undefined && !problems.has(['devices', name, 'tls']) && isMap(d.tls)) input.tls = tlsInput(problems, name, d.tls, baseDir);
   return input;
+}
+
+/**
+/**
+ * A device's tls as written (file paths) → the builder's input (PEM texts), each file read once, here.
+ * @returns {object|undefined} undefined when a file could not be read (reported, naming the field)
+ */
+function tlsInput (problems, name, raw, baseDir) {
+  const out = {};
+  let ok = true;
+  for (const key of ['ca', 'cert', 'key']) {
+    if (raw[key] === undefined || problems.has(['devices', name, 'tls', key])) continue;
+    const got = readTlsFile(problems, ['devices', name, 'tls', key], raw[key], baseDir);
+    if (got === undefined) ok = false;
+    else out[key] = got.data;
+  }
+  if (typeof raw.servername === 'string') out.servername = raw.servername;
+  return ok ? out : undefined;
 }
 
 /**
@@ -167,6 +187,7 @@ function devicePath (name, desc, units) {
       return u.at.length === 3 ? u.at : u.at.concat(rest);
     }
     if (/^backoff\./.test(field)) return ['devices', name, ...field.split('.').map(rename)];
+    if (/^tls(\.|$)/.test(field)) return ['devices', name, ...field.split('.')];
     const key = yamlKey[field] || (field === 'units' || field === 'backoff' ? field : null);
     if (key !== null && desc.fields[key]) return desc.fields[key].at;
     return key === null ? null : ['devices', name, key];
@@ -211,7 +232,10 @@ function checkDevices (problems, raw, baseDir, profiles) {
     if (units === null || (units !== undefined && units.some((u) => problems.has(u.at.concat('unitId'))))) continue;
     let spec;
     try {
-      spec = buildDeviceSpec(deviceInput(problems, name, target, d, desc, units));
+      const input = deviceInput(problems, name, target, d, desc, units, baseDir);
+      // a TLS file that could not be read was reported: the device is not built without it
+      if (isMap(d.tls) && input.tls === undefined) continue;
+      spec = buildDeviceSpec(input);
     } catch (err) {
       specProblem(problems, err, devicePath(name, desc, units), ['devices', name], deviceRule);
       continue;
@@ -321,6 +345,13 @@ function redactConfig (config) {
   if (copy.mqtt.password !== null) copy.mqtt.password = '***';
   if (copy.mqtt.embedded && copy.mqtt.embedded.auth) {
     copy.mqtt.embedded = { ...copy.mqtt.embedded, auth: { ...copy.mqtt.embedded.auth, password: '***' } };
+  }
+  if (copy.devices) {
+    // a modbus+tls device's spec holds its PEM texts, the client key among them
+    const hide = { ca: '<ca>', cert: '<cert>', key: '<key>', passphrase: '***' };
+    copy.devices = Object.fromEntries(Object.entries(copy.devices).map(([name, d]) => [name, d && d.tls
+      ? { ...d, tls: Object.fromEntries(Object.entries(d.tls).map(([k, v]) => [k, hide[k] || v])) }
+      : d]));
   }
   if (copy.mqtt.tls) {
     const { ca, cert, key, ...rest } = copy.mqtt.tls;

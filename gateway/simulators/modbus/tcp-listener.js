@@ -47,7 +47,7 @@ function listenerOptions (options, known, defaultPort) {
 
 /**
  * The target URL of a simulator, e.g. modbus+tcp://127.0.0.1:5020?unitId=1.
- * @param {'modbus+tcp'|'modbus+rtutcp'} protocol
+ * @param {'modbus+tcp'|'modbus+tls'|'modbus+rtutcp'} protocol
  * @param {string} host the address bound
  * @param {number} port
  * @param {import('./model').ModbusModel} model
@@ -96,7 +96,9 @@ function listen (server, host, port, what) {
 function refuse (socket) {
   socket.on('error', noop);
   // RST rather than FIN: the client sees ECONNRESET at once, the nearest a listening socket gets to refusing.
-  socket.resetAndDestroy();
+  // A TLS socket has no TCP handle of its own to reset: it is closed
+  if (/** @type {any} */ (socket).encrypted) socket.destroy();
+  else socket.resetAndDestroy();
 }
 
 /**

@@ -29,6 +29,10 @@
  * closed when the reply would have been due. Only 'reply' executes the request, at the time the reply goes out.
  * 'refuse' → new connections are reset at once (counted as `refused`), as are those beyond maxConnections.
  *
+ * TLS (tls-listener.js): with the `tls` option it serves Modbus/TCP Security (modbus+tls://), the same frames,
+ * faults and quirks inside TLS; with tls.ca it requires a client certificate signed by that CA. A connection
+ * counts (connections, requests) only once its handshake has succeeded; failed handshakes are `tlsRejected`.
+ *
  * Quirks (quirks.js): a request sooner than needsDelayAfterConnectMs after its connection was accepted, or sooner
  * than needsInterFrameDelayMs after the previous reply on its connection, is dropped unanswered and not executed
  * (counted as tooSoonAfterConnect / tooSoonAfterReply), as devices that need a pause do.
@@ -41,8 +45,9 @@ const { ReplyQueue } = require('./reply-queue');
 const { tooSoon, QUIRK_OPTIONS } = require('./quirks');
 const { LISTENER_OPTIONS, listenerOptions, simulatorUrl, listen, refuse, closeAll } = require('./tcp-listener');
 const { invalid } = require('./validate');
+const { checkSimTls, createTlsServer, roleOf } = require('./tls-listener');
 
-const OPTIONS = Object.freeze([...LISTENER_OPTIONS, 'directUnitIds', 'oneAtATime', ...QUIRK_OPTIONS]);
+const OPTIONS = Object.freeze([...LISTENER_OPTIONS, 'directUnitIds', 'oneAtATime', 'tls', ...QUIRK_OPTIONS]);
 /** Bytes of the MBAP header needed to check it: transaction id, protocol id, length */
 const MBAP_CHECK_BYTES = 6;
 /** MBAP length field bounds: unit id + a PDU of 1..253 bytes */
@@ -67,6 +72,7 @@ const DEFAULT_DIRECT_UNIT_IDS = Object.freeze([0, 255]);
  *   being served (`oneAtATime` only; not counted in `dropped`)
  * @property {number} tooSoonAfterConnect requests dropped by the needsDelayAfterConnectMs quirk (not in `dropped`)
  * @property {number} tooSoonAfterReply requests dropped by the needsInterFrameDelayMs quirk (not in `dropped`)
+ * @property {number} tlsRejected TLS only: handshakes that failed (no client certificate, an untrusted one…)
  */
 
 /** One accepted connection: MBAP reassembly, the synchronous fast path and the delayed-reply queue. */
@@ -245,17 +251,35 @@ class ModbusTcpSimulator {
     /** @type {TcpSimStats} */
     this.stats = {
       connections: 0, open: 0, requests: 0, replies: 0, exceptions: 0, dropped: 0,
-      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0, busyDropped: 0, tooSoonAfterConnect: 0, tooSoonAfterReply: 0
+      garbage: 0, closed: 0, refused: 0, badFrames: 0, ignored: 0, busyDropped: 0, tooSoonAfterConnect: 0, tooSoonAfterReply: 0, tlsRejected: 0
     };
     /** @type {Set<Connection>} */
     this._connections = new Set();
     this._closing = null;
-    this.server = net.createServer({ noDelay: true }, (socket) => this._accept(socket));
+    /** @type {boolean} serves Modbus/TCP Security (modbus+tls) */
+    this.tls = o.tls !== null;
+    /** @type {string|null} TLS: why the last failed handshake failed (OpenSSL's code) */
+    this.lastTlsError = null;
+    /** @type {Array<string|null>} TLS: the role each accepted client's certificate carried (tls-listener.js), in order */
+    this.clientRoles = [];
+    this.server = o.tls === null
+      ? net.createServer({ noDelay: true }, (socket) => this._accept(socket))
+      : createTlsServer(o.tls, (socket) => this._acceptTls(socket), (err) => {
+        this.stats.tlsRejected++;
+        this.lastTlsError = /** @type {any} */ (err).code || err.message;
+      });
   }
 
-  /** @returns {string} target URL of this simulator, e.g. modbus+tcp://127.0.0.1:5020?unitId=1 */
+  /** @returns {string} target URL of this simulator, e.g. modbus+tcp://127.0.0.1:5020?unitId=1 (modbus+tls:// over TLS) */
   get url () {
-    return simulatorUrl('modbus+tcp', this.host, this.port, this.model);
+    return simulatorUrl(this.tls ? 'modbus+tls' : 'modbus+tcp', this.host, this.port, this.model);
+  }
+
+  /** @param {import('node:tls').TLSSocket} socket a connection whose handshake succeeded */
+  _acceptTls (socket) {
+    const peer = socket.getPeerCertificate();
+    this.clientRoles.push(peer && peer.raw ? roleOf(peer.raw) : null);
+    this._accept(socket);
   }
 
   /** @param {import('node:net').Socket} socket */
@@ -310,11 +334,13 @@ class ModbusTcpSimulator {
  *   connection was accepted
  * @param {number|string} [options.needsInterFrameDelayMs=0] quirk: drop a request sooner than this after the previous
  *   reply on its connection
+ * @param {{cert: string|Buffer, key: string|Buffer, ca?: string|Buffer, maxVersion?: string}} [options.tls] serve
+ *   Modbus/TCP Security with this certificate and key (PEM); with ca, require client certificates signed by it
  * @returns {Promise<ModbusTcpSimulator>} listening; `sim.port`, `sim.url`, `sim.stats`, `sim.close()`
  * @throws {NinesError} NINES_ERR_INVALID_ARG for a bad option, NINES_ERR_PORT_IN_USE when the port is taken
  */
 async function createModbusTcpSimulator (options) {
-  const { opts, port, o } = listenerOptions(options, OPTIONS, C.SIM_MODBUS_PORT);
+  const { opts, port, o } = listenerOptions(options, OPTIONS, options && options.tls ? C.SIM_MODBUS_TLS_PORT : C.SIM_MODBUS_PORT);
   const ids = opts.directUnitIds === undefined ? DEFAULT_DIRECT_UNIT_IDS : opts.directUnitIds;
   if (!Array.isArray(ids) || !ids.every((id) => Number.isInteger(id) && id >= 0 && id <= 255)) {
     invalid('directUnitIds', JSON.stringify(ids), 'an array of integers from 0 to 255 (may be empty)');
@@ -322,6 +348,7 @@ async function createModbusTcpSimulator (options) {
   o.directUnitIds = ids;
   if (opts.oneAtATime !== undefined && typeof opts.oneAtATime !== 'boolean') invalid('oneAtATime', opts.oneAtATime, 'true or false');
   o.oneAtATime = opts.oneAtATime === true;
+  o.tls = checkSimTls(opts.tls);
   const sim = new ModbusTcpSimulator(o);
   await sim._listen(port);
   return sim;
