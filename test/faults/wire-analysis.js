@@ -69,6 +69,7 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
   const read = (prefix) => files.filter((f) => f.startsWith(prefix + '-'))
     .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')));
   const gateway = read('gateway');
+  const polls = gateway.filter((e) => e[0] === 'p').map((e) => BigInt(e[1])).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const windowNs = BigInt(windowMs) * 1000000n;
   return devices.map(({ match, sim, socat }) => {
     const relays = socat ? readSocatDump(path.join(dir, socat), wallMinusMonoNs).filter((r) => r.toB) : [];
@@ -132,6 +133,7 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       const ms = (ns) => Number(ns) / 1e6;
       // a reply of another unit is told apart by its address: only one of the unit just written can be taken for its reply
       const frameHex = frame.toString('hex');
+      const arrivedAtLeast = (ns) => x === null || ns >= x.ns;
       let relay = null;
       for (const r of relays) {
         if (r.ns > e.ns + 1000000n) break;
@@ -139,6 +141,9 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       }
       let timedOut = null;
       for (const t of events) if (t.kind === 't' && t.ns > own.ns && t.ns < last.ns) { timedOut = t; break; }
+      // on a serial port: when the binding first found the port readable once the simulator had written the reply
+      let polledAt = null;
+      if (socat) for (const p of polls) { if (p > e.ns) break; if (arrivedAtLeast(p)) { polledAt = p; break; } }
       // where the reply was when: at the gateway's port once socat relayed it (a PTY), or once the simulator wrote it (a socket)
       const arrived = relay !== null ? relay : x;
       let cls;
@@ -160,6 +165,7 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
         simOutMs: x === null ? null : ms(x.ns - own.ns), // → the simulator wrote its reply
         relayMs: relay === null ? null : ms(relay.ns - own.ns), // → socat relayed it to the gateway's end
         arrivedMs: arrived === null ? null : ms(arrived.ns - own.ns), // → it reached the gateway's port
+        polledMs: polledAt === null ? null : ms(polledAt - own.ns), // → serialport found the port readable
         timeoutMs: timedOut === null ? null : ms(timedOut.ns - own.ns) // → the old request timed out
       });
       if (since === null && last.unit === unit && last.endedBy === null) last.endedBy = 'foreign';
@@ -181,7 +187,7 @@ function formatWire (result) {
     const taken = suspects.filter((s) => s.taken);
     lines.push(`${device}: ${replies} replies read, ${suspects.length} after a newer write (${JSON.stringify(by)}), ${taken.length} taken`);
     for (const s of taken) {
-      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms`);
+      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}${s.polledMs === null ? '' : `, polled ${s.polledMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms`);
     }
   }
   return lines.join('\n');

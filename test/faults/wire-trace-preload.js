@@ -5,7 +5,8 @@
  * RTU simulators with NODE_OPTIONS=--require, so the code under test is not changed to be measured.
  * Each process (and worker thread) appends one line per event to <NINES_DRILL_TRACE>/<label>-<pid>-<thread>.trace:
  *   gateway (drivers/modbus/rtu-transport.js): `w <ns> <target> <frame hex>` a request written,
- *     `r <ns> <target> <chunk hex>` bytes read, `t <ns> <target>` the request in flight timed out;
+ *     `r <ns> <target> <chunk hex>` bytes read, `t <ns> <target>` the request in flight timed out,
+ *     `p <ns> serial` serialport's binding found a serial port readable (then reads it in the thread pool);
  *   simulator (simulators/modbus/rtu-line.js): `q <ns> <unit> <address>` a request taken in,
  *     `x <ns> <unit> <address>` its reply written.
  * <ns> is process.hrtime.bigint(), CLOCK_MONOTONIC on Linux: one clock for every process of the machine.
@@ -46,6 +47,16 @@ function install (dir, label) {
     rec(`r ${hrtime()} ${this._target.url} ${chunk.toString('hex')}`);
     onData.call(this, chunk);
   };
+
+  // serialport's binding polls the port readable in this thread (`p`): when the kernel had bytes for us
+  try {
+    const { Poller } = require('@serialport/bindings-cpp/dist/poller');
+    const { emit } = Poller.prototype;
+    Poller.prototype.emit = function (event, ...args) {
+      if (event === 'readable') rec(`p ${hrtime()} serial`);
+      return emit.call(this, event, ...args);
+    };
+  } catch { /* another binding: no poll events in the trace */ }
 
   const { RtuLine } = require('../../gateway/simulators/modbus/rtu-line');
   const { _frame: frame, _reply: reply } = RtuLine.prototype;
