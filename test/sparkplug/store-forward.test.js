@@ -25,12 +25,13 @@ const state = (online, timestamp = Date.now()) => Buffer.from(JSON.stringify({ o
 const HOST = 'spBv1.0/STATE/scada';
 
 /** An edge node with a primary host; `sent` is what a host decodes, DATA names resolved from the births */
-function edge ({ maxMessages = 1000, templates = false, writes = false } = {}) {
+function edge ({ maxMessages = 1000, templates = false, writes = false, hold = new HeldData({ maxMessages, maxBytes: 1 << 20 }), aliases, replayWaitMs } = {}) {
   const sent = [];
   const writesDone = [];
   const names = new Map();
-  const hold = new HeldData({ maxMessages, maxBytes: 1 << 20 });
   const node = new EdgeNode({
+    ...(aliases ? { aliases } : {}),
+    ...(replayWaitMs === undefined ? {} : { replayWaitMs }),
     group: 'g',
     node: 'n',
     model: buildModel(config()),
@@ -107,6 +108,39 @@ describe('Sparkplug store and forward with a primary host', () => {
     assert.equal(live.metrics[0].value, 7);
     assert.equal(live.metrics[0].isHistorical, undefined);
     assert.equal(node.stats.counts.replayed, 6, 'with the read held before the first birth');
+    node.close();
+  });
+
+  it('after a restart, held DATA of a device not read yet waits for its DBIRTH, then goes out before live DATA; one that does not come in time is dropped, counted', async () => {
+    // the first run: the host never came, plc and plc2 were read and held
+    const first = edge();
+    first.node.onHealth('plc', { state: 'up' });
+    first.node.onHealth('plc2', { state: 'up' });
+    for (let i = 1; i <= 3; i++) first.node.onValues('fast', values(i, 1000 + i));
+    first.node.onValues('fast2', values(50, 1004));
+    first.node.close();
+    // the next start, with the same hold (on disk, in a gateway) and aliases: the host is online at
+    // once, so the births come before any device was read
+    const { node, sent } = edge({ hold: first.hold, aliases: first.node.aliases, replayWaitMs: 30 });
+    node.born(1);
+    node.onMessage(HOST, state(true));
+    assert.deepEqual(sent.map((m) => m.type), ['NBIRTH'], 'the replay waits for plc\'s DBIRTH');
+    node.onHealth('plc', { state: 'up' });
+    node.onValues('fast', values(9, 2000));
+    assert.deepEqual(sent.map((m) => m.type), ['NBIRTH', 'DBIRTH', 'DDATA', 'DDATA', 'DDATA']);
+    assert.deepEqual(sent.slice(2).map((m) => [m.metrics[0].value, m.metrics[0].isHistorical]), [[1, true], [2, true], [3, true]]);
+    assert.equal(sent[1].metrics.find((m) => m.name === 'temp').value, 9, 'the DBIRTH has the latest read');
+    // plc2 is never read: what plc reads meanwhile queues behind the history, until the replay
+    // gives up on plc2; then it goes out, historical (it waited), and live DATA follows
+    node.onValues('fast', values(10, 2001));
+    assert.equal(sent.length, 5);
+    assert.equal(node.stats.held.count, 2);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    node.onValues('fast', values(11, 2002));
+    assert.deepEqual(sent.slice(5).map((m) => [m.type, m.metrics[0].value, m.metrics[0].isHistorical]), [['DDATA', 10, true], ['DDATA', 11, undefined]]);
+    assert.equal(node.stats.held.count, 0);
+    assert.equal(node.stats.held.dropped, 1, 'plc2\'s held DATA, counted');
+    assert.deepEqual(sent.map((m) => m.seq), [0, 1, 2, 3, 4, 5, 6]);
     node.close();
   });
 

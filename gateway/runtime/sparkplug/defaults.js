@@ -20,6 +20,12 @@ module.exports = Object.freeze({
   HOLD_MIN_BYTES: 1024 * 1024,
   /** The folder of mqtt.spool.dir that holds Sparkplug DATA and the alias map */
   HOLD_DIR: 'sparkplug',
+  /**
+   * A replay waits at most this long for a device of a held message to be born (a gateway that
+   * restarts with held DATA on disk births before its first reads); live DATA waits meanwhile.
+   * Past it, or once the device is down, its held messages are dropped, counted.
+   */
+  HOLD_REPLAY_WAIT_MS: 10000,
   /** Dropped held messages are reported (NINES_ERR_QUEUE_FULL) at most once per this; the count is exact */
   HOLD_REPORT_WINDOW_MS: 10000
 });

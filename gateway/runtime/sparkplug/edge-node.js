@@ -11,6 +11,7 @@ const { AliasMap } = require('./aliases');
 const { buildTemplates, definitionMetric } = require('./templates');
 const { stateTopics, parseState, PrimaryHostState } = require('./primary-host');
 const { runNcmd, runDcmd } = require('./commands');
+const { HOLD_REPLAY_WAIT_MS } = require('./defaults');
 
 /**
  * The Sparkplug B edge node's state: what it has announced, and what it publishes next. It holds
@@ -38,7 +39,10 @@ const { runNcmd, runDcmd } = require('./commands');
  *   session; its STATE going offline ends the session ('host-offline': session.js publishes the
  *   NDEATH and connects again, with the next bdSeq). While the node is not born, DATA goes to the
  *   hold (hold.js), as historical; after the next births it is published, oldest first, before
- *   any live DATA.
+ *   any live DATA. A held message of a device not born yet (a gateway restarted with a disk
+ *   hold births before its first reads) waits for that device's DBIRTH, at most `replayWaitMs`;
+ *   one of a device that is down, or that did not come in time, is dropped, counted. What is read
+ *   while a replay is under way is held behind it (historical too), so no read is lost to waiting.
  * - With templates (templates.js): tag groups are template definitions in the NBIRTH and
  *   instances in the DBIRTHs; a DDATA carries an instance by its alias with the members that changed.
  *
@@ -69,8 +73,10 @@ class EdgeNode extends EventEmitter {
    *   (with a primary host)
    * @param {AliasMap} [opts.aliases] kept across restarts with a disk hold
    * @param {boolean} [opts.templates=false] tag groups as templates
+   * @param {number} [opts.replayWaitMs] how long a replay waits for the DBIRTH of a held message's
+   *   device that is not born yet (not read since a restart)
    */
-  constructor ({ group, node, model, publish, writes = false, writeTags, ndataWindowMs = 250, now = Date.now, monotonic = () => performance.now(), primaryHost = null, hold = null, aliases = new AliasMap(), templates = false }) {
+  constructor ({ group, node, model, publish, writes = false, writeTags, ndataWindowMs = 250, now = Date.now, monotonic = () => performance.now(), primaryHost = null, hold = null, aliases = new AliasMap(), templates = false, replayWaitMs = HOLD_REPLAY_WAIT_MS }) {
     super();
     this.primaryHost = primaryHost;
     this.stateTopics = primaryHost === null ? [] : Object.values(stateTopics(primaryHost));
@@ -81,6 +87,11 @@ class EdgeNode extends EventEmitter {
     /** the session is up (NCMD, DCMD and STATE subscribed); `online` says the node is born in it */
     this.connected = false;
     this._replaying = false;
+    this.replayWaitMs = replayWaitMs;
+    /** @type {{device: string, timer: NodeJS.Timeout}|null} the device whose DBIRTH a replay waits for */
+    this._awaiting = null;
+    /** the replay waited its limit: it waits for no further device until the next births */
+    this._waitSpent = false;
     this.group = group;
     this.node = node;
     this.topics = nodeTopics(group, node);
@@ -135,6 +146,7 @@ class EdgeNode extends EventEmitter {
     this.host.online = false;
     this.online = false;
     this._replaying = false;
+    this._stopWaiting();
     for (const d of this.devices.values()) this._unborn(d);
     clearTimeout(this._ndataTimer);
     this._ndataTimer = null;
@@ -175,7 +187,9 @@ class EdgeNode extends EventEmitter {
       d.tags.set(tag, { value, quality: v.quality && typeof v.quality[tag] === 'string' ? v.quality[tag] : 'ok', ts });
     }
     d.read = true;
-    if (!this.online) {
+    // a replay under way (on disk it follows the fsyncs, so it takes a while): what is read meanwhile
+    // queues behind the history, each read kept, rather than waiting as the latest value only
+    if (!this.online || (this._replaying && d.born)) {
       if (this.hold !== null) this._holdDevice(d, Array.isArray(v.changed) ? v.changed : Object.keys(v.values), ts);
       return;
     }
@@ -209,6 +223,8 @@ class EdgeNode extends EventEmitter {
       return;
     }
     if (h.state !== 'down' && h.state !== 'closed') return;
+    // a replay waiting for its DBIRTH goes on without it (its held messages dropped, counted)
+    if (this._awaiting !== null && this._awaiting.device === device) { this._stopWaiting(); this._replay(); }
     if (d.born && this.online) {
       // what was read before the death goes out first; then the death
       this._ddata(d);
@@ -225,7 +241,7 @@ class EdgeNode extends EventEmitter {
   onSummary (job, payload) {
     if (!this._latencyJobs.has(job)) return;
     this.latency.set(job, payload);
-    if (!this.online) {
+    if (!this.online || this._replaying) {
       if (this.hold !== null) this._holdNode(job);
       return;
     }
@@ -362,6 +378,7 @@ class EdgeNode extends EventEmitter {
     const wasBorn = this.online;
     this.online = false;
     this._replaying = false;
+    this._stopWaiting();
     for (const d of this.devices.values()) this._unborn(d);
     clearTimeout(this._ndataTimer);
     this._ndataTimer = null;
@@ -369,6 +386,8 @@ class EdgeNode extends EventEmitter {
   }
 
   _birthAll () {
+    this._stopWaiting();
+    this._waitSpent = false;
     clearTimeout(this._ndataTimer);
     this._ndataTimer = null;
     this._pendingLatency.clear();
@@ -405,6 +424,7 @@ class EdgeNode extends EventEmitter {
     this._send('DBIRTH', this.topics.device('DBIRTH', d.model.name), { timestamp: this._now(), seq: this._nextSeq(), metrics });
     d.born = true;
     d.lastMs = this._mono();
+    if (this._awaiting !== null && this._awaiting.device === d.model.name) { this._stopWaiting(); this._replay(); }
   }
 
   _ddeath (d) {
@@ -513,6 +533,12 @@ class EdgeNode extends EventEmitter {
       const held = this.hold.next();
       if (held === undefined) break;
       const device = held.device === null ? null : this.devices.get(held.device);
+      if (device && !device.born && this._mayBeBorn(device)) {
+        // not read since this start: its DBIRTH comes with its first read (_dbirth goes on from here)
+        this.hold.putBack(held);
+        this._awaitBirth(device);
+        return;
+      }
       const known = held.device === null ? this._nodeAliases : device && device.born ? device.aliases : null;
       const metrics = known ? held.metrics.filter((m) => known.has(m.alias)) : [];
       if (metrics.length === 0) {
@@ -529,13 +555,37 @@ class EdgeNode extends EventEmitter {
     }
     if (this.hold.count > 0) return; // on disk, not durable yet: resumeReplay() goes on
     this._replaying = false;
+    this.hold.settled();
     for (const d of this.devices.values()) this._scheduleDdata(d);
     this._ndata();
   }
 
   /** The hold has more records to hand out (its disk caught up): go on with a replay under way */
   resumeReplay () {
-    if (this._replaying && this.online) this._replay();
+    if (this._replaying && this.online && this._awaiting === null) this._replay();
+  }
+
+  /** A device not born may still be, in this session: not down, and the replay has time left to wait */
+  _mayBeBorn (d) {
+    return !this._waitSpent && d.health !== 'down' && d.health !== 'closed';
+  }
+
+  /** The replay waits for a device's DBIRTH, at most replayWaitMs over the whole replay */
+  _awaitBirth (d) {
+    if (this._awaiting !== null) return;
+    const timer = setTimeout(() => {
+      this._awaiting = null;
+      this._waitSpent = true;
+      if (this._replaying && this.online) this._replay();
+    }, this.replayWaitMs);
+    timer.unref?.();
+    this._awaiting = { device: d.model.name, timer };
+  }
+
+  _stopWaiting () {
+    if (this._awaiting === null) return;
+    clearTimeout(this._awaiting.timer);
+    this._awaiting = null;
   }
 
   /** Templates and every device's layout, for a model */

@@ -55,10 +55,13 @@ class HeldData {
    */
   constructor ({ maxMessages, maxBytes, spool = null, onDrop = () => {}, onError = () => {}, now = Date.now }) {
     this._now = now;
+    this._onError = onError;
     /** @type {() => void} set by the owner: held messages on disk may now be read back */
     this.onDurable = () => {};
     this._onDrop = onDrop;
     this.dropped = 0;
+    /** @type {object|null} a message handed out and given back (putBack): the next one out */
+    this._back = null;
     /** read times of what is held, oldest first (for the oldest held age) */
     this._times = [];
     this._head = 0;
@@ -84,7 +87,7 @@ class HeldData {
   }
 
   /** @returns {number} messages held (not yet published again) */
-  get count () { return this.store.length; }
+  get count () { return this.store.length + (this._back === null ? 0 : 1); }
 
   /**
    * @param {number} [now]
@@ -112,6 +115,12 @@ class HeldData {
    * @returns {{device: string|null, ts: number, metrics: object[], msg: object}|undefined}
    */
   next () {
+    if (this._back !== null) {
+      const back = this._back;
+      this._back = null;
+      this._forget(1);
+      return back;
+    }
     const msg = this.store.next();
     if (msg === undefined) return undefined;
     this._forget(1);
@@ -131,9 +140,34 @@ class HeldData {
   /** @param {{msg: object}} held published */
   ack (held) { this.store.ack(held.msg); }
 
+  /**
+   * Gives back the message next() handed out last, unpublished: it is the next one out again.
+   * @param {{ts: number}} held
+   */
+  putBack (held) {
+    this._back = held;
+    if (this._head > 0) this._head--;
+    else this._times.unshift(held.ts);
+  }
+
+  /**
+   * The replay emptied the hold: on disk, the cursor is saved now rather than within the spool's
+   * checkpoint interval, so a SIGKILL right after a replay does not make the next start send it again.
+   */
+  settled () {
+    if (this.dir === null || this.store === this.memory) return;
+    try {
+      this.store.spool.checkpoint();
+    } catch (err) {
+      this._onError(err);
+    }
+  }
+
   /** Stops: what is on disk stays for the next start; what only memory held is dropped (counted). */
   close () {
-    const n = this.store.close([]);
+    // one given back is still out: on disk it stays for the next start, in memory it is let go
+    const n = this.store.close(this._back !== null ? [this._back.msg] : []);
+    this._back = null;
     if (n > 0) this.dropped += n;
   }
 
