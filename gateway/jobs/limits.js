@@ -23,6 +23,17 @@ module.exports = Object.freeze({
    * shows in the percentiles (latency-method.md rule 4).
    */
   PURPOSE_POLICY: Object.freeze({ poll: 'skip', measure: 'capped' }),
+  /** How a fixed-rate lane waits for its intended time (scheduler/wait.js) */
+  PRECISIONS: Object.freeze(['spin', 'sleep']),
+  /**
+   * The wait by purpose (issue 20). `measure` (probe, sweep, the latency-probe node) spins the last
+   * stretch before each send: the instrument's own lateness then stays in the tens of µs (dispatch
+   * lag p99 8-24 µs against 64-126 µs sleeping, bench question 14), which is what a measurement
+   * needs. `poll` (gateway jobs, poll nodes) sleeps: a plant polls at 1-100 Hz, where the sleeping
+   * wait is 50-90 µs late, well inside a poll period, and spinning would cost an edge PC CPU for
+   * nothing it can use (0.8 % of a core per 100/s job; 8-9 % at 1,000/s, question 14).
+   */
+  PURPOSE_PRECISION: Object.freeze({ poll: 'sleep', measure: 'spin' }),
   /** Latency summary interval */
   INTERVAL_MS: 10000,
   VALUE_MODES: Object.freeze(['off', 'on-change', 'every']),

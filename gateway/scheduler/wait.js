@@ -11,21 +11,35 @@ const { isMainThread } = require('node:worker_threads');
  * old generation and collected by full mark-compacts). `fromHrtime()` converts a driver's
  * bigint stamps (sentNs, doneNs) to the same scale.
  *
- * A waiter is an object with `at` (ns, this scale) and `wake()`; it is called once, at or after
- * `at`, never before. Callbacks, not promises: a lane waits without allocating anything.
+ * A waiter is an object with `at` (ns, this scale), `wake()` and optionally `spin` (true: a precise
+ * wait); wake() is called once, at or after `at`, never before. Callbacks, not promises: a lane
+ * waits without allocating anything.
+ *
+ * Two precisions (issue 20), chosen per waiter:
+ * - `sleep` (spin false): sleep to the deadline itself. Cheap, and late by the sleep's own slack:
+ *   Atomics.wait wakes 40-90 us late, a libuv timer up to a millisecond or more.
+ * - `spin` (spin true): sleep through most of the gap, wake SPIN_WINDOW_NS early, and spend the
+ *   last stretch turning the event loop (setImmediate) while reading the clock, as the C reference
+ *   client does with clock_nanosleep and a short spin. A spin never blocks the thread: each turn
+ *   polls the sockets, so replies of other requests are read as they come. It costs CPU (at most
+ *   SPIN_WINDOW_NS of spinning per wait with nothing in flight, PRECISE_NS while replies are
+ *   pending or on the main thread, where only timers can sleep).
  *
  * libuv keeps loop time in whole milliseconds, so a timer may fire up to 1 ms early
  * (nodejs/node#26578); the scheduler must never send before the intended time, so after a timer
  * fires we look at the clock again. For the last stretch below two milliseconds:
- * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer. Blocking that loop is not
- *   ours to do, and busy-spinning would burn a core on an edge PC;
+ * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer (sleep), or turns of the
+ *   loop (spin). Blocking that loop is not ours to do;
  * - in a worker thread: one driver per thread serves every waiting lane of every job in that thread:
- *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline (sub-millisecond
- *     precision: about 0.1 ms late, never early). Nothing else of this thread can be delayed by it;
+ *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline, or until the
+ *     earliest spinning waiter's window opens (sub-millisecond precision: about 0.1 ms late, never
+ *     early). Nothing else of this thread can be delayed by it;
  *   - replies pending: never block (a blocked thread reads its replies late, which at thousands of
  *     requests per second caps the thread's throughput). Due deadlines are released each time a
  *     reply completes (`releaseDue`, called by the scheduler), which at high rates happens every few
- *     tens of microseconds, with a 1 ms timer as the fallback when replies are slow.
+ *     tens of microseconds, with a 1 ms timer as the fallback when replies are slow (sleep) or
+ *     turns of the loop (spin).
+ * Every deadline that has come is released at once, in deadline order, whichever job it is of.
  * The lateness that remains is measured and published as dispatch lag.
  */
 
@@ -37,6 +51,10 @@ const PRECISE_NS = 2 * NS_PER_MS;
  * is spent turning the event loop instead: near a connection's capacity the gap left after a reply
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
 const SPIN_NS = 100000;
+/** A spinning waiter's sleep ends this long before its deadline: Atomics.wait's slack (40-90 us,
+ * measured on Linux, the kernel's default 50 us timer slack plus the wake-up) with a margin, so the
+ * sleep is over before the deadline nearly always and the rest is spun */
+const SPIN_WINDOW_NS = 200000;
 
 /** The origin of nowNs(), as a bigint and as a Number */
 const BASE = process.hrtime.bigint();
@@ -71,9 +89,16 @@ function toHrtime (ns) {
 const inflight = { count: 0 };
 
 /**
+ * What the spinning cost in this thread, for tests and the bench: the number of spins (a stretch of
+ * loop turns until a deadline) and the longest one, ns. Counters only, never read on the hot path.
+ */
+const spinStats = { spins: 0, maxSpinNs: 0, startNs: -1 };
+
+/**
  * @typedef {object} Waiter
  * @property {number} at the deadline, ns as nowNs() counts
  * @property {() => void} wake called once, at or after `at`
+ * @property {boolean} [spin] true: spin the last stretch (precision spin); otherwise sleep to `at`
  */
 
 /**
@@ -90,11 +115,31 @@ function wait (waiter, canBlock = !isMainThread) {
   return true;
 }
 
-/** Main-thread wait: timers only, re-checking the clock because timers fire early. @param {Waiter} w */
+/** Main-thread wait: timers, re-checking the clock because timers fire early; a spinning waiter turns the loop for the last 2 ms. @param {Waiter} w */
 function timerWait (w) {
-  const rem = w.at - nowNs();
-  if (rem <= 0) { w.wake(); return; }
-  setTimeout(timerWait, rem >= PRECISE_NS ? Math.floor(rem / NS_PER_MS) - 1 : 1, w);
+  const now = nowNs();
+  const rem = w.at - now;
+  if (rem <= 0) {
+    if (w.spin === true) spinEnded(now);
+    w.wake();
+    return;
+  }
+  if (rem >= PRECISE_NS) setTimeout(timerWait, Math.floor(rem / NS_PER_MS) - 1, w);
+  else if (w.spin === true) { spinning(now); setImmediate(timerWait, w); } else setTimeout(timerWait, 1, w);
+}
+
+/** A spin is under way at `now` (its first turn starts it). @param {number} now */
+function spinning (now) {
+  if (spinStats.startNs < 0) spinStats.startNs = now;
+}
+
+/** A spin reached its deadline. @param {number} now */
+function spinEnded (now) {
+  if (spinStats.startNs < 0) return;
+  const d = now - spinStats.startNs;
+  spinStats.spins++;
+  if (d > spinStats.maxSpinNs) spinStats.maxSpinNs = d;
+  spinStats.startNs = -1;
 }
 
 /** The per-thread deadline driver of worker threads. */
@@ -105,6 +150,7 @@ const driver = {
   due: [],
   timer: null,
   timerAt: 0,
+  /** an immediate (a turn of the loop) is pending */
   precise: false,
 
   /** @param {Waiter} w */
@@ -118,32 +164,52 @@ const driver = {
     this.schedule();
   },
 
-  /** Wakes every waiter whose deadline has come, after taking them out. @returns {number} now */
+  /** Wakes every waiter whose deadline has come, in deadline order, after taking them all out. @returns {number} now */
   release () {
     const now = nowNs();
     const ws = this.waiters;
     let n = 0;
     while (n < ws.length && ws[n].at <= now) n++;
     if (n === 0) return now;
+    if (spinStats.startNs >= 0) spinEnded(now);
     const due = this.due;
     const from = due.length;
     for (let i = 0; i < n; i++) due.push(ws[i]);
     ws.copyWithin(0, n);
     ws.length -= n;
-    // a woken lane may wait again at once, and wake others: they go past `to`
+    // every due waiter is taken out before the first is woken, so all of them go before anything a
+    // woken one starts (its send is a write; its reply comes in a later turn). A woken lane may wait
+    // again at once, and wake others: they go past `to`
     const to = due.length;
     for (let i = from; i < to; i++) due[i].wake();
     due.length = from;
     return now;
   },
 
+  /**
+   * When the thread must be awake: the earliest deadline, or earlier, the window of the first
+   * spinning waiter (only waiters due within SPIN_WINDOW_NS of the first can open one sooner).
+   * @returns {number}
+   */
+  wakeBy () {
+    const ws = this.waiters;
+    let by = ws[0].at;
+    for (let i = 0; i < ws.length && ws[i].at - SPIN_WINDOW_NS < by; i++) {
+      if (ws[i].spin === true) { by = ws[i].at - SPIN_WINDOW_NS; break; }
+    }
+    return by;
+  },
+
   schedule () {
     const now = this.release();
     if (this.waiters.length === 0 || this.precise) return;
-    const rem = this.waiters[0].at - now;
-    if (rem >= PRECISE_NS || inflight.count > 0) {
+    const by = this.wakeBy();
+    const rem = by - now;
+    // a spinning waiter's window is open, or one is near while replies are pending: turn the loop
+    const spin = rem <= 0 || (inflight.count > 0 && rem < PRECISE_NS && by !== this.waiters[0].at);
+    if (!spin && (rem >= PRECISE_NS || inflight.count > 0)) {
       // a timer: long waits, or short ones while replies (which also release deadlines) are pending
-      const at = rem >= PRECISE_NS ? this.waiters[0].at - NS_PER_MS : now + NS_PER_MS;
+      const at = rem >= PRECISE_NS ? by - NS_PER_MS : now + NS_PER_MS;
       if (this.timer !== null && this.timerAt <= at) return;
       if (this.timer !== null) clearTimeout(this.timer);
       this.timerAt = at;
@@ -151,6 +217,7 @@ const driver = {
       return;
     }
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
+    if (spin) spinning(now);
     this.precise = true;
     setImmediate(onImmediate);
   },
@@ -159,7 +226,7 @@ const driver = {
     this.precise = false;
     const now = this.release();
     if (this.waiters.length === 0) return;
-    const rem = this.waiters[0].at - now;
+    const rem = this.wakeBy() - now;
     if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
     // schedule() releases what came due while blocked, then picks the next way to wait
     this.schedule();
@@ -183,4 +250,4 @@ function releaseDue () {
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue };
+module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, SPIN_WINDOW_NS, PRECISE_NS };
