@@ -129,9 +129,13 @@ function analyse (r, thresholdNs) {
       c.examples.push({ atS: Number(((g.start - r.warmUntil) / 1e9).toFixed(2)), ms: Number((span / 1e6).toFixed(2)), ...Object.fromEntries(candidates.map(([k, v], i) => [['selfWaitUs', 'serverWaitUs', 'gcUs', 'summaryUs', 'lagUs', 'serviceUs'][i], Math.round(v / 1e3)])) });
     }
   }
-  const gcMax = r.gcs.reduce((a, x) => Math.max(a, x.end - x.start), 0);
-  const pieceMax = r.pieces.reduce((a, x) => Math.max(a, x.end - x.start), 0);
-  return { requests: r.n, thresholdMs: thresholdNs / 1e6, excursions: groups.length, slowRequests: r.slow.length, meanLagUs: r.meanLagNs / 1e3, gcs: r.gcs.length, gcMaxUs: gcMax / 1e3, summaryPieces: r.pieces.length, summaryPieceMaxUs: pieceMax / 1e3, causes };
+  /** p50, p99 and max of the durations, µs */
+  const spread = (list) => {
+    const d = list.map((x) => (x.end - x.start) / 1e3).sort((x, y) => x - y);
+    const at = (q) => (d.length ? Math.round(d[Math.min(d.length - 1, Math.floor(q * d.length))]) : null);
+    return { count: d.length, p50Us: at(0.5), p99Us: at(0.99), maxUs: d.length ? Math.round(d[d.length - 1]) : null };
+  };
+  return { requests: r.n, thresholdMs: thresholdNs / 1e6, excursions: groups.length, slowRequests: r.slow.length, meanLagUs: r.meanLagNs / 1e3, gc: spread(r.gcs), summaryPieces: spread(r.pieces), causes };
 }
 
 async function main () {

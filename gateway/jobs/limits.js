@@ -26,12 +26,14 @@ module.exports = Object.freeze({
   /** How a fixed-rate lane waits for its intended time (scheduler/wait.js) */
   PRECISIONS: Object.freeze(['spin', 'sleep']),
   /**
-   * The wait by purpose (issue 20). `measure` (probe, sweep, the latency-probe node) spins the last
-   * stretch before each send: the instrument's own lateness then stays in the tens of µs (dispatch
-   * lag p99 8-24 µs against 64-126 µs sleeping, bench question 14), which is what a measurement
-   * needs. `poll` (gateway jobs, poll nodes) sleeps: a plant polls at 1-100 Hz, where the sleeping
-   * wait is 50-90 µs late, well inside a poll period, and spinning would cost an edge PC CPU for
-   * nothing it can use (0.8 % of a core per 100/s job; 8-9 % at 1,000/s, question 14).
+   * The wait by purpose (issue 20; figures from bench question 14, bench/README.md). `measure`
+   * (probe, sweep, the latency-probe node) spins the last stretch before each send: the
+   * instrument's own lateness then stays near the C reference's (p50 within -3 to +15 µs of it
+   * from 1,000/s up; dispatch lag p99 17.5 µs at 10,000/s against 111 µs sleeping), which is what
+   * a measurement needs. `poll` (gateway jobs, poll nodes) sleeps: a plant polls at 1-100 Hz, where
+   * the sleeping wait is 50-100 µs late, well inside a poll period, while spinning costs an edge PC
+   * CPU (+0.7 % of a core per 100/s job, +3-8 % at 1,000/s) and, on a machine busy with other
+   * work, lost its CPU for longer than a sleeping job did (a worse tail, not a better one).
    */
   PURPOSE_PRECISION: Object.freeze({ poll: 'sleep', measure: 'spin' }),
   /** Latency summary interval */

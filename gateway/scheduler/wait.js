@@ -208,8 +208,11 @@ const driver = {
     const rem = by - now;
     // a spinning waiter's window is open, or one is near while replies are pending: turn the loop
     const spin = rem <= 0 || (inflight.count > 0 && rem < PRECISE_NS && by !== this.waiters[0].at);
-    if (!spin && (rem >= PRECISE_NS || inflight.count > 0)) {
-      // a timer: long waits, or short ones while replies (which also release deadlines) are pending
+    if (!spin && (rem >= PRECISE_NS || (inflight.count > 0 && rem >= SPIN_NS))) {
+      // a timer: long waits, or short ones while replies (which also release deadlines) are pending.
+      // Not the last SPIN_NS, whatever is pending: a 1 ms timer then costs up to a millisecond of
+      // lateness to save at most SPIN_NS of turning the loop (many jobs in one thread nearly
+      // always have a reply pending)
       const at = rem >= PRECISE_NS ? by - NS_PER_MS : now + NS_PER_MS;
       if (this.timer !== null && this.timerAt <= at) return;
       if (this.timer !== null) clearTimeout(this.timer);
