@@ -90,10 +90,12 @@ function toHrtime (ns) {
 const inflight = { count: 0 };
 
 /**
- * What the spinning cost in this thread, for tests and the bench: the number of spins (a stretch of
- * loop turns until a deadline) and the longest one, ns. Counters only, never read on the hot path.
+ * What the spinning did in this thread, for tests and diagnostics: the number of spins (a stretch
+ * of spinning that ends at a deadline) and how long before its deadline a spin started at most
+ * (ns): the bound of a spin, whatever the machine does to the thread while it spins. Counters
+ * only, never read on the hot path.
  */
-const spinStats = { spins: 0, maxSpinNs: 0, startNs: -1 };
+const spinStats = { spins: 0, maxLeadNs: 0, startNs: -1 };
 
 /**
  * @typedef {object} Waiter
@@ -121,25 +123,29 @@ function timerWait (w) {
   const now = nowNs();
   const rem = w.at - now;
   if (rem <= 0) {
-    if (w.spin === true) spinEnded(now);
+    if (w.spin === true) spinEnded();
     w.wake();
     return;
   }
   if (rem >= PRECISE_NS) setTimeout(timerWait, Math.floor(rem / NS_PER_MS) - 1, w);
-  else if (w.spin === true) { spinning(now); setImmediate(timerWait, w); } else setTimeout(timerWait, 1, w);
+  else if (w.spin === true) { spinning(now, w.at); setImmediate(timerWait, w); } else setTimeout(timerWait, 1, w);
 }
 
-/** A spin is under way at `now` (its first turn starts it). @param {number} now */
-function spinning (now) {
-  if (spinStats.startNs < 0) spinStats.startNs = now;
+/**
+ * A spin is under way at `now` for the deadline `at` (its first turn starts it).
+ * @param {number} now
+ * @param {number} at
+ */
+function spinning (now, at) {
+  if (spinStats.startNs >= 0) return;
+  spinStats.startNs = now;
+  if (at - now > spinStats.maxLeadNs) spinStats.maxLeadNs = at - now;
 }
 
-/** A spin reached its deadline. @param {number} now */
-function spinEnded (now) {
+/** A spin reached its deadline. */
+function spinEnded () {
   if (spinStats.startNs < 0) return;
-  const d = now - spinStats.startNs;
   spinStats.spins++;
-  if (d > spinStats.maxSpinNs) spinStats.maxSpinNs = d;
   spinStats.startNs = -1;
 }
 
@@ -172,7 +178,7 @@ const driver = {
     let n = 0;
     while (n < ws.length && ws[n].at <= now) n++;
     if (n === 0) return now;
-    if (spinStats.startNs >= 0) spinEnded(now);
+    if (spinStats.startNs >= 0) spinEnded();
     const due = this.due;
     const from = due.length;
     for (let i = 0; i < n; i++) due.push(ws[i]);
@@ -221,7 +227,7 @@ const driver = {
       return;
     }
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
-    if (spin) spinning(now);
+    if (spin) spinning(now, by + SPIN_WINDOW_NS);
     this.precise = true;
     setImmediate(onImmediate);
   },
@@ -240,7 +246,7 @@ const driver = {
     if (inflight.count === 0 && first.spin === true) {
       const t = nowNs();
       if (first.at > t && first.at - t <= SPIN_WINDOW_NS) {
-        spinning(t);
+        spinning(t, first.at);
         spinUntil(first.at);
       }
     }
@@ -249,22 +255,46 @@ const driver = {
   }
 };
 
-/** Busy work between two clock readings of spinUntil(): about 0.3 µs, a fifth of the readings (and their garbage) */
+/** Busy-work steps between two clock readings of spinUntil() at the end of a spin (about 0.3 µs) */
 const SPIN_STEPS = 100;
+/** A reading every this fraction of what is left: each reading allocates a bigint */
+const SPIN_READ_SHARE = 8;
+/** ns per busy-work step, measured on first use (the least of a few tries: a try descheduled midway only reads longer) */
+let spinStepNs = 0;
 let spinSink = 0;
 
+/** @param {number} n steps of integer work @returns {number} a value to keep, so the work is not optimized away */
+function busy (n) {
+  let x = spinSink;
+  for (let i = 0; i < n; i++) x = (x * 31 + i) | 0;
+  return x;
+}
+
+function calibrate () {
+  let best = Infinity;
+  for (let k = 0; k < 5; k++) {
+    const t = nowNs();
+    spinSink = busy(20000);
+    best = Math.min(best, (nowNs() - t) / 20000);
+  }
+  spinStepNs = best > 0 ? best : 1;
+}
+
 /**
- * Spins on the clock until `at` (bounded by the caller to SPIN_WINDOW_NS). Each reading allocates a
- * bigint, so the clock is read every SPIN_STEPS steps of integer work, not back to back: it is then
- * exact to about 0.3 µs, with a fifth of the garbage.
+ * Spins on the clock until `at` (bounded by the caller to SPIN_WINDOW_NS). Each reading of the
+ * clock allocates a bigint, and reading it back to back made a scavenge every few milliseconds of
+ * spinning: so between readings it does integer work worth an eighth of what is left, down to
+ * SPIN_STEPS at the end. About 40 readings for a 150 µs spin instead of thousands, still exact to
+ * a fraction of a microsecond.
  * @param {number} at ns as nowNs() counts
  */
 function spinUntil (at) {
-  let x = spinSink;
-  while (nowNs() < at) {
-    for (let i = 0; i < SPIN_STEPS; i++) x = (x * 31 + i) | 0;
+  if (spinStepNs === 0) calibrate();
+  let t;
+  while ((t = nowNs()) < at) {
+    const n = Math.max(SPIN_STEPS, Math.floor((at - t) / SPIN_READ_SHARE / spinStepNs));
+    spinSink = busy(n);
   }
-  spinSink = x;
 }
 
 function onTimer () {
