@@ -95,6 +95,9 @@ function workerMain () {
   };
 }
 
+/** perf_hooks' gc kinds (constants.NODE_PERFORMANCE_GC_*) */
+const GC_KINDS = { 1: 'scavenge', 2: 'mark-compact', 4: 'incremental marking', 8: 'weak callbacks' };
+
 /** Groups overlapping excursions and puts each group down to a cause. */
 function analyse (r, thresholdNs) {
   const groups = [];
@@ -135,7 +138,7 @@ function analyse (r, thresholdNs) {
     const at = (q) => (d.length ? Math.round(d[Math.min(d.length - 1, Math.floor(q * d.length))]) : null);
     return { count: d.length, p50Us: at(0.5), p99Us: at(0.99), maxUs: d.length ? Math.round(d[d.length - 1]) : null };
   };
-  return { requests: r.n, thresholdMs: thresholdNs / 1e6, excursions: groups.length, slowRequests: r.slow.length, meanLagUs: r.meanLagNs / 1e3, gc: spread(r.gcs), summaryPieces: spread(r.pieces), causes };
+  return { requests: r.n, thresholdMs: thresholdNs / 1e6, excursions: groups.length, slowRequests: r.slow.length, meanLagUs: r.meanLagNs / 1e3, gc: spread(r.gcs), gcByKind: Object.fromEntries([...new Set(r.gcs.map((g) => g.kind))].map((k) => [GC_KINDS[k] || k, spread(r.gcs.filter((g) => g.kind === k))])), summaryPieces: spread(r.pieces), causes };
 }
 
 async function main () {
