@@ -18,13 +18,14 @@ const { isMainThread } = require('node:worker_threads');
  * Two precisions (issue 20), chosen per waiter:
  * - `sleep` (spin false): sleep to the deadline itself. Cheap, and late by the sleep's own slack:
  *   Atomics.wait wakes 40-90 us late, a libuv timer up to a millisecond or more.
- * - `spin` (spin true): sleep through most of the gap, wake SPIN_WINDOW_NS early, and spin the last
- *   stretch on the clock, as the C reference client does with clock_nanosleep and a short spin.
- *   With nothing of the thread in flight the spin is a plain loop (nothing is there to read); with
+ * - `spin` (spin true): sleep through most of the gap, wake a little early (the spin window: how
+ *   late this thread's sleeps have lately ended, plus a margin, at most SPIN_WINDOW_NS), and spin
+ *   the last stretch on the clock, as the C reference client does with clock_nanosleep and a short
+ *   spin. With nothing of the thread in flight the spin is a plain loop (nothing is there to read); with
  *   replies pending, and on the main thread, it is turns of the event loop (setImmediate), so
  *   sockets are read as replies come and the caller's loop is never blocked. It costs CPU: at most
- *   SPIN_WINDOW_NS of spinning per wait with nothing in flight, PRECISE_NS while replies are
- *   pending or on the main thread, where only timers can sleep.
+ *   the window (≤ SPIN_WINDOW_NS) of spinning per wait with nothing in flight, PRECISE_NS while
+ *   replies are pending or on the main thread, where only timers can sleep.
  *
  * libuv keeps loop time in whole milliseconds, so a timer may fire up to 1 ms early
  * (nodejs/node#26578); the scheduler must never send before the intended time, so after a timer
@@ -52,10 +53,35 @@ const PRECISE_NS = 2 * NS_PER_MS;
  * is spent turning the event loop instead: near a connection's capacity the gap left after a reply
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
 const SPIN_NS = 100000;
-/** A spinning waiter's sleep ends this long before its deadline: Atomics.wait's slack (40-90 us,
- * measured on Linux, the kernel's default 50 us timer slack plus the wake-up) with a margin, so the
- * sleep is over before the deadline nearly always and the rest is spun */
+/** The most a spinning waiter's sleep ends before its deadline: Atomics.wait's slack (40-90 us,
+ * measured on Linux: the kernel's default 50 us timer slack plus the wake-up) with a margin, so the
+ * sleep is over before the deadline nearly always */
 const SPIN_WINDOW_NS = 200000;
+/** The least spin window, and the margin over the recent slack. A window wider than the sleeps'
+ * slack is spun for nothing: at 5,000/s a 200 us window spun the whole gap, a core's worth of CPU */
+const SPIN_WINDOW_MIN_NS = 50000;
+const SPIN_MARGIN_NS = 30000;
+/** Each sleep's slack counts in full; what is recorded fades by 1/64 per sleep after, so one
+ * descheduled wake-up widens the window for a few hundred sleeps, not for good */
+const SLACK_FADE = 63 / 64;
+
+/**
+ * How late this thread's sleeps (Atomics.wait) have lately ended: the highest recent slack, fading.
+ * It sets the spin window, so the window follows the machine.
+ */
+const slack = {
+  ns: SPIN_WINDOW_NS - SPIN_MARGIN_NS,
+  /** @param {number} lateNs how long after its timeout a sleep ended */
+  observe (lateNs) {
+    const faded = this.ns * SLACK_FADE;
+    this.ns = lateNs > faded ? lateNs : faded;
+  },
+  /** @returns {number} the spin window, ns */
+  window () {
+    const w = this.ns + SPIN_MARGIN_NS;
+    return w < SPIN_WINDOW_MIN_NS ? SPIN_WINDOW_MIN_NS : w > SPIN_WINDOW_NS ? SPIN_WINDOW_NS : w;
+  }
+};
 
 /** The origin of nowNs(), as a bigint and as a Number */
 const BASE = process.hrtime.bigint();
@@ -159,6 +185,8 @@ const driver = {
   timerAt: 0,
   /** an immediate (a turn of the loop) is pending */
   precise: false,
+  /** the spin window wakeBy() used, ns */
+  win: SPIN_WINDOW_NS,
 
   /** @param {Waiter} w */
   add (w) {
@@ -195,14 +223,16 @@ const driver = {
 
   /**
    * When the thread must be awake: the earliest deadline, or earlier, the window of the first
-   * spinning waiter (only waiters due within SPIN_WINDOW_NS of the first can open one sooner).
+   * spinning waiter (only waiters due within the window of the first can open one sooner).
    * @returns {number}
    */
   wakeBy () {
     const ws = this.waiters;
+    const win = slack.window();
+    this.win = win;
     let by = ws[0].at;
-    for (let i = 0; i < ws.length && ws[i].at - SPIN_WINDOW_NS < by; i++) {
-      if (ws[i].spin === true) { by = ws[i].at - SPIN_WINDOW_NS; break; }
+    for (let i = 0; i < ws.length && ws[i].at - win < by; i++) {
+      if (ws[i].spin === true) { by = ws[i].at - win; break; }
     }
     return by;
   },
@@ -227,7 +257,7 @@ const driver = {
       return;
     }
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
-    if (spin) spinning(now, by + SPIN_WINDOW_NS);
+    if (spin) spinning(now, by + this.win);
     this.precise = true;
     setImmediate(onImmediate);
   },
@@ -237,7 +267,11 @@ const driver = {
     const now = this.release();
     if (this.waiters.length === 0) return;
     const rem = this.wakeBy() - now;
-    if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
+    if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) {
+      Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
+      // how late the sleep ended sets the next spin windows
+      slack.observe(nowNs() - now - rem);
+    }
     // Nothing of this thread in flight and a spinning waiter first, within its window: spin right
     // here, as the C client does. No reply can be delayed (there is none to read), and turns of the
     // event loop allocate (an immediate each, a bigint per clock reading) enough to bring a
@@ -245,7 +279,7 @@ const driver = {
     const first = this.waiters[0];
     if (inflight.count === 0 && first.spin === true) {
       const t = nowNs();
-      if (first.at > t && first.at - t <= SPIN_WINDOW_NS) {
+      if (first.at > t && first.at - t <= this.win) {
         spinning(t, first.at);
         spinUntil(first.at);
       }
@@ -314,4 +348,4 @@ function releaseDue () {
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, SPIN_WINDOW_NS, PRECISE_NS };
+module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { wait, nowNs, spinStats, SPIN_WINDOW_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
+const { wait, nowNs, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
 
@@ -71,6 +71,20 @@ describe('scheduler waits (precision spin | sleep)', () => {
     for (let i = 0; i < 3; i++) await waitAll([40], { spin: true, canBlock: false });
     assert.ok(spinStats.spins - before <= 3 && spinStats.spins - before >= 1, `${spinStats.spins - before} spins for 3 waits`);
     assert.ok(spinStats.maxLeadNs < PRECISE_NS, `a spin started ${spinStats.maxLeadNs} ns before its deadline`);
+  });
+
+  it('the spin window follows how late sleeps end: wide after a late one, narrowing as they end on time, within its bounds', () => {
+    const kept = slack.ns;
+    try {
+      slack.observe(5e6); // a wake-up 5 ms late (the thread was descheduled)
+      assert.equal(slack.window(), SPIN_WINDOW_NS);
+      for (let i = 0; i < 2000; i++) slack.observe(60000); // then sleeps 60 µs late, as Atomics.wait's are
+      assert.ok(slack.window() >= 60000 && slack.window() < 100000, `window ${slack.window()} ns`);
+      for (let i = 0; i < 2000; i++) slack.observe(0);
+      assert.equal(slack.window(), SPIN_WINDOW_MIN_NS);
+    } finally {
+      slack.ns = kept;
+    }
   });
 
   it('a sleeping wait does not spin', async () => {
