@@ -61,6 +61,8 @@ const SPIN_WINDOW_NS = 200000;
  * slack is spun for nothing: at 5,000/s a 200 us window spun the whole gap, a core's worth of CPU */
 const SPIN_WINDOW_MIN_NS = 50000;
 const SPIN_MARGIN_NS = 30000;
+/** Before a spin window, a sleep shorter than this is not worth a system call: it is spun too */
+const SPIN_SLEEP_MIN_NS = 10000;
 /** Each sleep's slack counts in full; what is recorded fades by 1/64 per sleep after, so one
  * descheduled wake-up widens the window for a few hundred sleeps, not for good */
 const SLACK_FADE = 63 / 64;
@@ -266,8 +268,12 @@ const driver = {
     this.precise = false;
     const now = this.release();
     if (this.waiters.length === 0) return;
-    const rem = this.wakeBy() - now;
-    if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) {
+    const by = this.wakeBy();
+    const rem = by - now;
+    // a sleep shorter than SPIN_NS overshoots a sleeping waiter's deadline by more than it saves;
+    // a spinning waiter's window already starts that much early, so any sleep up to it pays
+    const least = by === this.waiters[0].at ? SPIN_NS : SPIN_SLEEP_MIN_NS;
+    if (rem >= least && rem < PRECISE_NS && inflight.count === 0) {
       Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
       // how late the sleep ended sets the next spin windows
       slack.observe(nowNs() - now - rem);
