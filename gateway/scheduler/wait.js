@@ -60,7 +60,7 @@ const SPIN_WINDOW_NS = 200000;
 /** The least spin window, and the margin over the recent slack. A window wider than the sleeps'
  * slack is spun for nothing: at 5,000/s a 200 us window spun the whole gap, a core's worth of CPU */
 const SPIN_WINDOW_MIN_NS = 50000;
-const SPIN_MARGIN_NS = 30000;
+const SPIN_MARGIN_NS = 50000;
 /** Before a spin window, a sleep shorter than this is not worth a system call: it is spun too */
 const SPIN_SLEEP_MIN_NS = 10000;
 /** Each sleep's slack counts in full; what is recorded fades by 1/64 per sleep after, so one
@@ -72,8 +72,9 @@ const SLACK_FADE = 63 / 64;
  * It sets the spin window, so the window follows the machine.
  */
 const slack = {
-  ns: SPIN_WINDOW_NS - SPIN_MARGIN_NS,
-  /** @param {number} lateNs how long after its timeout a sleep ended */
+  /** until a sleep says otherwise: the middle of Atomics.wait's usual 40-90 us */
+  ns: 60000,
+  /** @param {number} lateNs how long after its timeout a sleep ended (0: a wait spun without sleeping, which only fades what is recorded) */
   observe (lateNs) {
     const faded = this.ns * SLACK_FADE;
     this.ns = lateNs > faded ? lateNs : faded;
@@ -286,6 +287,9 @@ const driver = {
     if (inflight.count === 0 && first.spin === true) {
       const t = nowNs();
       if (first.at > t && first.at - t <= this.win) {
+        // a wait spun through without a sleep still fades the window: otherwise a window as wide as
+        // the gap between requests would never see a sleep again, and never narrow
+        if (!(rem >= least)) slack.observe(0);
         spinning(t, first.at);
         spinUntil(first.at);
       }

@@ -79,9 +79,11 @@ describe('scheduler waits (precision spin | sleep)', () => {
       slack.observe(5e6); // a wake-up 5 ms late (the thread was descheduled)
       assert.equal(slack.window(), SPIN_WINDOW_NS);
       for (let i = 0; i < 2000; i++) slack.observe(60000); // then sleeps 60 µs late, as Atomics.wait's are
-      assert.ok(slack.window() >= 60000 && slack.window() < 100000, `window ${slack.window()} ns`);
+      // the slack plus a margin: wider than the slack, narrower than after the late one
+      assert.ok(slack.window() > 60000 && slack.window() < 130000, `window ${slack.window()} ns`);
       for (let i = 0; i < 2000; i++) slack.observe(0);
-      assert.equal(slack.window(), SPIN_WINDOW_MIN_NS);
+      // sleeps on time: down to the least window (within a nanosecond: what is recorded fades, never quite to 0)
+      assert.ok(slack.window() >= SPIN_WINDOW_MIN_NS && slack.window() - SPIN_WINDOW_MIN_NS < 1, `window ${slack.window()} ns`);
     } finally {
       slack.ns = kept;
     }
