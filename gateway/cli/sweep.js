@@ -18,8 +18,8 @@ Options:
   --workers <n>      connections (default 20; fewer are used at low rates, at least 10 req/s each)
   --timeout <d>      per-request timeout (default 1s)
   --policy <p>       catch-up after a stall: burst (default: the full offered load), capped, skip
-  --precision <p>    how each send waits for its intended time: spin (default: the last 0.2 ms
-                     spun, a few µs late, for CPU) or sleep (50-90 µs late)
+  --precision <p>    how each send waits for its intended time: spin (default: the last 50-200 µs
+                     spun, a few µs late, for CPU) or sleep (70-180 µs late)
   --json             print JSON
 `;
 

@@ -28,12 +28,12 @@ module.exports = Object.freeze({
   /**
    * The wait by purpose (issue 20; figures from bench question 14, bench/README.md). `measure`
    * (probe, sweep, the latency-probe node) spins the last stretch before each send: the
-   * instrument's own lateness then stays near the C reference's (p50 within -3 to +15 µs of it
-   * from 1,000/s up; dispatch lag p99 17.5 µs at 10,000/s against 111 µs sleeping), which is what
-   * a measurement needs. `poll` (gateway jobs, poll nodes) sleeps: a plant polls at 1-100 Hz, where
-   * the sleeping wait is 50-100 µs late, well inside a poll period, while spinning costs an edge PC
-   * CPU (+0.7 % of a core per 100/s job, +3-8 % at 1,000/s) and, on a machine busy with other
-   * work, lost its CPU for longer than a sleeping job did (a worse tail, not a better one).
+   * instrument's own lateness is then the C reference's from 1,000/s up (p50 within -4.5 to +10.5
+   * µs of it; dispatch lag p99 2-23 µs at 5,000/s and above, against 8-145 µs sleeping), which is
+   * what a measurement needs. `poll` (gateway jobs, poll nodes) sleeps: a plant polls at 1-100 Hz,
+   * where the sleeping wait's 70-180 µs is far inside a poll period and is published as dispatch
+   * lag, while spinning costs each job CPU (+1 % of a core at 100/s, +9-10 % at 1,000/s), adds up
+   * over a gateway's jobs, and on a machine busy with other work was the thread kept waiting.
    */
   PURPOSE_PRECISION: Object.freeze({ poll: 'sleep', measure: 'spin' }),
   /** Latency summary interval */
