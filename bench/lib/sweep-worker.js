@@ -25,7 +25,7 @@ async function main () {
   for (let i = 0; i < warmup; i++) await client.request(op);
   for (const rate of rates) {
     const recorder = new Recorder({ policy: 'capped' });
-    const s = startSchedule({ clients: [client], nextOp: () => op, ratePerSec: rate, durationMs: stepMs, policy: 'capped', timeoutMs: 1000, recorder });
+    const s = startSchedule({ clients: [client], nextOp: () => op, ratePerSec: rate, durationMs: stepMs, policy: 'capped', precision: 'spin', timeoutMs: 1000, recorder });
     const out = await s.done;
     const snap = recorder.snapshot();
     const secs = Math.max(Number(out.endNs - out.startNs) / 1e9, stepMs / 1000);

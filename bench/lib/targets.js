@@ -236,11 +236,11 @@ function otherTargets (results) {
     else out.push(absent(t, '≥ 10×', 'isolation question not run'));
   }
 
-  const t8 = 'Sweep: nines holds the offered rate, p99 flat, up to ≥ 80 % of its closed-loop capacity';
+  const t8 = 'Sweep: nines holds the offered rate, p99 flat, up to ≥ 90 % of its closed-loop capacity';
   const s = findRow(results, 'sweep', 'nines-held');
-  if (s) out.push(withContext(atLeast(t8, s.agg.heldFraction.median, 0.8, `held ${fmtInt(s.agg.heldRate.median)} of ${fmtInt(s.agg.capacity.median)} req/s`),
+  if (s) out.push(withContext(atLeast(t8, s.agg.heldFraction.median, 0.9, `held ${fmtInt(s.agg.heldRate.median)} of ${fmtInt(s.agg.capacity.median)} req/s`),
     sweepContext(results)));
-  else out.push(absent(t8, '≥ 0.80×', 'sweep question not run'));
+  else out.push(absent(t8, '≥ 0.90×', 'sweep question not run'));
 
   const t9 = 'Recorder ≤ 200 ns per sample';
   const rec = findRow(results, 'recorder', 'record');
@@ -464,11 +464,70 @@ function busTargets (results) {
 }
 
 /**
+ * Issue 20's fixed-rate targets (question 15), per CPU placement, against the C open-loop reference
+ * at the same rate: with precise waits (spin) p50 ≤ C's + 10 µs, p99 ≤ 1.5× C's, p99.9 ≤ 2× C's,
+ * max ≤ 2 ms and dispatch lag p99 ≤ 20 µs; with the sleeping wait dispatch lag p99 ≤ 150 µs; each
+ * at every rate of the run (the worst rate's median over rounds is judged, and named). Pipelined
+ * at 8 in flight: p99 ≤ 1.5× the C client's at the same rate.
+ * @param {object[]} results
+ * @returns {object[]}
+ */
+function fixedRateTargets (results) {
+  const q = results.find((r) => r.name === 'fixed-rate');
+  const placements = q && q.placements ? q.placements : ['one', 'two'];
+  const out = [];
+  for (const p of placements) {
+    const where = PLACE[p] || p;
+    const why = !q ? 'fixed-rate question (15) not run' : 'no C reference rows';
+    const texts = {
+      p50: `Fixed rate, ${where}, precision spin: p50 ≤ the C reference's + 10 µs at every rate`,
+      p99: `Fixed rate, ${where}, precision spin: p99 ≤ 1.5× the C reference's at every rate`,
+      p999: `Fixed rate, ${where}, precision spin: p99.9 ≤ 2× the C reference's at every rate`,
+      max: `Fixed rate, ${where}, precision spin: max ≤ 2 ms at every rate`,
+      lag: `Fixed rate, ${where}, precision spin: dispatch lag p99 ≤ 20 µs at every rate`,
+      lagSleep: `Fixed rate, ${where}, precision sleep: dispatch lag p99 ≤ 150 µs at every rate`,
+      pipe: `Fixed rate, ${where}: pipelined (8 in flight, spin) p99 ≤ 1.5× the C reference's at 40 % of its closed-loop rate`
+    };
+    const ratios = (mode) => (q ? q.sections.flatMap((sec) => sec.rows.filter((r) => r.id.startsWith(`ratio-${mode}-`) && r.id.endsWith(`-${p}`))) : [])
+      .map((row) => findRow(results, 'fixed-rate', row.id)).filter(Boolean);
+    // a rate the C reference did not hold in every round is no rate to compare at: named, not judged
+    const cHeld = (r) => { const c = findRow(results, 'fixed-rate', `c-${r.row.offered}-${p}`); return c && c.agg.held && c.agg.held.min === 1; };
+    const unheld = [...new Set(ratios('spin').filter((r) => !cHeld(r)).map((r) => r.row.offered))];
+    const spin = ratios('spin').filter(cHeld);
+    const sleep = ratios('sleep').filter(cHeld);
+    if (!spin.length) {
+      out.push(...Object.values(texts).map((t) => absent(t, '', why)));
+      continue;
+    }
+    // the worst rate by the median over rounds of one figure
+    const worst = (rows, key) => rows.reduce((w, r) => (r.agg[key] && (!w || r.agg[key].median > w.agg[key].median) ? r : w), null);
+    const at = (r) => `at ${fmtInt(r.row.offered)}/s${unheld.length ? ` (not judged at ${unheld.map(fmtInt).join(', ')}/s, which the C reference did not hold)` : ''}`;
+    const rounds = spin[0].row.runs.length;
+    const ctx = 'this 2-core machine is shared: a descheduled process adds milliseconds to either client, and bench/stalls.js puts each such excursion down to its cause (bench/README.md)';
+    const w50 = worst(spin, 'p50Diff');
+    out.push(withContext(atMost(texts.p50, (w50.agg.p50Diff.median + 0) / 10e3, 1, `${fmtNs(w50.agg.p50Diff.median)} over C's p50 ${at(w50)}, the worst rate`), ctx));
+    const w99 = worst(spin, 'p99Ratio');
+    out.push(withContext(atMost(texts.p99, w99.agg.p99Ratio.median, 1.5, `${at(w99)}, the worst rate; ${ratioSpread(w99.agg.p99Ratio, rounds)}`), ctx));
+    const w999 = worst(spin, 'p999Ratio');
+    out.push(withContext(atMost(texts.p999, w999.agg.p999Ratio.median, 2, `${at(w999)}, the worst rate; ${ratioSpread(w999.agg.p999Ratio, rounds)}`), ctx));
+    const wMax = worst(spin, 'max');
+    out.push(withContext(atMost(texts.max, wMax.agg.max.median / 2e6, 1, `${fmtNs(wMax.agg.max.median)} ${at(wMax)} (the C reference's max there ${fmtNs(wMax.agg.cMax.median)})`), ctx));
+    const wLag = worst(spin, 'lagP99');
+    out.push(withContext(atMost(texts.lag, wLag.agg.lagP99.median / 20e3, 1, `${fmtNs(wLag.agg.lagP99.median)} ${at(wLag)}, the worst rate`), ctx));
+    const wSleep = sleep.length ? worst(sleep, 'lagP99') : null;
+    out.push(wSleep ? withContext(atMost(texts.lagSleep, wSleep.agg.lagP99.median / 150e3, 1, `${fmtNs(wSleep.agg.lagP99.median)} ${at(wSleep)}, the worst rate`), ctx) : absent(texts.lagSleep, '≤ 150 µs', why));
+    const pipe = findRow(results, 'fixed-rate', `pipe-ratio-${p}`);
+    out.push(pipe ? withContext(atMost(texts.pipe, pipe.agg.p99Ratio.median, 1.5, `${at(pipe)}; ${ratioSpread(pipe.agg.p99Ratio, pipe.row.runs.length)}`), ctx) : absent(texts.pipe, '≤ 1.5×', why));
+  }
+  return out;
+}
+
+/**
  * @param {object[]} results every question's result of this run
  * @returns {object[]} targets in the issue's order
  */
 function evaluateTargets (results) {
-  return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results), ...busTargets(results)];
+  return [...modbusTargets(results), ...otherTargets(results), ...deviceTargets(results), ...pipeliningTargets(results), ...busTargets(results), ...fixedRateTargets(results)];
 }
 
 module.exports = { evaluateTargets, allocationTargets, ALLOC_BASELINE, ALLOC_GUARDED };

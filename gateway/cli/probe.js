@@ -40,6 +40,9 @@ Options:
   --rate <r>            max (closed loop, default) or a fixed rate such as 1000/s (runs in a
                         worker thread); a run that achieves < 95 % of it is marked "fell behind"
   --policy <p>          catch-up after a stall at a fixed rate: capped (default), burst, skip
+  --precision <p>       how each send waits for its intended time at a fixed rate: spin (default:
+                        sleeps most of the gap and spins the last 50-200 µs, a few µs late, for CPU)
+                        or sleep (no spinning, 70-180 µs late in a worker thread)
   --timeout <d>         per-request timeout (default 1s)
   --warmup <n>          requests per run sent first and not recorded (default 0); at a fixed
                         rate a closed loop, then up to one second of the paced schedule
@@ -68,6 +71,7 @@ async function main (argv) {
     duration: { type: 'string' },
     rate: { type: 'string' },
     policy: { type: 'string', default: 'capped' },
+    precision: { type: 'string' },
     timeout: { type: 'string' },
     warmup: { type: 'string' },
     hgrm: { type: 'string' },
@@ -97,6 +101,7 @@ async function main (argv) {
     // read, defaulted and checked by the job-spec builder, as a job's in the gateway config are
     ratePerSec: values.rate,
     policy: values.policy,
+    precision: values.precision,
     timeoutMs: values.timeout,
     warmup: values.warmup === undefined ? 0 : Number(values.warmup),
     // a fixed rate runs in a worker unless told otherwise (runProbe's default); --worker moves closed loop there too
@@ -114,7 +119,7 @@ async function main (argv) {
   if (values.hgrm) fs.mkdirSync(values.hgrm, { recursive: true });
 
   const { runProbe } = require('../measure/probe');
-  const run = flagErrors(() => runProbe(opts), { ratePerSec: '--rate', timeoutMs: '--timeout' });
+  const run = flagErrors(() => runProbe(opts), { ratePerSec: '--rate', timeoutMs: '--timeout', precision: '--precision' });
   const tty = process.stderr.isTTY && !values.json;
   if (tty) {
     run.on('progress', (p) => {
@@ -177,6 +182,10 @@ function formatTable (runs) {
   const title = first ? `${first.model} ${first.label} (${how}), latency in ms` : 'no runs';
   const notes = [];
   for (const r of runs) {
+    // the instrument's own error beside its figures: how late the probe itself sent (design.md)
+    if (r.offered && r.lag && typeof r.lag.p99 === 'number') {
+      notes.push(`${r.connections}x${r.inflight > 1 ? ` ×${r.inflight}` : ''} the probe's own lateness (dispatch lag, precision ${r.precision}): p50 ${ms(r.lag.p50)}, p99 ${ms(r.lag.p99)}, max ${ms(r.lag.max)} ms`);
+    }
     if (r.inflightEffective < r.inflight) {
       notes.push(`${r.connections}x ×${r.inflight}: the device did not serve pipelined requests (NINES_ERR_PIPELINE_UNSUPPORTED); the client fell back to ${r.inflightEffective} in flight, and the requests it dropped count as timeouts.`);
     }

@@ -18,6 +18,8 @@ Options:
   --workers <n>      connections (default 20; fewer are used at low rates, at least 10 req/s each)
   --timeout <d>      per-request timeout (default 1s)
   --policy <p>       catch-up after a stall: burst (default: the full offered load), capped, skip
+  --precision <p>    how each send waits for its intended time: spin (default: the last 50-200 µs
+                     spun, a few µs late, for CPU) or sleep (70-180 µs late)
   --json             print JSON
 `;
 
@@ -30,6 +32,7 @@ async function main (argv) {
     workers: { type: 'string', default: '20' },
     timeout: { type: 'string' },
     policy: { type: 'string', default: 'burst' },
+    precision: { type: 'string' },
     json: { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
@@ -49,8 +52,9 @@ async function main (argv) {
     stepMs: parseDuration(values.step, '--step'),
     workers: posInt(values.workers, 'workers', 1024),
     timeoutMs: values.timeout,
-    policy: values.policy
-  }), { ratePerSec: '--rates', timeoutMs: '--timeout' });
+    policy: values.policy,
+    precision: values.precision
+  }), { ratePerSec: '--rates', timeoutMs: '--timeout', precision: '--precision' });
   if (!values.json) {
     process.stdout.write(header() + '\n');
     run.on('step', (s) => process.stdout.write([row(s), ...errorLines(s.errorsByCode, ' '.repeat(11))].join('\n') + '\n'));

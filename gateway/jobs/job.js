@@ -112,6 +112,7 @@ class Job extends EventEmitter {
         count: s.count,
         durationMs: s.durationMs,
         policy: s.policy === 'closed' ? 'capped' : s.policy,
+        precision: s.precision,
         timeoutMs: opts && opts.timeoutMs,
         recorder: this.recorder,
         startDelayMs,

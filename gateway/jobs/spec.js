@@ -20,7 +20,7 @@ const J = require('./limits');
  * comes in ("1000/s", "max", a number per second).
  */
 
-const { POLICIES, PURPOSE_POLICY, VALUE_MODES } = J;
+const { POLICIES, PURPOSE_POLICY, PRECISIONS, PURPOSE_PRECISION, VALUE_MODES } = J;
 const OP_KEYS = Object.freeze(['command', 'generator', 'read', 'write', 'tags']);
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -41,6 +41,7 @@ const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
  * @property {number} ratePerSec Infinity for closed loop
  * @property {number} connections lanes: requests the job may have in flight at once (≤ the device's connections)
  * @property {'burst'|'capped'|'skip'|'closed'} policy
+ * @property {'spin'|'sleep'} precision how the job waits for each intended time (limits.js PURPOSE_PRECISION)
  * @property {number|undefined} count
  * @property {number|undefined} durationMs
  * @property {number} intervalMs summary interval
@@ -52,7 +53,7 @@ const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 /**
  * Builds and checks a job spec.
  * @param {object} input {name, label?, device?, unit?, target?, command|generator|read|write|tags, ratePerSec?, connections?,
- *   policy?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}; ratePerSec is a number per
+ *   policy?, precision?, count?, durationMs?, intervalMs?, timeoutMs?, values?, decode?}; ratePerSec is a number per
  *   second, Infinity or "max" (closed loop, the default), or a rate as written ("1000/s", "60/min", "10Hz")
  * @param {object} [ctx]
  * @param {{name: string, target: object, maxConnections: number}} [ctx.device] the device the job runs on
@@ -93,6 +94,8 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   }
   const policy = input.policy === undefined ? PURPOSE_POLICY[purpose] : input.policy;
   if (!POLICIES.includes(policy)) throw invalid('policy', policy, `must be one of ${POLICIES.join(', ')}`);
+  const precision = input.precision === undefined ? PURPOSE_PRECISION[purpose] : input.precision;
+  if (!PRECISIONS.includes(precision)) throw invalid('precision', precision, `must be one of ${PRECISIONS.join(', ')}`);
   const writes = isWrite(kind, input[kind], target);
   // a write that missed its slot must never go out late: a setpoint replayed after an outage
   // moves a real actuator at the wrong time
@@ -122,6 +125,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
     ratePerSec,
     connections,
     policy: ratePerSec === Infinity ? 'closed' : policy,
+    precision,
     count: input.count,
     durationMs: input.durationMs,
     intervalMs,

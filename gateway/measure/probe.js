@@ -56,6 +56,8 @@ const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
  * @property {number|string} [ratePerSec] Infinity or "max" (closed loop, the job-spec default), or a rate
  *   ("1000/s"), read by jobs/spec.js
  * @property {'burst'|'capped'|'skip'} [policy='capped']
+ * @property {'spin'|'sleep'} [precision='spin'] how each send waits for its intended time (a measurement
+ *   spins the last stretch: jobs/limits.js PURPOSE_PRECISION)
  * @property {number|string} [timeoutMs] ms or a duration ("500ms"); default and ceiling devices/limits.js
  * @property {number} [connectTimeoutMs] default devices/limits.js
  * @property {boolean} [inWorker] run in a worker thread; default: yes for a fixed rate, no for closed loop
@@ -74,6 +76,7 @@ const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
  * @property {string} model device model for file names (`ED-588`, `modbus`)
  * @property {string} name file-name stem, e.g. `ED-588-@AA-1x`
  * @property {string} policy `closed-loop`, `capped`, `burst` or `skip`
+ * @property {'spin'|'sleep'} precision how the sends waited for their intended times
  * @property {number} count planned requests
  * @property {number} ok
  * @property {number} errors
@@ -137,10 +140,11 @@ function checkProbeOptions (opts) {
   // their defaults), before any connection is opened
   const spec = buildJobSpec({
     name: 'probe', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write,
-    ratePerSec: o.ratePerSec, policy: o.policy, count: o.count, durationMs: o.count === undefined ? o.durationMs : undefined, timeoutMs: o.timeoutMs
+    ratePerSec: o.ratePerSec, policy: o.policy, precision: o.precision, count: o.count, durationMs: o.count === undefined ? o.durationMs : undefined, timeoutMs: o.timeoutMs
   }, { purpose: 'measure' });
   o.policy = spec.policy === 'closed' ? o.policy : spec.policy;
   o.ratePerSec = spec.ratePerSec;
+  o.precision = spec.precision;
   o.timeoutMs = spec.timeoutMs === undefined ? DL.TIMEOUT_MS : spec.timeoutMs;
   if (!Array.isArray(o.connections) || o.connections.length === 0 || o.connections.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) {
     fail('connections', o.connections, 'must be a non-empty list of whole numbers 1-1024');
@@ -196,7 +200,7 @@ async function probeInline (o, ee, control) {
       const closed = o.ratePerSec === Infinity;
       const inSchedule = closed ? o.warmup : Math.min(o.warmup, Math.ceil(o.ratePerSec));
       if (o.warmup > 0 && !closed) {
-        const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, recorder: new latency.Recorder() });
+        const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
         control.schedule = warm;
         await warm.done;
       }
@@ -220,6 +224,7 @@ async function probeInline (o, ee, control) {
         count: o.count,
         durationMs: o.count === undefined ? o.durationMs : undefined,
         policy: o.policy,
+        precision: o.precision,
         timeoutMs: o.timeoutMs,
         recorder,
         onError: (err) => failures.add(err),
@@ -255,6 +260,7 @@ async function probeInline (o, ee, control) {
         name: fileStem(`${model}-${source.label}-${n}x${k > 1 ? `-${k}inflight` : ''}${o.reconnectEach ? '-reconnect' : ''}`),
         reconnectEach: o.reconnectEach === true,
         policy: o.ratePerSec === Infinity ? 'closed' : o.policy,
+        precision: o.precision,
         count: outcome.planned,
         ok: snap.ok,
         errors: snap.errors,

@@ -33,6 +33,7 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
  * @param {number} [opts.workers=20] connections
  * @param {number|string} [opts.timeoutMs] ms or a duration; default and ceiling devices/limits.js
  * @param {'burst'|'capped'|'skip'} [opts.policy='burst'] burst: an overloaded device sees the full offered load
+ * @param {'spin'|'sleep'} [opts.precision='spin'] how each send waits for its intended time (jobs/limits.js PURPOSE_PRECISION)
  * @param {number} [opts.settleMs=0] pause between steps
  * @returns {EventEmitter & {promise: Promise<{steps: object[], saturation: object|null, below: object|null, above: object|null}>, stop: () => void}}
  *   events: 'step' (step result)
@@ -45,11 +46,12 @@ function runSweep (opts) {
   }
   // the one job-spec module reads and checks each step's job (a sweep is a measurement: one rate per
   // step): the operation, policy, rate and timeout, with their defaults
-  const specs = o.rates.map((rate) => buildJobSpec({ name: 'sweep', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write, ratePerSec: rate, policy: o.policy, timeoutMs: o.timeoutMs }, { purpose: 'measure' }));
+  const specs = o.rates.map((rate) => buildJobSpec({ name: 'sweep', target: o.target, command: o.command, generator: o.generator, read: o.read, write: o.write, ratePerSec: rate, policy: o.policy, precision: o.precision, timeoutMs: o.timeoutMs }, { purpose: 'measure' }));
   if (specs.some((s) => s.ratePerSec === Infinity)) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `sweep rates must be fixed rates (a sweep offers each as a load; "max" is none); got ${JSON.stringify(o.rates)}`, { field: 'rates' });
   }
   o.rates = specs.map((s) => s.ratePerSec);
+  o.precision = specs[0].precision;
   o.timeoutMs = specs[0].timeoutMs === undefined ? DL.TIMEOUT_MS : specs[0].timeoutMs;
   const source = createOpSource(o, o.target);
   if (!(Number.isInteger(o.workers) && o.workers >= 1 && o.workers <= 1024)) {
@@ -78,6 +80,7 @@ async function sweep (o, source, ee, control) {
         ratePerSec: rate,
         durationMs: o.stepMs,
         policy: o.policy,
+        precision: o.precision,
         timeoutMs: o.timeoutMs,
         recorder,
         onError: (err) => failures.add(err)
@@ -95,6 +98,7 @@ async function sweep (o, source, ee, control) {
       const step = {
         offered: rate,
         workers,
+        precision: o.precision,
         achieved: completed / Math.max(elapsedS, o.stepMs / 1000),
         planned: offered,
         completed,

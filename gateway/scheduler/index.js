@@ -37,6 +37,7 @@ const { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue } = require('./w
  */
 
 const POLICIES = ['burst', 'capped', 'skip'];
+const PRECISIONS = ['spin', 'sleep'];
 const TIMEOUT = 'NINES_ERR_REPLY_TIMEOUT';
 const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
 
@@ -50,6 +51,9 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
  * @property {number} [count] total planned requests (sent + skipped); omitted = unbounded
  * @property {number} [durationMs] stop planning requests intended after t0 + durationMs
  * @property {'burst'|'capped'|'skip'} [policy='capped']
+ * @property {'spin'|'sleep'} [precision='sleep'] how a lane waits for its intended time (wait.js):
+ *   `spin` sleeps through most of the gap and spins the last stretch (tens of µs late at most, at the
+ *   cost of CPU); `sleep` sleeps to the deadline (Atomics.wait's 40-90 µs slack, or a timer's ms)
  * @property {number} [timeoutMs] per-request timeout passed to the client
  * @property {object} recorder a latency Recorder (recordOk/recordError/recordTimeout/recordSkipped)
  * @property {(reply: object, connection: number) => void} [onReply] called after each reply is recorded;
@@ -206,6 +210,8 @@ class Lane {
     this.allowed = 0;
     /** @type {number} the deadline wait() wakes the lane at */
     this.at = 0;
+    /** wait.js: spin the last stretch before `at` */
+    this.spin = s.o.precision === 'spin';
     this.phase = START;
     // bound once: the promise path's callbacks and the closed loop's pause after a refusal
     this.onOk = (reply) => this.onReply(reply);
@@ -359,7 +365,7 @@ function checkOptions (opts) {
     throw new NinesError('NINES_ERR_INVALID_ARG', `schedule ${field} ${rule}; got ${describe(value)}`, { field, value: describe(value) });
   };
   if (!opts || typeof opts !== 'object') fail('options', opts, 'must be an object');
-  const o = { policy: 'capped', ratePerSec: Infinity, startDelayMs: 0, ...opts };
+  const o = { policy: 'capped', precision: 'sleep', ratePerSec: Infinity, startDelayMs: 0, ...opts };
   if (!Array.isArray(o.clients) || o.clients.length === 0 || o.clients.some((c) => !c || typeof c.request !== 'function')) {
     fail('clients', o.clients, 'must be a non-empty array of driver clients');
   }
@@ -368,6 +374,7 @@ function checkOptions (opts) {
     fail('ratePerSec', o.ratePerSec, 'must be a positive number or Infinity (closed loop)');
   }
   if (!POLICIES.includes(o.policy)) fail('policy', o.policy, `must be one of ${POLICIES.join(', ')}`);
+  if (!PRECISIONS.includes(o.precision)) fail('precision', o.precision, `must be one of ${PRECISIONS.join(', ')}`);
   if (o.count !== undefined && !(Number.isInteger(o.count) && o.count >= 0)) fail('count', o.count, 'must be a whole number ≥ 0');
   if (o.warmup !== undefined && !(Number.isInteger(o.warmup) && o.warmup >= 0)) fail('warmup', o.warmup, 'must be a whole number ≥ 0');
   if (o.onWarm !== undefined && typeof o.onWarm !== 'function') fail('onWarm', o.onWarm, 'must be a function');
@@ -386,4 +393,4 @@ function describe (v) {
   return JSON.stringify(v);
 }
 
-module.exports = { startSchedule, POLICIES };
+module.exports = { startSchedule, POLICIES, PRECISIONS };

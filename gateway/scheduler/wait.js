@@ -11,21 +11,37 @@ const { isMainThread } = require('node:worker_threads');
  * old generation and collected by full mark-compacts). `fromHrtime()` converts a driver's
  * bigint stamps (sentNs, doneNs) to the same scale.
  *
- * A waiter is an object with `at` (ns, this scale) and `wake()`; it is called once, at or after
- * `at`, never before. Callbacks, not promises: a lane waits without allocating anything.
+ * A waiter is an object with `at` (ns, this scale), `wake()` and optionally `spin` (true: a precise
+ * wait); wake() is called once, at or after `at`, never before. Callbacks, not promises: a lane
+ * waits without allocating anything.
+ *
+ * Two precisions (issue 20), chosen per waiter:
+ * - `sleep` (spin false): sleep to the deadline itself. Cheap, and late by the sleep's own slack:
+ *   Atomics.wait wakes 40-90 us late, a libuv timer up to a millisecond or more.
+ * - `spin` (spin true): sleep through most of the gap, wake a little early (the spin window: how
+ *   late this thread's sleeps have lately ended, plus a margin, at most SPIN_WINDOW_NS), and spin
+ *   the last stretch on the clock, as the C reference client does with clock_nanosleep and a short
+ *   spin. With nothing of the thread in flight the spin is a plain loop (nothing is there to read); with
+ *   replies pending, and on the main thread, it is turns of the event loop (setImmediate), so
+ *   sockets are read as replies come and the caller's loop is never blocked. It costs CPU: at most
+ *   the window (≤ SPIN_WINDOW_NS) of spinning per wait with nothing in flight, PRECISE_NS while
+ *   replies are pending or on the main thread, where only timers can sleep.
  *
  * libuv keeps loop time in whole milliseconds, so a timer may fire up to 1 ms early
  * (nodejs/node#26578); the scheduler must never send before the intended time, so after a timer
  * fires we look at the clock again. For the last stretch below two milliseconds:
- * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer. Blocking that loop is not
- *   ours to do, and busy-spinning would burn a core on an edge PC;
+ * - on the main thread (Node-RED's loop, or `inline` mode): a 1 ms timer (sleep), or turns of the
+ *   loop (spin). Blocking that loop is not ours to do;
  * - in a worker thread: one driver per thread serves every waiting lane of every job in that thread:
- *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline (sub-millisecond
- *     precision: about 0.1 ms late, never early). Nothing else of this thread can be delayed by it;
+ *   - nothing of this thread in flight: `Atomics.wait` until the earliest deadline, or until the
+ *     earliest spinning waiter's window opens (sub-millisecond precision: about 0.1 ms late, never
+ *     early). Nothing else of this thread can be delayed by it;
  *   - replies pending: never block (a blocked thread reads its replies late, which at thousands of
  *     requests per second caps the thread's throughput). Due deadlines are released each time a
  *     reply completes (`releaseDue`, called by the scheduler), which at high rates happens every few
- *     tens of microseconds, with a 1 ms timer as the fallback when replies are slow.
+ *     tens of microseconds, with a 1 ms timer as the fallback when replies are slow (sleep) or
+ *     turns of the loop (spin).
+ * Every deadline that has come is released at once, in deadline order, whichever job it is of.
  * The lateness that remains is measured and published as dispatch lag.
  */
 
@@ -37,6 +53,38 @@ const PRECISE_NS = 2 * NS_PER_MS;
  * is spent turning the event loop instead: near a connection's capacity the gap left after a reply
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
 const SPIN_NS = 100000;
+/** The most a spinning waiter's sleep ends before its deadline: Atomics.wait's slack (40-90 us,
+ * measured on Linux: the kernel's default 50 us timer slack plus the wake-up) with a margin, so the
+ * sleep is over before the deadline nearly always */
+const SPIN_WINDOW_NS = 200000;
+/** The least spin window, and the margin over the recent slack. A window wider than the sleeps'
+ * slack is spun for nothing: at 5,000/s a 200 us window spun the whole gap, a core's worth of CPU */
+const SPIN_WINDOW_MIN_NS = 50000;
+const SPIN_MARGIN_NS = 50000;
+/** Before a spin window, a sleep shorter than this is not worth a system call: it is spun too */
+const SPIN_SLEEP_MIN_NS = 10000;
+/** Each sleep's slack counts in full; what is recorded fades by 1/64 per sleep after, so one
+ * descheduled wake-up widens the window for a few hundred sleeps, not for good */
+const SLACK_FADE = 63 / 64;
+
+/**
+ * How late this thread's sleeps (Atomics.wait) have lately ended: the highest recent slack, fading.
+ * It sets the spin window, so the window follows the machine.
+ */
+const slack = {
+  /** until a sleep says otherwise: the middle of Atomics.wait's usual 40-90 us */
+  ns: 60000,
+  /** @param {number} lateNs how long after its timeout a sleep ended (0: a wait spun without sleeping, which only fades what is recorded) */
+  observe (lateNs) {
+    const faded = this.ns * SLACK_FADE;
+    this.ns = lateNs > faded ? lateNs : faded;
+  },
+  /** @returns {number} the spin window, ns */
+  window () {
+    const w = this.ns + SPIN_MARGIN_NS;
+    return w < SPIN_WINDOW_MIN_NS ? SPIN_WINDOW_MIN_NS : w > SPIN_WINDOW_NS ? SPIN_WINDOW_NS : w;
+  }
+};
 
 /** The origin of nowNs(), as a bigint and as a Number */
 const BASE = process.hrtime.bigint();
@@ -71,9 +119,18 @@ function toHrtime (ns) {
 const inflight = { count: 0 };
 
 /**
+ * What the spinning did in this thread, for tests and diagnostics: the number of spins (a stretch
+ * of spinning that ends at a deadline) and how long before its deadline a spin started at most
+ * (ns): the bound of a spin, whatever the machine does to the thread while it spins. Counters
+ * only, never read on the hot path.
+ */
+const spinStats = { spins: 0, maxLeadNs: 0, startNs: -1 };
+
+/**
  * @typedef {object} Waiter
  * @property {number} at the deadline, ns as nowNs() counts
  * @property {() => void} wake called once, at or after `at`
+ * @property {boolean} [spin] true: spin the last stretch (precision spin); otherwise sleep to `at`
  */
 
 /**
@@ -90,11 +147,35 @@ function wait (waiter, canBlock = !isMainThread) {
   return true;
 }
 
-/** Main-thread wait: timers only, re-checking the clock because timers fire early. @param {Waiter} w */
+/** Main-thread wait: timers, re-checking the clock because timers fire early; a spinning waiter turns the loop for the last 2 ms. @param {Waiter} w */
 function timerWait (w) {
-  const rem = w.at - nowNs();
-  if (rem <= 0) { w.wake(); return; }
-  setTimeout(timerWait, rem >= PRECISE_NS ? Math.floor(rem / NS_PER_MS) - 1 : 1, w);
+  const now = nowNs();
+  const rem = w.at - now;
+  if (rem <= 0) {
+    if (w.spin === true) spinEnded();
+    w.wake();
+    return;
+  }
+  if (rem >= PRECISE_NS) setTimeout(timerWait, Math.floor(rem / NS_PER_MS) - 1, w);
+  else if (w.spin === true) { spinning(now, w.at); setImmediate(timerWait, w); } else setTimeout(timerWait, 1, w);
+}
+
+/**
+ * A spin is under way at `now` for the deadline `at` (its first turn starts it).
+ * @param {number} now
+ * @param {number} at
+ */
+function spinning (now, at) {
+  if (spinStats.startNs >= 0) return;
+  spinStats.startNs = now;
+  if (at - now > spinStats.maxLeadNs) spinStats.maxLeadNs = at - now;
+}
+
+/** A spin reached its deadline. */
+function spinEnded () {
+  if (spinStats.startNs < 0) return;
+  spinStats.spins++;
+  spinStats.startNs = -1;
 }
 
 /** The per-thread deadline driver of worker threads. */
@@ -105,7 +186,10 @@ const driver = {
   due: [],
   timer: null,
   timerAt: 0,
+  /** an immediate (a turn of the loop) is pending */
   precise: false,
+  /** the spin window wakeBy() used, ns */
+  win: SPIN_WINDOW_NS,
 
   /** @param {Waiter} w */
   add (w) {
@@ -118,32 +202,57 @@ const driver = {
     this.schedule();
   },
 
-  /** Wakes every waiter whose deadline has come, after taking them out. @returns {number} now */
+  /** Wakes every waiter whose deadline has come, in deadline order, after taking them all out. @returns {number} now */
   release () {
     const now = nowNs();
     const ws = this.waiters;
     let n = 0;
     while (n < ws.length && ws[n].at <= now) n++;
     if (n === 0) return now;
+    if (spinStats.startNs >= 0) spinEnded();
     const due = this.due;
     const from = due.length;
     for (let i = 0; i < n; i++) due.push(ws[i]);
     ws.copyWithin(0, n);
     ws.length -= n;
-    // a woken lane may wait again at once, and wake others: they go past `to`
+    // every due waiter is taken out before the first is woken, so all of them go before anything a
+    // woken one starts (its send is a write; its reply comes in a later turn). A woken lane may wait
+    // again at once, and wake others: they go past `to`
     const to = due.length;
     for (let i = from; i < to; i++) due[i].wake();
     due.length = from;
     return now;
   },
 
+  /**
+   * When the thread must be awake: the earliest deadline, or earlier, the window of the first
+   * spinning waiter (only waiters due within the window of the first can open one sooner).
+   * @returns {number}
+   */
+  wakeBy () {
+    const ws = this.waiters;
+    const win = slack.window();
+    this.win = win;
+    let by = ws[0].at;
+    for (let i = 0; i < ws.length && ws[i].at - win < by; i++) {
+      if (ws[i].spin === true) { by = ws[i].at - win; break; }
+    }
+    return by;
+  },
+
   schedule () {
     const now = this.release();
     if (this.waiters.length === 0 || this.precise) return;
-    const rem = this.waiters[0].at - now;
-    if (rem >= PRECISE_NS || inflight.count > 0) {
-      // a timer: long waits, or short ones while replies (which also release deadlines) are pending
-      const at = rem >= PRECISE_NS ? this.waiters[0].at - NS_PER_MS : now + NS_PER_MS;
+    const by = this.wakeBy();
+    const rem = by - now;
+    // a spinning waiter's window is open, or one is near while replies are pending: turn the loop
+    const spin = rem <= 0 || (inflight.count > 0 && rem < PRECISE_NS && by !== this.waiters[0].at);
+    if (!spin && (rem >= PRECISE_NS || (inflight.count > 0 && rem >= SPIN_NS))) {
+      // a timer: long waits, or short ones while replies (which also release deadlines) are pending.
+      // Not the last SPIN_NS, whatever is pending: a 1 ms timer then costs up to a millisecond of
+      // lateness to save at most SPIN_NS of turning the loop (many jobs in one thread nearly
+      // always have a reply pending)
+      const at = rem >= PRECISE_NS ? by - NS_PER_MS : now + NS_PER_MS;
       if (this.timer !== null && this.timerAt <= at) return;
       if (this.timer !== null) clearTimeout(this.timer);
       this.timerAt = at;
@@ -151,6 +260,7 @@ const driver = {
       return;
     }
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
+    if (spin) spinning(now, by + this.win);
     this.precise = true;
     setImmediate(onImmediate);
   },
@@ -159,12 +269,77 @@ const driver = {
     this.precise = false;
     const now = this.release();
     if (this.waiters.length === 0) return;
-    const rem = this.waiters[0].at - now;
-    if (rem >= SPIN_NS && rem < PRECISE_NS && inflight.count === 0) Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
-    // schedule() releases what came due while blocked, then picks the next way to wait
+    const by = this.wakeBy();
+    const rem = by - now;
+    // a sleep shorter than SPIN_NS overshoots a sleeping waiter's deadline by more than it saves;
+    // a spinning waiter's window already starts that much early, so any sleep up to it pays
+    const least = by === this.waiters[0].at ? SPIN_NS : SPIN_SLEEP_MIN_NS;
+    if (rem >= least && rem < PRECISE_NS && inflight.count === 0) {
+      Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
+      // how late the sleep ended sets the next spin windows
+      slack.observe(nowNs() - now - rem);
+    }
+    // Nothing of this thread in flight and a spinning waiter first, within its window: spin right
+    // here, as the C client does. No reply can be delayed (there is none to read), and turns of the
+    // event loop allocate (an immediate each, a bigint per clock reading) enough to bring a
+    // scavenge every few milliseconds of spinning, itself 0.1-0.2 ms
+    const first = this.waiters[0];
+    if (inflight.count === 0 && first.spin === true) {
+      const t = nowNs();
+      if (first.at > t && first.at - t <= this.win) {
+        // a wait spun through without a sleep still fades the window: otherwise a window as wide as
+        // the gap between requests would never see a sleep again, and never narrow
+        if (!(rem >= least)) slack.observe(0);
+        spinning(t, first.at);
+        spinUntil(first.at);
+      }
+    }
+    // schedule() releases what came due while blocked or spinning, then picks the next way to wait
     this.schedule();
   }
 };
+
+/** Busy-work steps between two clock readings of spinUntil() at the end of a spin (about 0.3 µs) */
+const SPIN_STEPS = 100;
+/** A reading every this fraction of what is left: each reading allocates a bigint */
+const SPIN_READ_SHARE = 8;
+/** ns per busy-work step, measured on first use (the least of a few tries: a try descheduled midway only reads longer) */
+let spinStepNs = 0;
+let spinSink = 0;
+
+/** @param {number} n steps of integer work @returns {number} a value to keep, so the work is not optimized away */
+function busy (n) {
+  let x = spinSink;
+  for (let i = 0; i < n; i++) x = (x * 31 + i) | 0;
+  return x;
+}
+
+function calibrate () {
+  let best = Infinity;
+  for (let k = 0; k < 5; k++) {
+    const t = nowNs();
+    spinSink = busy(20000);
+    best = Math.min(best, (nowNs() - t) / 20000);
+  }
+  spinStepNs = best > 0 ? best : 1;
+}
+
+/**
+ * Spins on the clock until `at` (bounded by the caller to SPIN_WINDOW_NS). Each reading of the
+ * clock allocates a bigint, and reading it back to back made a scavenge every few milliseconds of
+ * spinning: so between readings it does integer work worth an eighth of what is left, down to
+ * SPIN_STEPS at the end. About 40 readings for a 150 µs spin instead of thousands, still exact to
+ * a fraction of a microsecond.
+ * @param {number} at ns as nowNs() counts
+ */
+function spinUntil (at) {
+  if (spinStepNs === 0) calibrate();
+  let t;
+  while ((t = nowNs()) < at) {
+    const n = Math.max(SPIN_STEPS, Math.floor((at - t) / SPIN_READ_SHARE / spinStepNs));
+    spinSink = busy(n);
+  }
+}
 
 function onTimer () {
   driver.timer = null;
@@ -183,4 +358,4 @@ function releaseDue () {
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue };
+module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };

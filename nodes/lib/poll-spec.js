@@ -53,6 +53,8 @@ function pollSettings (RED, config, nodeId) {
   if (mode !== 'worker' && mode !== 'inline') throw invalidArg('mode', `mode must be "worker" or "inline"; got ${JSON.stringify(mode)}`);
   // flows saved before the setting existed get the poll default (skip); buildJobSpec checks the rest
   const policy = config.policy === undefined || config.policy === '' ? undefined : config.policy;
+  // likewise the wait (jobs/limits.js PURPOSE_PRECISION: sleep for polling)
+  const precision = config.precision === undefined || config.precision === '' ? undefined : config.precision;
   // "10/s", "1000/min", "10Hz", a period such as "100ms", a bare number (per second) or "max": read
   // by the job-spec builder, as a rate in the gateway's config is; a node saved without one polls
   // at the dialog's default
@@ -69,6 +71,7 @@ function pollSettings (RED, config, nodeId) {
     ratePerSec: rate,
     connections: 1,
     policy,
+    precision,
     intervalMs: num(config, 'interval', 10, 0.1, 3600, false) * 1000,
     values: {
       mode: valuesMode,

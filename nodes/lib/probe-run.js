@@ -31,6 +31,8 @@ function probeOptions (RED, config) {
     durationMs: count === undefined ? durationS * 1000 : undefined,
     ratePerSec: parseRate(typeof rate === 'string' && /^\d+(\.\d+)?$/.test(rate.trim()) ? Number(rate) : rate, 'rate'),
     timeoutMs: device.timeoutMs,
+    // read and checked by the job-spec builder; flows saved before the setting get the measuring default (spin)
+    precision: config.precision === undefined || config.precision === '' ? undefined : config.precision,
     inWorker: true
   };
 }

@@ -108,6 +108,13 @@ describe('gateway/config: every rule names the field path, the value and the rul
     it('catchUp is one of burst, capped, skip', () => {
       expectOne((o) => { o.jobs[0].catchUp = 'later'; }, 'jobs[0].catchUp', /one of burst, capped, skip/);
     });
+    it('precision is spin or sleep, and a job sleeps unless told', () => {
+      expectOne((o) => { o.jobs[0].precision = 'exact'; }, 'jobs[0].precision', /one of spin, sleep/);
+      const c = base();
+      c.jobs[2].precision = 'spin';
+      const jobs = validateConfig(c, { env: {} }).jobs;
+      assert.deepEqual(jobs.map((j) => j.precision), ['sleep', 'sleep', 'spin', 'sleep']);
+    });
     it('count and duration cannot both be set', () => {
       expectOne((o) => { Object.assign(o.jobs[0], { count: 10, duration: '1s' }); }, 'jobs[0].duration', /cannot be combined with count/);
     });

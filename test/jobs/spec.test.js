@@ -29,6 +29,19 @@ describe('jobs/spec: one module builds every job spec', () => {
     assert.equal(buildJobSpec({ name: 'p', command: '@01' }, { device: ascii }).policy, 'closed');
   });
 
+  it('a poll job sleeps to each send and a measurement spins its last stretch, unless told (precision)', () => {
+    assert.equal(buildJobSpec({ name: 'hr', read: '3:0:10', ratePerSec: 100 }, { device: modbus }).precision, 'sleep');
+    assert.equal(buildJobSpec({ name: 'p', command: '@01', ratePerSec: 10 }, { device: ascii, purpose: 'measure' }).precision, 'spin');
+    assert.equal(buildJobSpec({ name: 'hr', read: '3:0:10', ratePerSec: 100, precision: 'spin' }, { device: modbus }).precision, 'spin');
+    assert.equal(buildJobSpec({ name: 'p', command: '@01', ratePerSec: 10, precision: 'sleep' }, { device: ascii, purpose: 'measure' }).precision, 'sleep');
+  });
+
+  for (const bad of ['exact', 'SPIN', '', 1, true, null]) {
+    it(`precision ${JSON.stringify(bad)} is refused with a coded error naming the field`, () => {
+      assert.deepEqual(code(() => buildJobSpec({ name: 'hr', read: '3:0:10', ratePerSec: 100, precision: bad }, { device: modbus })), ['NINES_ERR_INVALID_ARG', 'precision']);
+    });
+  }
+
   it('keeps the device\'s parsed target: it is never parsed again', () => {
     const s = buildJobSpec({ name: 'hr', read: '3:0:10', ratePerSec: 1 }, { device: modbus });
     assert.equal(s.target, modbus.target);

@@ -28,6 +28,14 @@ describe('nines-poll settings', () => {
     }
   });
 
+  it('sleeps to each poll unless told to spin (precision), and refuses another wait naming the field', () => {
+    assert.equal(pollSettings(RED, config('10/s'), 'p').spec.precision, 'sleep');
+    assert.equal(pollSettings(RED, { ...config('10/s'), precision: '' }, 'p').spec.precision, 'sleep');
+    assert.equal(pollSettings(RED, { ...config('10/s'), precision: 'spin' }, 'p').spec.precision, 'spin');
+    assert.throws(() => pollSettings(RED, { ...config('10/s'), precision: 'exact' }, 'p'),
+      (e) => e.code === 'NINES_ERR_INVALID_ARG' && /precision must be one of spin, sleep/.test(e.message));
+  });
+
   it('polls at 10/s when the rate is left empty', () => {
     assert.equal(pollSettings(RED, config(''), 'p').spec.ratePerSec, 10);
   });

@@ -174,6 +174,7 @@ function checkJobs (problems, raw, { devices, options, names: deviceNames, inter
     if (j.unit !== undefined) input.unit = j.unit;
     if (j.connections !== undefined) input.connections = j.connections;
     if (j.catchUp !== undefined) input.policy = j.catchUp;
+    if (j.precision !== undefined) input.precision = j.precision;
     if (j.count !== undefined) input.count = j.count;
     if (durationMs !== undefined) input.durationMs = durationMs;
     let spec;

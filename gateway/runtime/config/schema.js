@@ -104,6 +104,7 @@ const job = {
     rate,
     connections: { type: 'integer', minimum: 1, maximum: D.JOB_MAX_CONNECTIONS, rule: `must be an integer from 1 to ${D.JOB_MAX_CONNECTIONS}` },
     catchUp: { enum: D.CATCH_UP_POLICIES, rule: `must be one of ${D.CATCH_UP_POLICIES.join(', ')}` },
+    precision: { enum: D.PRECISIONS, rule: `must be one of ${D.PRECISIONS.join(', ')} (spin: the last stretch before each send is spun, tens of µs late at most, for CPU; sleep: 50-90 µs late)` },
     count: { type: 'integer', minimum: 1, rule: 'must be an integer >= 1 (requests to send, then the job ends)' },
     duration,
     values

@@ -1,0 +1,77 @@
+'use strict';
+
+/**
+ * Question 15's nines client, in its own process so the bench can pin it (`taskset -c`): `nines
+ * probe` at a fixed rate on one Modbus TCP connection (FC3 ×10 from address 0, unit 1), in a worker
+ * thread as `nines probe --rate` runs it, with the wait asked for (`precision` spin or sleep) and
+ * `inflight` requests in flight. Latency from the intended send time, catch-up `burst` as the C
+ * reference client's (a request whose time has passed goes as soon as the connection is free).
+ *
+ *   node fixed-rate-child.js '<json>'   {port, ratePerSec, precision, inflight, durationMs, warmup}
+ *
+ * Besides the response-time histogram it reports the probe's own dispatch lag (intended → actual
+ * write, the worker's lag histogram) and the process's CPU over the measured run (process.cpuUsage
+ * from the run's first progress report to its result: main thread, worker and libuv together).
+ * The last stdout line is the JSON result.
+ */
+
+const path = require('node:path');
+
+const ROOT = path.join(__dirname, '..', '..');
+
+async function main () {
+  const o = JSON.parse(process.argv[2]);
+  const { runProbe } = require(path.join(ROOT, 'gateway/measure/probe'));
+  const probe = runProbe({
+    target: `modbus+tcp://127.0.0.1:${o.port}?unitId=1`,
+    read: { fc: 3, address: 0, quantity: 10 },
+    connections: [1],
+    inflight: [o.inflight || 1],
+    ratePerSec: o.ratePerSec,
+    precision: o.precision,
+    policy: 'burst',
+    durationMs: o.durationMs,
+    warmup: o.warmup,
+    timeoutMs: 1000,
+    inWorker: true
+  });
+  // the measured run starts with its first progress report (probe.js measure())
+  let cpu0 = null;
+  let t0 = 0n;
+  let cpu = null;
+  let wallNs = 0;
+  probe.on('progress', () => { if (cpu0 === null) { cpu0 = process.cpuUsage(); t0 = process.hrtime.bigint(); } });
+  probe.on('run', () => {
+    if (cpu0 === null) return;
+    cpu = process.cpuUsage(cpu0);
+    wallNs = Number(process.hrtime.bigint() - t0);
+  });
+  const { runs } = await probe.promise;
+  const r = runs[0];
+  const failed = r.errors + r.timeouts;
+  const first = Object.entries(r.errorsByCode)[0];
+  const cpuNs = cpu === null ? null : (cpu.user + cpu.system) * 1000;
+  const toNs = (msValue) => (typeof msValue === 'number' ? Math.round(msValue * 1e6) : null);
+  process.stdout.write(JSON.stringify({
+    hist: r.hist,
+    count: r.ok + failed,
+    errors: failed,
+    elapsedNs: Math.round(r.elapsedMs * 1e6),
+    reqPerSec: r.ratePerSec,
+    offered: o.ratePerSec,
+    fellBehind: r.fellBehind,
+    precision: r.precision,
+    lagP50Ns: toNs(r.lag.p50),
+    lagP99Ns: toNs(r.lag.p99),
+    lagMaxNs: toNs(r.lag.max),
+    cpuPct: cpuNs === null || wallNs === 0 ? null : 100 * cpuNs / wallNs,
+    cpuNsPerReq: cpuNs === null ? null : Math.round(cpuNs / Math.max(1, r.ok + failed)),
+    firstError: first ? `${first[0]} ${first[1].sample}` : undefined,
+    effectiveInflight: r.inflightEffective
+  }) + '\n');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
