@@ -26,7 +26,7 @@ module.exports = Object.freeze({
   /** How a fixed-rate lane waits for its intended time (scheduler/wait.js) */
   PRECISIONS: Object.freeze(['spin', 'sleep']),
   /**
-   * The wait by purpose (issue 20; figures from bench question 14, bench/README.md). `measure`
+   * The wait by purpose (issue 20; figures from bench question 15, bench/README.md). `measure`
    * (probe, sweep, the latency-probe node) spins the last stretch before each send: the
    * instrument's own lateness is then the C reference's from 1,000/s up (p50 within -4.5 to +10.5
    * µs of it; dispatch lag p99 2-23 µs at 5,000/s and above, against 8-145 µs sleeping), which is
