@@ -8,8 +8,9 @@
  * to take a reply for another's):
  * - the gateway's fault, which the drill must never find:
  *   - `early-write`: the gateway wrote the newer request inside the old one's window;
- *   - `read-late`: the reply reached the gateway's port (socat relayed it; on a socket, the simulator
- *     wrote it) inside the window, but the gateway read it only after writing the newer request;
+ *   - `read-late`: the reply reached the gateway's port inside the window (on a serial port: serialport's
+ *     binding found the port readable; on a socket: the simulator wrote it), but the gateway read it only
+ *     after writing the newer request;
  * - beyond what any master can tell apart:
  *   - `arrived-late`: the reply reached the gateway's port only after the window (the simulator, or the
  *     PTY relay, descheduled on a busy machine);
@@ -141,11 +142,15 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
       }
       let timedOut = null;
       for (const t of events) if (t.kind === 't' && t.ns > own.ns && t.ns < last.ns) { timedOut = t; break; }
+      // the port closed or opened between the two writes
+      const reopened = events.some((t) => (t.kind === 'o' || t.kind === 'c') && t.ns > own.ns && t.ns < last.ns);
       // on a serial port: when the binding first found the port readable once the simulator had written the reply
       let polledAt = null;
       if (socat) for (const p of polls) { if (p > e.ns) break; if (arrivedAtLeast(p)) { polledAt = p; break; } }
-      // where the reply was when: at the gateway's port once socat relayed it (a PTY), or once the simulator wrote it (a socket)
-      const arrived = relay !== null ? relay : x;
+      // when the reply reached the gateway's port: on a serial port, when serialport's binding found it readable (socat's
+      // relay writes to the PTY's other end, and the kernel's tty layer can take tens of ms more on a busy machine); on a
+      // socket, when the simulator wrote it (loopback)
+      const arrived = polledAt !== null ? { ns: polledAt } : relay !== null ? relay : x;
       let cls;
       if (last.unit !== unit) cls = 'other-unit';
       else if (own.endedBy === 'foreign') cls = 'cascade';
@@ -166,7 +171,8 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
         relayMs: relay === null ? null : ms(relay.ns - own.ns), // → socat relayed it to the gateway's end
         arrivedMs: arrived === null ? null : ms(arrived.ns - own.ns), // → it reached the gateway's port
         polledMs: polledAt === null ? null : ms(polledAt - own.ns), // → serialport found the port readable
-        timeoutMs: timedOut === null ? null : ms(timedOut.ns - own.ns) // → the old request timed out
+        timeoutMs: timedOut === null ? null : ms(timedOut.ns - own.ns), // → the old request timed out
+        reopened
       });
       if (since === null && last.unit === unit && last.endedBy === null) last.endedBy = 'foreign';
       since = since || 'foreign';
@@ -187,7 +193,7 @@ function formatWire (result) {
     const taken = suspects.filter((s) => s.taken);
     lines.push(`${device}: ${replies} replies read, ${suspects.length} after a newer write (${JSON.stringify(by)}), ${taken.length} taken`);
     for (const s of taken) {
-      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}${s.polledMs === null ? '' : `, polled ${s.polledMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms`);
+      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}${s.polledMs === null ? '' : `, polled ${s.polledMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms${s.reopened ? '; the port closed or opened between the writes' : ''}`);
     }
   }
   return lines.join('\n');

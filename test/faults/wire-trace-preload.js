@@ -6,7 +6,8 @@
  * Each process (and worker thread) appends one line per event to <NINES_DRILL_TRACE>/<label>-<pid>-<thread>.trace:
  *   gateway (drivers/modbus/rtu-transport.js): `w <ns> <target> <frame hex>` a request written,
  *     `r <ns> <target> <chunk hex>` bytes read, `t <ns> <target>` the request in flight timed out,
- *     `p <ns> serial` serialport's binding found a serial port readable (then reads it in the thread pool);
+ *     `p <ns> serial` serialport's binding found a serial port readable (then reads it in the thread pool),
+ *     `o`/`c <ns> <target>` the port (or socket) opened or closed;
  *   simulator (simulators/modbus/rtu-line.js): `q <ns> <unit> <address>` a request taken in,
  *     `x <ns> <unit> <address>` its reply written.
  * <ns> is process.hrtime.bigint(), CLOCK_MONOTONIC on Linux: one clock for every process of the machine.
@@ -41,6 +42,16 @@ function install (dir, label) {
     rec(`t ${hrtime()} ${this._target.url}`);
     if (breakHold) { if (this._p === p) this._p = null; this._rxLen = 0; return; }
     abort.call(this, p);
+  };
+  // the port (or socket) opened and closed: a reconnect in the middle of a hold shows
+  const { _portOpened: opened, _portClosed: closed } = RtuTransport.prototype;
+  RtuTransport.prototype._portOpened = function (port) {
+    rec(`o ${hrtime()} ${this._target.url}`);
+    return opened.call(this, port);
+  };
+  RtuTransport.prototype._portClosed = function (port) {
+    rec(`c ${hrtime()} ${this._target.url}`);
+    return closed.call(this, port);
   };
   // bound in the constructor, so patched before any transport exists
   RtuTransport.prototype._onData = function (chunk) {
