@@ -144,6 +144,11 @@ class EdgeNode extends EventEmitter {
     this.connected = false;
     // each session learns the host's STATE anew, from the retained message its SUBSCRIBE brings
     this.host.online = false;
+    this._allUnborn();
+  }
+
+  /** Nothing is born any more (the session is gone, or the host went away): DATA is held from now on. */
+  _allUnborn () {
     this.online = false;
     this._replaying = false;
     this._stopWaiting();
@@ -376,12 +381,7 @@ class EdgeNode extends EventEmitter {
     // from now on DATA is held
     if (!this.connected) return;
     const wasBorn = this.online;
-    this.online = false;
-    this._replaying = false;
-    this._stopWaiting();
-    for (const d of this.devices.values()) this._unborn(d);
-    clearTimeout(this._ndataTimer);
-    this._ndataTimer = null;
+    this._allUnborn();
     this.emit('host-offline', { wasBorn });
   }
 
