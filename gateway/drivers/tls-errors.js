@@ -36,6 +36,15 @@ const ALERT = Object.freeze({
 });
 
 /**
+ * OpenSSL 3.5 (Node 24) names the alerts TLS 1.2 inherited from SSL 3 "ssl/tls alert" where 3.0 (Node 20,
+ * 22) said "sslv3 alert": ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE is ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE.
+ * @param {string} code @returns {string} the code as the table names it
+ */
+function alertCode (code) {
+  return code.startsWith('ERR_SSL_SSL/TLS_ALERT_') ? 'ERR_SSL_SSLV3_ALERT_' + code.slice('ERR_SSL_SSL/TLS_ALERT_'.length) : code;
+}
+
+/**
  * @param {{code?: string, message?: string, syscall?: string}} err what the TLS socket emitted
  * @param {string} host
  * @param {number} port
@@ -45,7 +54,7 @@ const ALERT = Object.freeze({
  */
 function tlsError (err, host, port, target) {
   const cause = err.code || '';
-  const known = VERIFY[cause] || ALERT[cause];
+  const known = VERIFY[cause] || ALERT[alertCode(cause)];
   if (known !== undefined) {
     return new NinesError(known[0], `TLS handshake with ${host}:${port} failed: ${known[1]} (${cause})`, { target, cause });
   }
