@@ -19,39 +19,20 @@ const RTUTCP_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-rtutcp.py
 const CHILD_LIMIT_MS = 15000;
 const PYTHON = '/usr/bin/python3';
 
-/**
- * @param {{port: number, unit?: number, writes: Array<{address: number, type?: string, order?: string, value?: unknown,
- *   parts?: Array<{type: string, value: unknown}>, repack?: boolean}>}} job (test/fixtures/pymodbus-write.py says what each holds)
- * @returns {Promise<number[][]>} the registers written, per write
- */
-function runPymodbus (job) {
-  assertTools(['pymodbus']);
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`pymodbus-write.py exited ${code}: ${err.trim()}`));
-      else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
-    });
-    child.stdin.end(JSON.stringify(job));
-  });
-}
+const FCS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-fcs.py');
+const TLS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-tls.py');
 
 /**
- * pymodbus's RTU-over-TCP client (ModbusTcpClient with ModbusRtuFramer) runs a list of ops.
- * @param {{port: number, unit?: number, ops: Array<{read?: [number, number], write?: [number, number[]], coils?: [number, number], coil?: [number, boolean]}>}} job
- * @returns {Promise<any[]>} one result per op: the registers or bits read, or true for an acknowledged write
+ * Runs a pymodbus script that reads a job (JSON) on stdin and prints one JSON result per line.
+ * @param {string[]} args the script and its arguments
+ * @param {object} job
+ * @returns {Promise<any[]>} the results, in order
  */
-function runPymodbusRtuTcpClient (job) {
+function runScript (args, job) {
   assertTools(['pymodbus']);
+  const name = `${path.basename(args[0])}${args[1] ? ` ${args[1]}` : ''}`;
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [RTUTCP_SCRIPT, 'client'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(PYTHON, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
@@ -60,7 +41,7 @@ function runPymodbusRtuTcpClient (job) {
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (code !== 0) reject(new Error(`pymodbus-rtutcp.py client exited ${code}: ${err.trim()}`));
+      if (code !== 0) reject(new Error(`${name} exited ${code}: ${err.trim()}`));
       else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
     });
     child.stdin.end(JSON.stringify(job));
@@ -68,21 +49,22 @@ function runPymodbusRtuTcpClient (job) {
 }
 
 /**
- * pymodbus's RTU-over-TCP server (ModbusTcpServer with ModbusRtuFramer) on 127.0.0.1 and a free port:
- * unit 1 holds 2i in holding register i, unit 2 holds 3i.
+ * Starts a pymodbus server script that prints {"port": N} once it listens, and stops when its stdin closes.
+ * @param {string[]} args the script and its arguments
+ * @param {string} what the server, for messages
  * @returns {Promise<{port: number, close: () => Promise<void>}>}
  */
-function startPymodbusRtuTcpServer () {
+function startScript (args, what) {
   assertTools(['pymodbus']);
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [RTUTCP_SCRIPT, 'server'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(PYTHON, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     const exited = new Promise((done) => child.once('exit', done));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pymodbus server did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${what} did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
     child.stderr.on('data', (d) => { err += d; });
     child.on('error', reject);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`pymodbus server exited ${code}: ${err.trim()}`)); });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${what} exited ${code}: ${err.trim()}`)); });
     child.stdout.on('data', (d) => {
       out += d;
       const m = /\{"port": (\d+)\}/.exec(out);
@@ -102,67 +84,40 @@ function startPymodbusRtuTcpServer () {
   });
 }
 
-const FCS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-fcs.py');
+/**
+ * @param {{port: number, unit?: number, writes: Array<{address: number, type?: string, order?: string, value?: unknown,
+ *   parts?: Array<{type: string, value: unknown}>, repack?: boolean}>}} job (test/fixtures/pymodbus-write.py says what each holds)
+ * @returns {Promise<number[][]>} the registers written, per write
+ */
+const runPymodbus = (job) => runScript([SCRIPT], job);
+
+/**
+ * pymodbus's RTU-over-TCP client (ModbusTcpClient with ModbusRtuFramer) runs a list of ops.
+ * @param {{port: number, unit?: number, ops: Array<{read?: [number, number], write?: [number, number[]], coils?: [number, number], coil?: [number, boolean]}>}} job
+ * @returns {Promise<any[]>} one result per op: the registers or bits read, or true for an acknowledged write
+ */
+const runPymodbusRtuTcpClient = (job) => runScript([RTUTCP_SCRIPT, 'client'], job);
+
+/**
+ * pymodbus's RTU-over-TCP server (ModbusTcpServer with ModbusRtuFramer) on 127.0.0.1 and a free port:
+ * unit 1 holds 2i in holding register i, unit 2 holds 3i.
+ * @returns {Promise<{port: number, close: () => Promise<void>}>}
+ */
+const startPymodbusRtuTcpServer = () => startScript([RTUTCP_SCRIPT, 'server'], 'pymodbus server');
 
 /**
  * pymodbus's Modbus TCP client runs a list of FC43/14 and FC22 ops (test/fixtures/pymodbus-fcs.py).
  * @param {{port: number, unit?: number, ops: Array<{deviceId?: [number, number], mask?: [number, number, number], read?: [number, number]}>}} job
  * @returns {Promise<any[]>} one result per op
  */
-function runPymodbusFcsClient (job) {
-  assertTools(['pymodbus']);
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [FCS_SCRIPT, 'client'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`pymodbus-fcs.py client exited ${code}: ${err.trim()}`));
-      else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
-    });
-    child.stdin.end(JSON.stringify(job));
-  });
-}
+const runPymodbusFcsClient = (job) => runScript([FCS_SCRIPT, 'client'], job);
 
 /**
  * pymodbus's Modbus TCP server with a device identification (test/fixtures/pymodbus-fcs.py) on
  * 127.0.0.1 and a free port: unit 1, holding register i = i.
  * @returns {Promise<{port: number, close: () => Promise<void>}>}
  */
-function startPymodbusFcsServer () {
-  assertTools(['pymodbus']);
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [FCS_SCRIPT, 'server'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const exited = new Promise((done) => child.once('exit', done));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pymodbus server did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`pymodbus server exited ${code}: ${err.trim()}`)); });
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /\{"port": (\d+)\}/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({
-        port: Number(m[1]),
-        close: async () => {
-          const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-          child.stdin.end();
-          await exited;
-          clearTimeout(kill);
-        }
-      });
-    });
-  });
-}
-
-const TLS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-tls.py');
+const startPymodbusFcsServer = () => startScript([FCS_SCRIPT, 'server'], 'pymodbus server');
 
 /**
  * pymodbus's TLS client (AsyncModbusTlsClient, MBAP framing, verifying the server as "localhost") runs a list of ops
@@ -171,24 +126,7 @@ const TLS_SCRIPT = path.join(__dirname, '..', 'fixtures', 'pymodbus-tls.py');
  *   ca, cert, key: PEM file paths
  * @returns {Promise<any[]>} one result per op: the registers read, or true for an acknowledged write
  */
-function runPymodbusTlsClient (job) {
-  assertTools(['pymodbus']);
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [TLS_SCRIPT, 'client'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) reject(new Error(`pymodbus-tls.py client exited ${code}: ${err.trim()}`));
-      else resolve(out.trim().split('\n').map((line) => JSON.parse(line)));
-    });
-    child.stdin.end(JSON.stringify(job));
-  });
-}
+const runPymodbusTlsClient = (job) => runScript([TLS_SCRIPT, 'client'], job);
 
 /**
  * pymodbus's TLS server (StartAsyncTlsServer, MBAP framing, a client certificate signed by ca required) on
@@ -196,33 +134,6 @@ function runPymodbusTlsClient (job) {
  * @param {{ca: string, cert: string, key: string}} files PEM file paths
  * @returns {Promise<{port: number, close: () => Promise<void>}>}
  */
-function startPymodbusTlsServer (files) {
-  assertTools(['pymodbus']);
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [TLS_SCRIPT, 'server', JSON.stringify(files)], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const exited = new Promise((done) => child.once('exit', done));
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`pymodbus TLS server did not start: ${err.trim()}`)); }, CHILD_LIMIT_MS);
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', reject);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`pymodbus TLS server exited ${code}: ${err.trim()}`)); });
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /\{"port": (\d+)\}/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({
-        port: Number(m[1]),
-        close: async () => {
-          const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-          child.stdin.end();
-          await exited;
-          clearTimeout(kill);
-        }
-      });
-    });
-  });
-}
+const startPymodbusTlsServer = (files) => startScript([TLS_SCRIPT, 'server', JSON.stringify(files)], 'pymodbus TLS server');
 
 module.exports = { runPymodbus, runPymodbusRtuTcpClient, startPymodbusRtuTcpServer, runPymodbusFcsClient, startPymodbusFcsServer, runPymodbusTlsClient, startPymodbusTlsServer };
