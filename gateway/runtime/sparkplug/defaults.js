@@ -25,7 +25,5 @@ module.exports = Object.freeze({
    * restarts with held DATA on disk births before its first reads); live DATA waits meanwhile.
    * Past it, or once the device is down, its held messages are dropped, counted.
    */
-  HOLD_REPLAY_WAIT_MS: 10000,
-  /** Dropped held messages are reported (NINES_ERR_QUEUE_FULL) at most once per this; the count is exact */
-  HOLD_REPORT_WINDOW_MS: 10000
+  HOLD_REPLAY_WAIT_MS: 10000
 });

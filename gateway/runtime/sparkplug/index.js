@@ -12,7 +12,8 @@ const { SparkplugSession } = require('./session');
 const { HeldData } = require('./hold');
 const { AliasMap } = require('./aliases');
 const { NinesError } = require('../../base/errors');
-const { HOLD_REPORT_WINDOW_MS } = require('./defaults');
+const { WindowReporter } = require('../../base/window-reporter');
+const { MQTT_REPORT_WINDOW_MS } = require('../mqtt/defaults');
 
 /**
  * The gateway as a Sparkplug B edge node (`mqtt.sparkplug`), beside its nines topics: it listens to
@@ -34,7 +35,7 @@ async function startSparkplug (gw, { url, auth }) {
   const sp = m.sparkplug;
   let session = null;
   const report = (err) => gw.emit('job-error', null, err);
-  const { hold, aliases } = storeFor(sp, m.spool, report);
+  const { hold, drops, aliases } = storeFor(sp, m.spool, report);
   const edge = new EdgeNode({
     group: sp.group,
     node: sp.node,
@@ -91,7 +92,10 @@ async function startSparkplug (gw, { url, auth }) {
     stop: async () => {
       for (const [event, fn] of Object.entries(listeners)) gw.off(event, fn);
       await session.stop();
-      if (hold !== null) hold.close();
+      if (hold !== null) {
+        hold.close();
+        drops.flush();
+      }
       aliases.save();
     }
   };
@@ -103,27 +107,26 @@ async function startSparkplug (gw, { url, auth }) {
  * @param {import('../config/check-sparkplug').SparkplugConfig} sp
  * @param {{dir: string, syncIntervalMs: number}|null} spool mqtt.spool
  * @param {(err: Error) => void} report
- * @returns {{hold: import('./hold').HeldData|null, aliases: AliasMap}}
+ * @returns {{hold: import('./hold').HeldData|null, drops: WindowReporter|null, aliases: AliasMap}} drops: the
+ *   reports of held messages dropped
  */
 function storeFor (sp, spool, report) {
-  if (sp.primaryHost === null) return { hold: null, aliases: new AliasMap({ onError: report }) };
-  let lastReport = -Infinity;
-  let unreported = 0;
+  if (sp.primaryHost === null) return { hold: null, drops: null, aliases: new AliasMap({ onError: report }) };
+  // counted exactly (the status shows it); told at most once per window, with the count since: the
+  // drops a window holds back go out when it ends (base/window-reporter.js), not only with a later drop
+  const drops = new WindowReporter({
+    windowMs: MQTT_REPORT_WINDOW_MS,
+    merge: (a, b) => a + b,
+    emit: (_key, n) => report(new NinesError('NINES_ERR_QUEUE_FULL', `Sparkplug: ${n} held DATA message(s) dropped while the primary host ${sp.primaryHost} is offline (hold: ${sp.hold.maxMessages} messages, ${sp.hold.maxBytes} bytes)`, { dropped: n, held: hold.count }))
+  });
   const hold = new HeldData({
     maxMessages: sp.hold.maxMessages,
     maxBytes: sp.hold.maxBytes,
     spool: spool || null,
     onError: report,
-    onDrop: (n) => {
-      // counted exactly (the status shows it); told at most once per window, with the count since
-      unreported += n;
-      if (Date.now() - lastReport < HOLD_REPORT_WINDOW_MS) return;
-      lastReport = Date.now();
-      report(new NinesError('NINES_ERR_QUEUE_FULL', `Sparkplug: ${unreported} held DATA message(s) dropped while the primary host ${sp.primaryHost} is offline (hold: ${sp.hold.maxMessages} messages, ${sp.hold.maxBytes} bytes)`, { dropped: unreported, held: hold.count }));
-      unreported = 0;
-    }
+    onDrop: (n) => drops.offer('dropped', n)
   });
-  return { hold, aliases: new AliasMap({ dir: hold.dir, onError: report }) };
+  return { hold, drops, aliases: new AliasMap({ dir: hold.dir, onError: report }) };
 }
 
 module.exports = { startSparkplug };
