@@ -4,7 +4,7 @@
  * `nines probe --precision` and `nines sweep --precision` (issue 20): the setting reaches the
  * schedule and is reported with the run, the probe's own lateness is printed beside its figures,
  * and a bad value is refused naming the flag. No timing is asserted: how late each wait is shows
- * in `npm run bench` (question 14).
+ * in `npm run bench` (question 15).
  */
 
 const assert = require('node:assert/strict');

@@ -32,36 +32,63 @@ function freePort () {
  */
 async function startPrometheus ({ targets, scrapeInterval = '1s', nativeHistograms = true }) {
   assertTools(['prometheus']);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-prom-'));
-  const config = path.join(dir, 'prometheus.yml');
-  fs.writeFileSync(config, [
-    'global:',
-    `  scrape_interval: ${scrapeInterval}`,
-    `  scrape_timeout: ${scrapeInterval}`,
-    'scrape_configs:',
-    '  - job_name: nines',
-    '    static_configs:',
-    `      - targets: [${targets.map((t) => `'${t}'`).join(', ')}]`,
-    ''
-  ].join('\n'));
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const child = spawn('prometheus', [
+  return startScraper({
+    tool: 'prometheus',
+    config: 'prometheus.yml',
+    // Prometheus refuses a scrape timeout longer than the interval
+    configLines: scrapeConfig(targets, scrapeInterval, [`  scrape_timeout: ${scrapeInterval}`]),
+    args: (port, dir, config) => [
       `--config.file=${config}`,
       `--storage.tsdb.path=${path.join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       ...(nativeHistograms ? ['--enable-feature=native-histograms'] : []),
       '--log.level=warn'
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    ],
+    readyPath: '/-/ready'
+  });
+}
+
+/**
+ * The scrape config both scrapers read: one job, `nines`, over the targets.
+ * @param {string[]} targets @param {string} interval @param {string[]} [globals] more global settings
+ * @returns {string}
+ */
+function scrapeConfig (targets, interval, globals = []) {
+  return [
+    'global:',
+    `  scrape_interval: ${interval}`,
+    ...globals,
+    'scrape_configs:',
+    '  - job_name: nines',
+    '    static_configs:',
+    `      - targets: [${targets.map((t) => `'${t}'`).join(', ')}]`,
+    ''
+  ].join('\n');
+}
+
+/**
+ * Starts a scraper with the Prometheus query API (Prometheus, VictoriaMetrics) on a free port of
+ * 127.0.0.1, its config and data in a fresh temporary directory; a lost race for the port is retried.
+ * @param {{tool: string, config: string, configLines: string, args: (port: number, dir: string, config: string) => string[], readyPath: string}} o
+ * @returns {Promise<{url: string, query: (q: string) => Promise<object[]>, stop: () => Promise<void>, log: () => string}>}
+ */
+async function startScraper ({ tool, config: configName, configLines, args, readyPath }) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `nines-${tool}-`));
+  const config = path.join(dir, configName);
+  fs.writeFileSync(config, configLines);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const child = spawn(tool, args(port, dir, config), { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
+    child.stdout.on('data', (d) => { log += d; });
     child.stderr.on('data', (d) => { log += d; });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const url = `http://127.0.0.1:${port}`;
-    const ready = await waitReady(`${url}/-/ready`, exited);
+    const ready = await waitReady(`${url}${readyPath}`, exited);
     if (!ready) {
       if (/address already in use/.test(log)) continue;
       child.kill('SIGKILL');
-      throw new Error(`prometheus did not start: ${log.slice(-2000)}`);
+      throw new Error(`${tool} did not start: ${log.slice(-2000)}`);
     }
     return {
       url,
@@ -81,7 +108,7 @@ async function startPrometheus ({ targets, scrapeInterval = '1s', nativeHistogra
       }
     };
   }
-  throw new Error('prometheus: no free port after 3 attempts');
+  throw new Error(`${tool}: no free port after 3 attempts`);
 }
 
 /**
@@ -105,4 +132,4 @@ async function waitReady (url, exited) {
   return false;
 }
 
-module.exports = { startPrometheus, freePort, waitReady };
+module.exports = { startPrometheus, startScraper, scrapeConfig, freePort, waitReady };

@@ -13,7 +13,7 @@
  */
 
 const assert = require('node:assert/strict');
-const mqtt = require('mqtt');
+const { collectLatency } = require('../helpers/latency-sub');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
@@ -52,7 +52,7 @@ describe('Prometheus without feature flags and VictoriaMetrics scraping two gate
   const sims = [];
   const gateways = [];
   /** gateway → job → payloads received over MQTT */
-  const published = new Map();
+  let published;
   /** field → encoded histograms of job hr's intervals, both gateways */
   const hists = { response: [], service: [], lag: [] };
   /** name → the scraper */
@@ -60,17 +60,7 @@ describe('Prometheus without feature flags and VictoriaMetrics scraping two gate
 
   before(async () => {
     broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
-    sub = mqtt.connect(broker.url, { reconnectPeriod: 200 });
-    await new Promise((resolve, reject) => { sub.once('connect', resolve); sub.once('error', reject); });
-    sub.on('message', (topic, payload) => {
-      const [, gw, job, kind] = topic.split('/');
-      if (kind !== 'latency') return;
-      if (!published.has(gw)) published.set(gw, new Map());
-      const byJob = published.get(gw);
-      if (!byJob.has(job)) byJob.set(job, []);
-      byJob.get(job).push(JSON.parse(payload.toString()));
-    });
-    await sub.subscribeAsync(`${PREFIX}/#`, { qos: 1 });
+    ({ sub, published } = await collectLatency(broker.url, PREFIX));
 
     sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=1ms-3ms,seed=3' }));
     sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=2ms-9ms,seed=4' }));
@@ -142,7 +132,9 @@ describe('Prometheus without feature flags and VictoriaMetrics scraping two gate
           assert.ok(error <= SUMMARY_ERROR, `${r.metric.gateway} ${field} q=${q}: ${got} vs ${own}`);
         }
       }
-      for (const r of await s.query(`nines_job_interval_${metric}_max_seconds{job_name="hr"}`)) {
+      const maxRows = await s.query(`nines_job_interval_${metric}_max_seconds{job_name="hr"}`);
+      assert.equal(maxRows.length, 2, `${field} max: one series per gateway`);
+      for (const r of maxRows) {
         const list = published.get(r.metric.gateway).get('hr');
         const own = stats(list.reduce((a, p) => (p.seq > a.seq ? p : a))).max / 1e3;
         assert.ok(Math.abs(Number(r.value[1]) - own) / own <= SUMMARY_ERROR, `${r.metric.gateway} ${field} max`);

@@ -8,7 +8,7 @@
  */
 
 const assert = require('node:assert/strict');
-const mqtt = require('mqtt');
+const { collectLatency } = require('../helpers/latency-sub');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
@@ -47,23 +47,13 @@ describe('Prometheus scraping two gateways (native histograms)', function () {
   const sims = [];
   const gateways = [];
   /** gateway → job → payloads received over MQTT */
-  const published = new Map();
+  let published;
   /** job → field → encoded histograms of every interval, both gateways (service and lag from the gateways' events) */
   const hists = new Map();
 
   before(async () => {
     broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
-    sub = mqtt.connect(broker.url, { reconnectPeriod: 200 });
-    await new Promise((resolve, reject) => { sub.once('connect', resolve); sub.once('error', reject); });
-    sub.on('message', (topic, payload) => {
-      const [, gw, job, kind] = topic.split('/');
-      if (kind !== 'latency') return;
-      if (!published.has(gw)) published.set(gw, new Map());
-      const byJob = published.get(gw);
-      if (!byJob.has(job)) byJob.set(job, []);
-      byJob.get(job).push(JSON.parse(payload.toString()));
-    });
-    await sub.subscribeAsync(`${PREFIX}/#`, { qos: 1 });
+    ({ sub, published } = await collectLatency(broker.url, PREFIX));
 
     // two devices with different latencies; b drops 0.5 % of requests (below p99's 1 %), so it has timeouts
     sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=1ms-3ms,seed=1' }));

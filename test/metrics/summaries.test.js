@@ -82,6 +82,8 @@ describe('metrics: summaries of the last interval', () => {
         series.set(n, f.name);
       }
     }
+    // the check covers both kinds: the collector has summary and histogram families to compare
+    assert.ok(families.some((f) => f.type === 'summary') && families.some((f) => f.type === 'histogram'), families.map((f) => `${f.name}:${f.type}`).join(' '));
     assert.equal(QUANTILES.length, 4);
   });
 });
