@@ -12,7 +12,7 @@
 
 const { decodeRaw, decodeRegisters } = require('../values/registers');
 const { engineeringValue, timesPowerOfTen } = require('../values/rounding');
-const { QUALITY, rawQuality, isScaleExponent } = require('../values/quality');
+const { QUALITY, rawQuality, isScaleExponent, SCALE_EXPONENT_LIMIT } = require('../values/quality');
 const { labelOf } = require('./enum');
 
 /**
@@ -71,13 +71,14 @@ function decodeBlock (block, tags, reply, values, codes = []) {
  * -32768 for "not implemented"), gets null and NINES_ERR_SCALE_FACTOR; one that was not read keeps
  * its own code.
  * @param {import('./spec').Tag[]} tags
- * @param {Array<[number, number]>} pairs [tag index, scale tag index] per scaled tag (scaleLinks)
+ * @param {Array<[number, number, number[]]>} pairs [tag index, scale tag index, scale per exponent] per
+ *   scaled tag (scaleLinks)
  * @param {Array<unknown>} values raw values of the scaled tags in, engineering values out
  * @param {Array<string|null>} codes
  * @returns {void}
  */
 function applyScaleFrom (tags, pairs, values, codes) {
-  for (const [i, s] of pairs) {
+  for (const [i, s, scales] of pairs) {
     if (codes[i] !== QUALITY.OK) continue;
     const exponent = s < 0 ? undefined : values[s];
     if (s < 0 || codes[s] !== QUALITY.OK || !isScaleExponent(exponent)) {
@@ -86,20 +87,24 @@ function applyScaleFrom (tags, pairs, values, codes) {
       continue;
     }
     const t = tags[i];
-    values[i] = engineeringValue(values[i], t.type, timesPowerOfTen(t.scale, exponent), t.offset);
+    values[i] = engineeringValue(values[i], t.type, scales[exponent + SCALE_EXPONENT_LIMIT], t.offset);
   }
 }
 
 /**
- * The scaled tags of a list and the index of each one's scale tag (-1: not in the list).
+ * The scaled tags of a list, the index of each one's scale tag (-1: not in the list), and its scale
+ * for each exponent a scale register may hold, worked out once here rather than at every poll.
  * @param {import('./spec').Tag[]} tags
- * @returns {Array<[number, number]>}
+ * @returns {Array<[number, number, number[]]>}
  */
 function scaleLinks (tags) {
   const at = new Map(tags.map((t, i) => [t.name, i]));
   const out = [];
   tags.forEach((t, i) => {
-    if (t.scaleFrom !== undefined) out.push([i, at.has(t.scaleFrom) ? at.get(t.scaleFrom) : -1]);
+    if (t.scaleFrom === undefined) return;
+    const scales = [];
+    for (let e = -SCALE_EXPONENT_LIMIT; e <= SCALE_EXPONENT_LIMIT; e++) scales.push(timesPowerOfTen(t.scale, e));
+    out.push([i, at.has(t.scaleFrom) ? at.get(t.scaleFrom) : -1, scales]);
   });
   return out;
 }

@@ -79,8 +79,8 @@ function checkEnum (raw, min, max, add) {
  * @returns {string|undefined} undefined when the enum names no such value
  */
 function labelOf (labels, raw) {
-  const key = String(raw);
-  return Object.prototype.hasOwnProperty.call(labels, key) ? labels[key] : undefined;
+  // raw is a number: read as an index, with no string made per value; no prototype has numeric keys
+  return labels[raw];
 }
 
 /**

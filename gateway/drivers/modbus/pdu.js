@@ -233,10 +233,10 @@ function checkNew (buf, start, end, op, unitId) {
  */
 function decodeData (buf, start, op) {
   const fc = op.fc;
-  if (fc === 23) return decodeData(buf, start, { fc: 3, quantity: op.quantity });
   if (fc === 22) return { andMask: op.andMask, orMask: op.orMask };
   if (fc === 43) return decodeDeviceId(buf, start);
-  if (fc <= 4) {
+  // FC23's reply is an FC3 reply: registers read, of the read quantity
+  if (fc <= 4 || fc === 23) {
     const d = start + 2;
     const q = op.quantity;
     const data = new Array(q);
