@@ -114,4 +114,4 @@ async function probe (client, id, o, out) {
   }
 }
 
-module.exports = { discover, discoveryBoundMs, perUnitMs };
+module.exports = { discover, discoveryBoundMs };

@@ -63,4 +63,4 @@ function compact (ids) {
   return out.join(',');
 }
 
-module.exports = { formatReport, rangesText, compact };
+module.exports = { formatReport, compact };

@@ -139,4 +139,4 @@ class Diagnostics {
   }
 }
 
-module.exports = { Diagnostics, COUNTERS, DIAGNOSTICS_USER };
+module.exports = { Diagnostics };

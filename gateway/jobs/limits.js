@@ -1,7 +1,5 @@
 'use strict';
 
-const { MAX_RATE_PER_S } = require('../base/quantities');
-
 /**
  * The defaults and limits of a job, each with one home. The job-spec builder (spec.js) applies them;
  * the gateway config's schema and checks (runtime/config/) and the Node-RED poll node state the same
@@ -10,8 +8,6 @@ const { MAX_RATE_PER_S } = require('../base/quantities');
 module.exports = Object.freeze({
   /** No rate given: closed loop (the next request as soon as the last is answered) */
   RATE_PER_SEC: Infinity,
-  /** The highest fixed rate (base/quantities.js parseRate, the one reader of a rate) */
-  MAX_RATE_PER_SEC: MAX_RATE_PER_S,
   /** Requests a job has in flight at once; at most its device's connections × requests in flight */
   CONNECTIONS: 1,
   MAX_CONNECTIONS: 64,

@@ -65,7 +65,10 @@ const IMPLIED = [
   { re: /\bstartMosquitto\(/, tool: 'mosquitto' },
   { re: /\bexecutablePath\s*:\s*CHROMIUM\b/, tool: 'chromium' },
   { re: /\b(?:runPymodbus|startPymodbus)\w*\(/, tool: 'pymodbus' },
-  { re: /\bstartSparkplugHost\(/, tool: 'sparkplug' }
+  { re: /\bstartSparkplugHost\(/, tool: 'sparkplug' },
+  // prometheus.js starts either scraper through one startScraper(): its spawn names no program
+  { re: /\bstartPrometheus\(/, tool: 'prometheus' },
+  { re: /\bstartVictoriaMetrics\(/, tool: 'victoria-metrics' }
 ];
 /** After these (the last character of code before a `/`), a `/` starts a regular expression, not a division */
 const BEFORE_REGEX = new Set(['', '(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '\n']);

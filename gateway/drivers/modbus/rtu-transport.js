@@ -286,7 +286,7 @@ class RtuTransport {
    * bytes are read in the poll phase itself, so one turn suffices; a serial port's reach us later:
    * serialport reads through the libuv thread pool (fs.read once the fd polls readable), so its
    * bytes come a poll phase or two after they arrived, and later when that pool is busy. So a port
-   * waits CONFIRM_TURNS turns and CONFIRM_MS, the bound this guard gives the pool.
+   * waits SERIAL_CONFIRM (turns and ms), and for its read in the pool to come back (_readInFlight).
    */
   _onConfirm () {
     this._confirming = null;

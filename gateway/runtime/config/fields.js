@@ -32,7 +32,6 @@ function reservedKey (problems, segs, key) {
 }
 
 /** A millisecond figure for a rule text (base/quantities.js formatMs) */
-const msText = formatMs;
 
 /**
  * Reads a duration field.
@@ -58,7 +57,7 @@ function durationField (problems, segs, value, { def, minMs = 0, maxMs = Infinit
   }
   if (zeroOk && ms === 0) return 0;
   if (ms < minMs || ms > maxMs) {
-    const range = maxMs === Infinity ? `at least ${msText(minMs)}` : `from ${msText(minMs)} to ${msText(maxMs)}`;
+    const range = maxMs === Infinity ? `at least ${formatMs(minMs)}` : `from ${formatMs(minMs)} to ${formatMs(maxMs)}`;
     problems.add(segs, value, `must be ${range}${zeroOk ? ' (or 0 to turn it off)' : ''}`);
     return def;
   }
@@ -95,4 +94,4 @@ function rateField (problems, segs, value, { def, allowMax = true, maxRule = 'mu
   return perSec;
 }
 
-module.exports = { isMap, durationField, rateField, msText, reservedKey };
+module.exports = { isMap, durationField, rateField, reservedKey };

@@ -148,4 +148,4 @@ function commandValue (v) {
   return v;
 }
 
-module.exports = { runNcmd, runDcmd, commandValue };
+module.exports = { runNcmd, runDcmd };

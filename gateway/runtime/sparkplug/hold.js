@@ -190,4 +190,4 @@ class HeldData {
   }
 }
 
-module.exports = { HeldData, encodeHeld, decodeHeld };
+module.exports = { HeldData };

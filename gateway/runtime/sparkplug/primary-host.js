@@ -69,4 +69,4 @@ class PrimaryHostState {
   }
 }
 
-module.exports = { stateTopics, parseState, PrimaryHostState, MAX_STATE_BYTES };
+module.exports = { stateTopics, parseState, PrimaryHostState };
