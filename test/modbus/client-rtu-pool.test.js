@@ -3,9 +3,8 @@
 /**
  * On a serial port, a late reply that comes within the quiet period while this process's thread pool
  * is busy is never taken for the next request's (issue 18). serialport reads a port in the libuv thread
- * pool once it polls readable; the correlation drill (test/faults/wire-analysis.js) saw those reads held
- * up to 112 ms on a loaded machine, past the end of the quiet period, and the next request written
- * before the owed reply was read. Here the server (a process of its own, on a socat PTY) answers the
+ * pool once it polls readable; with the pool busy, that read waits behind the pool's other work, past the
+ * end of the quiet period, and the next request would be written before the owed reply was read. Here the server (a process of its own, on a socat PTY) answers the
  * first read 170 ms late, inside the 100 ms timeout + 100 ms quiet period, and every thread of the pool
  * is kept busy from 120 ms until well after the period ends, so the reply waits in the kernel, polled
  * readable but unread, while the clock says the line is quiet.

@@ -318,7 +318,7 @@ class RtuTransport {
    * poll phase) and only then reads in the pool. Parked on the poller, after a poll phase: nothing had
    * arrived. Not parked: a read is under way, and on a busy machine the pool's thread can take a
    * hundred milliseconds to run it, so a write now could go before an owed reply that came in time
-   * (the correlation drill, test/faults/wire-analysis.js, saw such reads held up to 112 ms). A
+   * (test/modbus/client-rtu-pool.test.js keeps the pool busy across the period's end and shows it). A
    * binding without a poller (another platform, a stand-in) gives no such sign: turns and time only.
    * @returns {boolean}
    */
