@@ -22,7 +22,9 @@ describe('units on a line in the editor (headless Chromium)', function () {
   before(async () => {
     nr = await startNodeRed();
     ({ browser, page, consoleErrors } = await ui.openEditorPage(nr.url,
-      () => window.RED && RED.nodes && RED.nodes.getType('nines-modbus-device') && RED.nodes.getType('nines-poll') && window.NinesUnits));
+      // the whole palette: nines-profile comes last, after the scripts of the tag table it loads
+      () => window.RED && RED.nodes && RED.nodes.getType('nines-modbus-device') && RED.nodes.getType('nines-poll') && window.NinesUnits &&
+        RED.nodes.getType('nines-profile') && document.querySelector('.red-ui-palette-node[data-palette-type="nines-ascii"]')));
   });
 
   after(async () => {
@@ -41,8 +43,7 @@ describe('units on a line in the editor (headless Chromium)', function () {
   }
 
   it('shows "Units on line" in the Modbus device dialog, empty by default, with the symptom it fixes', async () => {
-    await page.evaluate(() => RED.editor.editConfig('', 'nines-modbus-device', '_ADD_', 'node-input'));
-    await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
+    await ui.openConfigDialog(page, 'nines-modbus-device');
     try {
       assert.equal(await page.inputValue('#node-config-input-units'), '');
       assert.equal(await isRed('#node-config-input-units'), false, 'empty: one unit');
@@ -57,8 +58,7 @@ describe('units on a line in the editor (headless Chromium)', function () {
   });
 
   it('checks the list as you type, by the transport\'s rule and with the device\'s unit id on it', async () => {
-    await page.evaluate(() => RED.editor.editConfig('', 'nines-modbus-device', '_ADD_', 'node-input'));
-    await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
+    await ui.openConfigDialog(page, 'nines-modbus-device');
     try {
       const units = '#node-config-input-units';
       assert.equal(await markedInvalid(units, '1-10, 12'), false);

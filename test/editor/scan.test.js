@@ -40,16 +40,7 @@ describe('scan a line from the Modbus device dialog (headless Chromium)', functi
   });
 
   it('shows the bound, then the units with their identities; fills the unit list and saves a tag sheet', async () => {
-    // the first config dialog of a fresh editor that names a config node of another type (the device's
-    // TLS configuration) can stay unopened while the editor loads that type's picker; opened again, it opens
-    for (let tries = 0; ; tries++) {
-      await page.evaluate(() => RED.editor.editConfig('', 'nines-modbus-device', '_ADD_', 'node-input'));
-      await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
-      const prepared = await page.waitForSelector('#node-config-input-path', { state: 'hidden', timeout: 5000 }).then(() => true, () => false);
-      if (prepared) break;
-      if (tries === 2) assert.fail('the Modbus device dialog never finished opening');
-      await ui.closeEditors(page);
-    }
+    await ui.openConfigDialog(page, 'nines-modbus-device');
     try {
       await page.selectOption('#node-config-input-transport', 'rtutcp');
       await page.fill('#node-config-input-host', '127.0.0.1');
