@@ -69,113 +69,135 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.trace'));
   const read = (prefix) => files.filter((f) => f.startsWith(prefix + '-'))
     .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')));
+  const byTime = (a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0);
   const gateway = read('gateway');
   const polls = gateway.filter((e) => e[0] === 'p').map((e) => BigInt(e[1])).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const windowNs = BigInt(windowMs) * 1000000n;
   return devices.map(({ match, sim, socat }) => {
     const relays = socat ? readSocatDump(path.join(dir, socat), wallMinusMonoNs).filter((r) => r.toB) : [];
-    const events = gateway.filter((e) => e[2].startsWith(match)).map((e) => ({ kind: e[0], ns: BigInt(e[1]), hex: e[3] }));
-    events.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
-    const simEvents = read(sim).map((e) => ({ kind: e[0], ns: BigInt(e[1]), unit: Number(e[2]), address: Number(e[3]) }));
-    simEvents.sort((a, b) => (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
-    const simLast = (kind, unit, address, beforeNs) => {
-      let found = null;
-      for (const e of simEvents) {
-        if (e.ns > beforeNs) break;
-        if (e.kind === kind && e.unit === unit && e.address === address) found = e;
+    const gw = gateway.filter((e) => e[0] !== 'p' && e[2].startsWith(match)).map((e) => ({ src: 'gw', kind: e[0], ns: BigInt(e[1]), hex: e[3] }));
+    const simEvents = read(sim).filter((e) => e[0] === 'q' || e[0] === 'x').map((e) => ({ src: 'sim', kind: e[0], ns: BigInt(e[1]), unit: Number(e[2]), address: Number(e[3]) }));
+    // one timeline: the gateway's writes, reads, timeouts and reconnects, and the simulator's requests
+    // taken in (q) and replies written (x), all on the machine's monotonic clock
+    const events = gw.concat(simEvents).sort(byTime);
+    // Who each reply belongs to, by the simulator's own record rather than by its shape. Each pipe (a
+    // PTY relay, a socket) is first in, first out, and the simulator answers in order: its q is the
+    // first write not yet taken in that has its unit and address, its x answers the first unanswered q
+    // of them, and a reply read is the first x of its unit and address not read yet. What comes before
+    // the match in its pipe is passed over for good (a request the simulator could not frame, a reply
+    // lost to a reconnect), so one loss cannot shift every match after it. A reply to A read while B is
+    // on the wire is then taken for B even when A and B read the same address (its value happens to be
+    // right, but B's own reply is left to be taken for the next request), which a match by address
+    // alone cannot see
+    /** @returns {{items: object[], head: number, take: (unit: number, address: number) => object|null}} */
+    const pipe = () => ({
+      items: [],
+      head: 0,
+      take (unit, address) {
+        for (let i = this.head; i < this.items.length; i++) {
+          const it = this.items[i];
+          if (it.unit === unit && it.address === address) { this.head = i + 1; return it; }
+        }
+        return null;
       }
-      return found;
-    };
-    const writes = []; // {ns, unit, address}
-    let since = null; // since the last write: a reply or a timeout came
+    });
+    const toSim = pipe(); // writes, until the simulator takes them in
+    const inSim = pipe(); // requests taken in, until answered
+    const toGateway = pipe(); // replies written, until the gateway reads them
+    const writes = []; // {ns, unit, address, endedBy: null|'own'|'foreign'|'timeout', released: null|'own'|'foreign', timeoutNs}
     let buf = '';
     let lastRx = 0n;
     let replies = 0;
     const suspects = [];
-    /** @type {Map<object, string>} a timed-out write → what ended its hold: 'own' (its reply) or 'foreign' */
-    const released = new Map();
+    const ms = (ns) => Number(ns) / 1e6;
     for (const e of events) {
+      if (e.src === 'sim') {
+        if (e.kind === 'q') inSim.items.push({ ns: e.ns, unit: e.unit, address: e.address, write: toSim.take(e.unit, e.address) });
+        else toGateway.items.push({ ns: e.ns, unit: e.unit, address: e.address, q: inSim.take(e.unit, e.address) });
+        continue;
+      }
       if (e.kind === 'w') {
         const b = Buffer.from(e.hex, 'hex');
-        writes.push({ ns: e.ns, unit: b[0], address: b.readUInt16BE(2), endedBy: null });
-        since = null;
+        const w = { ns: e.ns, unit: b[0], address: b.readUInt16BE(2), endedBy: null, released: null, timeoutNs: null };
+        writes.push(w);
+        toSim.items.push(w);
+        buf = '';
+        continue;
+      }
+      if (e.kind === 'o' || e.kind === 'c') {
+        // a reconnect: what was in the pipes is lost
+        toSim.head = toSim.items.length;
+        toGateway.head = toGateway.items.length;
         buf = '';
         continue;
       }
       if (e.kind === 't') {
-        since = since || 'timeout';
         const w = writes[writes.length - 1];
-        if (w !== undefined && w.endedBy === null) w.endedBy = 'timeout';
+        if (w !== undefined && w.endedBy === null) { w.endedBy = 'timeout'; w.timeoutNs = e.ns; }
         buf = '';
         continue;
       }
       if (buf !== '' && e.ns - lastRx > FRAME_GAP_NS) buf = '';
       lastRx = e.ns;
       buf += e.hex;
-      if (buf.length < REPLY_BYTES * 2) continue;
-      const frame = Buffer.from(buf.slice(0, REPLY_BYTES * 2), 'hex');
-      buf = buf.slice(REPLY_BYTES * 2);
-      replies++;
-      const unit = frame[0];
-      const address = frame.readUInt16BE(3) - unit * 1000;
-      const last = writes[writes.length - 1];
-      if (last === undefined) continue;
-      if (last.endedBy === 'timeout' && !released.has(last)) released.set(last, last.unit === unit && last.address === address ? 'own' : 'foreign');
-      if (last.unit === unit && last.address === address) {
-        since = since || 'reply';
-        if (last.endedBy === null) last.endedBy = 'reply';
-        continue;
+      // a chunk may hold more than one frame (a foreign unit's reply and then ours, read together)
+      while (buf.length >= REPLY_BYTES * 2) {
+        const frame = Buffer.from(buf.slice(0, REPLY_BYTES * 2), 'hex');
+        buf = buf.slice(REPLY_BYTES * 2);
+        replies++;
+        const unit = frame[0];
+        const address = frame.readUInt16BE(3) - unit * 1000;
+        const x = toGateway.take(unit, address);
+        const q = x === null ? null : x.q;
+        const own = q === null ? null : q.write;
+        const last = writes[writes.length - 1];
+        if (last === undefined) continue;
+        // the gateway takes a reply of the unit on the wire for that request's; one that arrives while the
+        // line is held after a timeout and fits the timed-out request ends the hold
+        const taken = last.endedBy === null && last.unit === unit;
+        if (taken) last.endedBy = own === last ? 'own' : 'foreign';
+        else if (last.endedBy === 'timeout' && last.released === null && last.unit === unit) last.released = own === last ? 'own' : 'foreign';
+        if (own === last) continue;
+        // a reply read after a newer request was written (or with no request of its own traced)
+        const frameHex = frame.toString('hex');
+        let relay = null;
+        for (const r of relays) {
+          if (r.ns > e.ns + 1000000n) break;
+          if (x !== null && r.ns >= x.ns - 1000000n && r.hex.includes(frameHex.slice(0, 10))) { relay = r; break; }
+        }
+        // on a serial port: when the binding first found the port readable once the simulator had written the reply
+        let polledAt = null;
+        // (after socat relayed it, when its record shows the relay: a poll before that was for other bytes)
+        const relayedAt = relay !== null ? relay.ns : x !== null ? x.ns : null;
+        if (socat && relayedAt !== null) for (const p of polls) { if (p > e.ns) break; if (p >= relayedAt) { polledAt = p; break; } }
+        // when the reply reached the gateway's port: on a serial port, when serialport's binding found it readable (socat's
+        // relay writes to the PTY's other end, and the kernel's tty layer can take tens of ms more on a busy machine); on a
+        // socket, when the simulator wrote it (loopback)
+        const arrived = polledAt !== null ? { ns: polledAt } : relay !== null ? relay : x;
+        let cls;
+        if (last.unit !== unit) cls = 'other-unit';
+        else if (own === null) cls = 'unknown';
+        else if (own.endedBy === 'foreign') cls = 'cascade';
+        else if (last.ns - own.ns < windowNs) cls = own.endedBy === 'timeout' && own.released === 'foreign' ? 'released-by-foreign' : 'early-write';
+        else cls = arrived.ns - own.ns >= windowNs ? 'arrived-late' : 'read-late';
+        const from = own === null ? last.ns : own.ns;
+        suspects.push({
+          cls,
+          taken,
+          unit,
+          address,
+          nextUnit: last.unit,
+          nextAddress: last.address,
+          readMs: ms(e.ns - from), // the old request's write → its reply read
+          nextWriteMs: ms(last.ns - from), // the old request's write → the newer request's write
+          simInMs: q === null ? null : ms(q.ns - from), // → the simulator took the request in
+          simOutMs: x === null ? null : ms(x.ns - from), // → the simulator wrote its reply
+          relayMs: relay === null ? null : ms(relay.ns - from), // → socat relayed it to the gateway's end
+          arrivedMs: arrived === null ? null : ms(arrived.ns - from), // → it reached the gateway's port
+          polledMs: polledAt === null ? null : ms(polledAt - from), // → serialport found the port readable
+          timeoutMs: own === null || own.timeoutNs === null ? null : ms(own.timeoutNs - from) // → the old request timed out
+        });
       }
-      let own = null;
-      for (let i = writes.length - 1; i >= 0; i--) if (writes[i].unit === unit && writes[i].address === address) { own = writes[i]; break; }
-      if (own === null) continue;
-      const x = simLast('x', unit, address, e.ns);
-      const q = x === null ? null : simLast('q', unit, address, x.ns);
-      const ms = (ns) => Number(ns) / 1e6;
-      // a reply of another unit is told apart by its address: only one of the unit just written can be taken for its reply
-      const frameHex = frame.toString('hex');
-      const arrivedAtLeast = (ns) => x === null || ns >= x.ns;
-      let relay = null;
-      for (const r of relays) {
-        if (r.ns > e.ns + 1000000n) break;
-        if (x !== null && r.ns >= x.ns - 1000000n && r.hex.includes(frameHex.slice(0, 10))) { relay = r; break; }
-      }
-      let timedOut = null;
-      for (const t of events) if (t.kind === 't' && t.ns > own.ns && t.ns < last.ns) { timedOut = t; break; }
-      // the port closed or opened between the two writes
-      const reopened = events.some((t) => (t.kind === 'o' || t.kind === 'c') && t.ns > own.ns && t.ns < last.ns);
-      // on a serial port: when the binding first found the port readable once the simulator had written the reply
-      let polledAt = null;
-      if (socat) for (const p of polls) { if (p > e.ns) break; if (arrivedAtLeast(p)) { polledAt = p; break; } }
-      // when the reply reached the gateway's port: on a serial port, when serialport's binding found it readable (socat's
-      // relay writes to the PTY's other end, and the kernel's tty layer can take tens of ms more on a busy machine); on a
-      // socket, when the simulator wrote it (loopback)
-      const arrived = polledAt !== null ? { ns: polledAt } : relay !== null ? relay : x;
-      let cls;
-      if (last.unit !== unit) cls = 'other-unit';
-      else if (own.endedBy === 'foreign') cls = 'cascade';
-      else if (last.ns - own.ns < windowNs) cls = timedOut !== null && released.get(own) === 'foreign' ? 'released-by-foreign' : 'early-write';
-      else if (arrived === null) cls = 'unknown';
-      else cls = arrived.ns - own.ns >= windowNs ? 'arrived-late' : 'read-late';
-      suspects.push({
-        cls,
-        taken: since === null && last.unit === unit,
-        unit,
-        address,
-        nextUnit: last.unit,
-        nextAddress: last.address,
-        readMs: ms(e.ns - own.ns), // the old request's write → its reply read
-        nextWriteMs: ms(last.ns - own.ns), // the old request's write → the newer request's write
-        simInMs: q === null ? null : ms(q.ns - own.ns), // → the simulator took the request in
-        simOutMs: x === null ? null : ms(x.ns - own.ns), // → the simulator wrote its reply
-        relayMs: relay === null ? null : ms(relay.ns - own.ns), // → socat relayed it to the gateway's end
-        arrivedMs: arrived === null ? null : ms(arrived.ns - own.ns), // → it reached the gateway's port
-        polledMs: polledAt === null ? null : ms(polledAt - own.ns), // → serialport found the port readable
-        timeoutMs: timedOut === null ? null : ms(timedOut.ns - own.ns), // → the old request timed out
-        reopened
-      });
-      if (since === null && last.unit === unit && last.endedBy === null) last.endedBy = 'foreign';
-      since = since || 'foreign';
     }
     return { device: match, replies, suspects };
   });
@@ -193,7 +215,7 @@ function formatWire (result) {
     const taken = suspects.filter((s) => s.taken);
     lines.push(`${device}: ${replies} replies read, ${suspects.length} after a newer write (${JSON.stringify(by)}), ${taken.length} taken`);
     for (const s of taken) {
-      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}${s.polledMs === null ? '' : `, polled ${s.polledMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms${s.reopened ? '; the port closed or opened between the writes' : ''}`);
+      lines.push(`  ${s.cls}: unit ${s.unit} address ${s.address} read ${s.readMs.toFixed(1)} ms after its write, for unit ${s.nextUnit} address ${s.nextAddress} written at ${s.nextWriteMs.toFixed(1)} ms; simulator in ${s.simInMs === null ? '?' : s.simInMs.toFixed(1)}, out ${s.simOutMs === null ? '?' : s.simOutMs.toFixed(1)}${s.relayMs === null ? '' : `, relayed ${s.relayMs.toFixed(1)}`}${s.polledMs === null ? '' : `, polled ${s.polledMs.toFixed(1)}`}; timed out at ${s.timeoutMs === null ? '-' : s.timeoutMs.toFixed(1)} ms`);
     }
   }
   return lines.join('\n');
