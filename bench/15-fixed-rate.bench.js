@@ -58,7 +58,7 @@ run(async () => {
     const r = await runCClient('modbus-client', { port: server.port, count, durationMs, warmup, ratePerSec, cpu: place.client });
     cmdlines.add(r.cmdline.replace(/ \/tmp\/\S+/, ' <samples>').replace(/ \d+ (\d+ \d+ \d+ <samples>)/, ' <port> $1'));
     const j = r.json;
-    return { hist: r.hist, count: j.count, errors: j.errors, reqPerSec: j.reqPerSec, cpuPct: j.elapsedNs ? 100 * j.cpuNsPerReq * j.count / j.elapsedNs : null };
+    return { hist: r.hist, count: j.count, errors: j.errors, reqPerSec: j.reqPerSec, lagP99Ns: j.lagP99Ns, cpuPct: j.elapsedNs ? 100 * j.cpuNsPerReq * j.count / j.elapsedNs : null };
   };
   const ninesRun = async (place, ratePerSec, precision, inflight = 1) => {
     const spec = { port: server.port, ratePerSec, precision, inflight, durationMs, warmup };
@@ -90,7 +90,7 @@ run(async () => {
         run: async () => {
           const r = await cRun(p, rate);
           last[key] = r;
-          c.addLatency(r, { offered: rate, held: r.reqPerSec >= 0.95 * rate ? 1 : 0, cpuPct: r.cpuPct, load1: os.loadavg()[0] });
+          c.addLatency(r, { offered: rate, held: r.reqPerSec >= 0.95 * rate ? 1 : 0, lagP99: r.lagP99Ns, cpuPct: r.cpuPct, load1: os.loadavg()[0] });
         }
       });
       for (const mode of MODES) {
@@ -114,6 +114,7 @@ run(async () => {
               max: mine.max,
               cMax: theirs.max,
               lagP99: mine.lagP99,
+              cLagP99: theirs.lagP99,
               cpuPct: mine.cpuPct,
               cCpuPct: theirs.cpuPct,
               load1: os.loadavg()[0]
@@ -154,7 +155,7 @@ run(async () => {
   const sections = [];
   const ratioColumns = [
     { key: 'p50Diff', label: 'p50 − C p50', unit: 'ns' }, { key: 'p99Ratio', label: 'p99 ×', unit: 'ratio' }, { key: 'p999Ratio', label: 'p99.9 ×', unit: 'ratio' },
-    { key: 'max', label: 'nines max', unit: 'ns' }, { key: 'cMax', label: 'C max', unit: 'ns' }, { key: 'lagP99', label: 'dispatch lag p99', unit: 'ns' },
+    { key: 'max', label: 'nines max', unit: 'ns' }, { key: 'cMax', label: 'C max', unit: 'ns' }, { key: 'lagP99', label: 'dispatch lag p99', unit: 'ns' }, { key: 'cLagP99', label: 'C dispatch lag p99', unit: 'ns' },
     { key: 'cpuPct', label: 'nines CPU % of a core', unit: 'pct' }, { key: 'cCpuPct', label: 'C CPU %', unit: 'pct' }, { key: 'load1', label: 'load (1 min)', unit: 'num' }
   ];
   for (const p of placements) {
@@ -184,7 +185,7 @@ run(async () => {
     rows: placements.map((p) => Object.assign(pipe[p.id].ratio, { label: `${p.label}, ${pipe[p.id].ratio.label}` }))
   });
   notes.push(`Rounds: ${rounds}, ${durationMs} ms per run after ${warmup} warm-up requests (nines: a closed loop, then up to a second of the paced schedule; C: a closed loop). At 100/s a run holds ${Math.round(durationMs / 10)} requests: its p99.9 and max are the same few samples.`,
-    'Latency counts from the intended send time for both clients; catch-up `burst` (a request whose time has passed goes when the connection is free). Dispatch lag: the probe\'s own lateness, actual write − the later of the intended time and the moment the connection became free.',
+    'Latency counts from the intended send time for both clients; catch-up `burst` (a request whose time has passed goes when the connection is free). Dispatch lag: the probe\'s own lateness, actual write − the later of the intended time and the moment the connection became free; the C reference\'s, counted the same way, beside it (a late wake-up that both show is the machine\'s).',
     'CPU: the C client\'s getrusage over its measured loop; the nines process\'s process.cpuUsage (main thread, probe worker, libuv) from the measured run\'s start to its result, as % of one core.',
     `Load average (1, 5, 15 min) as each round started: ${loads.map((l) => l.join(' / ')).join('; ')}. This machine is shared with other work: a descheduled process shows as a millisecond in either client's max.`);
   return {

@@ -64,8 +64,9 @@ static inline uint64_t pct(const uint64_t *s, size_t n, double p) {
   return s[rank - 1];
 }
 
-/* Writes the raw samples (if path), then prints one JSON line. Sorts l->ns afterwards. */
-static inline void lat_report(lat_t *l, const char *tool, const char *path) {
+/* Writes the raw samples (if path), then prints one JSON line, with `extra` (more JSON members,
+ * each starting with a comma) before its closing brace when given. Sorts l->ns afterwards. */
+static inline void lat_report_with(lat_t *l, const char *tool, const char *path, const char *extra) {
   if (path && *path) {
     FILE *f = fopen(path, "wb");
     if (f) { fwrite(l->ns, sizeof(uint64_t), l->n, f); fclose(f); }
@@ -73,14 +74,18 @@ static inline void lat_report(lat_t *l, const char *tool, const char *path) {
   qsort(l->ns, l->n, sizeof(uint64_t), cmp_u64);
   double secs = (double)(l->end_ns - l->start_ns) / 1e9;
   printf("{\"tool\":\"%s\",\"count\":%zu,\"errors\":%llu,\"elapsedNs\":%llu,\"reqPerSec\":%.1f,"
-         "\"p50Ns\":%llu,\"p90Ns\":%llu,\"p99Ns\":%llu,\"p999Ns\":%llu,\"maxNs\":%llu,\"cpuNsPerReq\":%llu}\n",
+         "\"p50Ns\":%llu,\"p90Ns\":%llu,\"p99Ns\":%llu,\"p999Ns\":%llu,\"maxNs\":%llu,\"cpuNsPerReq\":%llu%s}\n",
          tool, l->n, (unsigned long long)l->errors, (unsigned long long)(l->end_ns - l->start_ns),
          secs > 0 ? (double)l->n / secs : 0.0,
          (unsigned long long)pct(l->ns, l->n, 50), (unsigned long long)pct(l->ns, l->n, 90),
          (unsigned long long)pct(l->ns, l->n, 99), (unsigned long long)pct(l->ns, l->n, 99.9),
          (unsigned long long)(l->n ? l->ns[l->n - 1] : 0),
-         (unsigned long long)(l->n && l->cpu_ns ? l->cpu_ns / l->n : 0));
+         (unsigned long long)(l->n && l->cpu_ns ? l->cpu_ns / l->n : 0), extra ? extra : "");
   fflush(stdout);
+}
+
+static inline void lat_report(lat_t *l, const char *tool, const char *path) {
+  lat_report_with(l, tool, path, NULL);
 }
 
 static inline void set_nodelay(int fd) {

@@ -5,9 +5,11 @@
  * a fixed rate instead (request i intended at start + i/n, one in flight as libmodbus allows: a request
  * whose time has come while the previous one is still out goes as soon as it is answered), and each
  * latency counts from the intended time, so waiting behind a slow reply counts (no coordinated omission).
- * The paced wait is the open-loop reference of question 14: clock_nanosleep to SPIN_NS before the
+ * The paced wait is the open-loop reference of question 15: clock_nanosleep to SPIN_NS before the
  * intended time (absolute, so no drift), then a spin on the clock to the intended time itself. The
  * kernel's timer slack (50 us by default) makes a sleep end up to that much late, hence a window wider.
+ * Paced, it also reports its own dispatch lag as nines' probe counts it: the send − the later of the
+ * intended time and the moment the previous reply was complete (lagP50Ns, lagP99Ns, lagMaxNs).
  *   modbus-client <port> <count> <durationMs> <warmup> [outfile] [reconnect|rate=<n>]
  */
 #include <errno.h>
@@ -33,8 +35,8 @@ int main(int argc, char **argv) {
   uint64_t period_ns = rate > 0 ? (uint64_t)(1e9 / rate) : 0;
   modbus_t *ctx = modbus_new_tcp("127.0.0.1", atoi(argv[1]));
   uint16_t regs[10];
-  lat_t l;
-  if (!ctx || lat_init(&l, count)) return 1;
+  lat_t l, lag; /* lag: paced only, how late each request went out (send − intended), its own dispatch lag */
+  if (!ctx || lat_init(&l, count) || lat_init(&lag, period_ns ? count : 1)) return 1;
   modbus_set_slave(ctx, 1);
   modbus_set_response_timeout(ctx, 1, 0);
   if (open_ctx(ctx)) { fprintf(stderr, "connect: %s\n", modbus_strerror(errno)); return 1; }
@@ -43,6 +45,7 @@ int main(int argc, char **argv) {
   uint64_t cpu0 = cpu_now_ns();
   l.start_ns = now_ns();
   uint64_t stop = l.start_ns + duration_ms * 1000000ull;
+  uint64_t free_ns = 0; /* when the previous reply was complete */
   for (size_t i = 0; i < count; i++) {
     uint64_t t0 = now_ns();
     if (period_ns) {
@@ -54,7 +57,9 @@ int main(int argc, char **argv) {
         struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, 0) == EINTR) {}
       }
-      while (now_ns() < due) {}
+      uint64_t sent;
+      while ((sent = now_ns()) < due) {}
+      lat_add(&lag, sent - (due > free_ns ? due : free_ns));
       t0 = due;
     }
     if (t0 >= stop) break;
@@ -63,6 +68,7 @@ int main(int argc, char **argv) {
     if (ok && modbus_read_registers(ctx, 0, 10, regs) != 10) ok = 0;
     if (reconnect) modbus_close(ctx);
     uint64_t t1 = now_ns();
+    free_ns = t1;
     if (!ok) {
       l.errors++;
       if (!reconnect) { modbus_close(ctx); if (open_ctx(ctx)) break; }
@@ -74,6 +80,12 @@ int main(int argc, char **argv) {
   l.cpu_ns = cpu_now_ns() - cpu0;
   if (!reconnect) modbus_close(ctx);
   modbus_free(ctx);
-  lat_report(&l, reconnect ? "c-libmodbus-reconnect" : period_ns ? "c-libmodbus-paced" : "c-libmodbus", out);
+  char extra[96] = "";
+  if (period_ns && lag.n) {
+    qsort(lag.ns, lag.n, sizeof(uint64_t), cmp_u64);
+    snprintf(extra, sizeof(extra), ",\"lagP50Ns\":%llu,\"lagP99Ns\":%llu,\"lagMaxNs\":%llu",
+             (unsigned long long)pct(lag.ns, lag.n, 50), (unsigned long long)pct(lag.ns, lag.n, 99), (unsigned long long)lag.ns[lag.n - 1]);
+  }
+  lat_report_with(&l, reconnect ? "c-libmodbus-reconnect" : period_ns ? "c-libmodbus-paced" : "c-libmodbus", out, extra);
   return 0;
 }
