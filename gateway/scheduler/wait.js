@@ -57,9 +57,12 @@ const SPIN_NS = 100000;
  * measured on Linux: the kernel's default 50 us timer slack plus the wake-up) with a margin, so the
  * sleep is over before the deadline nearly always */
 const SPIN_WINDOW_NS = 200000;
-/** The least spin window, and the margin over the recent slack. A window wider than the sleeps'
- * slack is spun for nothing: at 5,000/s a 200 us window spun the whole gap, a core's worth of CPU */
-const SPIN_WINDOW_MIN_NS = 50000;
+/** The least spin window: the C reference client's (it sleeps to 100 us before the intended time).
+ * At 50 us, sleeps of a few tens of us ended 50-90 us later (the kernel's timer slack), past the
+ * deadline: on one core at 10,000/s nines' dispatch lag p99 was 27-41 us, at 100 us 10-17 us
+ * (interleaved runs, bench/README.md), for about 4 % more of a core at 5,000/s. The margin over the
+ * recent slack widens it on a machine whose sleeps end later still; SPIN_WINDOW_NS bounds it */
+const SPIN_WINDOW_MIN_NS = 100000;
 const SPIN_MARGIN_NS = 50000;
 /** Before a spin window, a sleep shorter than this is not worth a system call: it is spun too */
 const SPIN_SLEEP_MIN_NS = 10000;

@@ -9,7 +9,7 @@ const { Recorder } = require('../../gateway/latency');
  * The scheduler's waits (issue 20): both precisions wake a waiter at or after its deadline, never
  * before; a spinning wait spins only its last stretch; deadlines that come together are released
  * together, in deadline order. These check behaviour, not speed: how late a wait is shows in
- * `npm run bench` (question 14), not here.
+ * `npm run bench` (question 15), not here.
  */
 
 /**
