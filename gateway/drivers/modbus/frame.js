@@ -27,8 +27,6 @@ const { FCS, REPLY, SUPPORTED_FCS } = require('./function-codes');
 /** MEI type of FC43 that reads the device identification (§6.21) */
 const MEI_READ_DEVICE_ID = 0x0E;
 
-/** Bytes of an FC23 request before its values: function code, read address, read quantity, write address, write quantity, byte count */
-const FC23_HEADER = 10;
 /** Bytes of an FC43/14 reply before its first object: function code, MEI type, read code, conformity level, more follows, next object id, number of objects */
 const FC43_HEADER = 7;
 
@@ -289,7 +287,6 @@ module.exports = {
   MBAP_LENGTH,
   MAX_PDU_LENGTH,
   MEI_READ_DEVICE_ID,
-  FC23_HEADER,
   FC43_HEADER,
   DeviceIdWalk,
   deviceIdReplyLength,

@@ -60,12 +60,14 @@ const LIST = Object.freeze([
   traits({ fc: 6, kind: 'writeReg', takes: ONE, max: 1, requestPdu: 5, replyPdu: 5, echo: 5, writes: true, broadcast: true }),
   // sub-function and data word; the reply repeats the sub-function, and the data for the echoing sub-functions (echoLength)
   traits({ fc: 8, kind: 'diagnostics', takes: ['subFunction', 'data'], requestPdu: 5, replyPdu: 5, echo: 5, lackable: true }),
-  // FC15/16 replies repeat function code, address and quantity
+  // FC15/16: the request's byte count follows function code, address and quantity (PDU byte 5);
+  // the reply repeats function code, address and quantity
   traits({ fc: 15, kind: 'writeBits', takes: MANY, max: C.MODBUS_MAX_WRITE_BITS, requestCountAt: 5, replyPdu: 5, echo: 5, writes: true, broadcast: true }),
   traits({ fc: 16, kind: 'writeRegs', takes: MANY, max: C.MODBUS_MAX_WRITE_REGISTERS, requestCountAt: 5, replyPdu: 5, echo: 5, writes: true, broadcast: true }),
   // the reply repeats the whole request: address, AND mask, OR mask
   traits({ fc: 22, kind: 'maskWrite', takes: ['address', 'quantity', 'andMask', 'orMask'], max: 1, requestPdu: 7, replyPdu: 7, echo: 7, writes: true, broadcast: true, lackable: true }),
-  // writes, then reads: its reply is an FC3 reply of the read quantity
+  // writes, then reads: its request's byte count follows function code, read address and quantity,
+  // write address and quantity (PDU byte 9); its reply is an FC3 reply of the read quantity
   traits({
     fc: 23, kind: 'readWrite', takes: ['address', 'quantity', 'writeAddress', 'values'], max: C.MODBUS_MAX_READ_WRITE_READ_REGISTERS,
     maxWrite: C.MODBUS_MAX_READ_WRITE_WRITE_REGISTERS, reads: 'registers', requestCountAt: 9, replyLength: REPLY.COUNTED, writes: true, lackable: true
@@ -93,14 +95,24 @@ function traitsOf (fc) {
 }
 
 /**
- * How many bytes of its request PDU a fixed-length reply repeats: the table's `echo`, except FC8's
- * counters (sub-functions 11-18), which answer with the count in place of the data word.
+ * Whether an FC8 reply repeats the request's data word: sub-functions 0, 1 and 10 echo it; the
+ * counters (11-18) answer with the count in its place.
+ * @param {number} subFunction
+ * @returns {boolean}
+ */
+function echoesData (subFunction) {
+  return subFunction <= 10;
+}
+
+/**
+ * How many bytes of its request PDU a fixed-length reply repeats: the table's `echo`, less FC8's
+ * data word where the reply carries a count there (echoesData).
  * @param {{fc: number, subFunction?: number}} op a normalized op
  * @returns {number} 0 for a reply that repeats nothing (a read, FC23, FC43)
  */
 function echoLength (op) {
   const t = FCS[op.fc];
-  return t.kind === 'diagnostics' && /** @type {number} */ (op.subFunction) > 10 ? 3 : t.echo;
+  return t.kind === 'diagnostics' && !echoesData(/** @type {number} */ (op.subFunction)) ? 3 : t.echo;
 }
 
 /**
@@ -115,4 +127,4 @@ function responsePduLength (op) {
   return t.replyPdu;
 }
 
-module.exports = { FCS, LIST, REPLY, SUPPORTED_FCS, traitsOf, echoLength, responsePduLength };
+module.exports = { FCS, LIST, REPLY, SUPPORTED_FCS, traitsOf, echoesData, echoLength, responsePduLength };

@@ -8,7 +8,7 @@
 
 const { NinesError } = require('../../base/errors');
 const { exceptionName, hex4, DeviceIdWalk, MEI_READ_DEVICE_ID, FC43_HEADER } = require('./frame');
-const { FCS, LIST, responsePduLength } = require('./function-codes');
+const { FCS, LIST, echoesData, responsePduLength } = require('./function-codes');
 const { validateOp, describeOp, kPdu } = require('./op');
 
 /** The walk of FC43 replies checked and parsed here (synchronous: one reply at a time) */
@@ -192,8 +192,7 @@ function checkDiagnostics (buf, start, end, op, unitId) {
   const sub = (buf[start + 1] << 8) | buf[start + 2];
   if (sub !== op.subFunction) return badReply(`reply to ${describeOp(op, unitId)} echoes sub-function ${sub}`, buf, start, end, op, unitId);
   const data = (buf[start + 3] << 8) | buf[start + 4];
-  // sub-functions 0, 1 and 10 echo their data; the counters (11-18) answer with the count
-  if (op.subFunction <= 10 && data !== op.data) return badReply(`reply to ${describeOp(op, unitId)} echoes data 0x${hex4(data)}, expected 0x${hex4(op.data)}`, buf, start, end, op, unitId);
+  if (echoesData(op.subFunction) && data !== op.data) return badReply(`reply to ${describeOp(op, unitId)} echoes data 0x${hex4(data)}, expected 0x${hex4(op.data)}`, buf, start, end, op, unitId);
   return null;
 }
 
