@@ -7,6 +7,8 @@
  * References: Modbus Application Protocol v1.1b3; Modbus over Serial Line v1.02.
  */
 
+const { FCS, REPLY, SUPPORTED_FCS } = require('./function-codes');
+
 const FC = Object.freeze({
   READ_COILS: 1,
   READ_DISCRETE_INPUTS: 2,
@@ -21,8 +23,6 @@ const FC = Object.freeze({
   READ_WRITE_MULTIPLE_REGISTERS: 23,
   ENCAPSULATED_INTERFACE: 43
 });
-
-const { FCS, REPLY, SUPPORTED_FCS } = require('./function-codes');
 
 /** MEI type of FC43 that reads the device identification (§6.21) */
 const MEI_READ_DEVICE_ID = 0x0E;
