@@ -14,7 +14,7 @@
 const FOLDERS = ['test/latency', 'test/jobs', 'test/fuzz', 'test/sparkplug', 'test/bench'];
 const FILES = {
   'test/ascii': ['checksum', 'command', 'framer', 'reply', 'generators'],
-  'test/modbus': ['pdu', 'op', 'pipeline-guard', 'fcs'],
+  'test/modbus': ['pdu', 'op', 'pipeline-guard', 'fcs', 'function-codes'],
   'test/simulators': ['modbus-model', 'ascii-device', 'faults', 'modbus-fcs'],
   'test/commission': ['map-probe'],
   'test/devices': ['spec', 'fifo'],

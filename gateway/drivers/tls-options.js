@@ -13,6 +13,12 @@
  *
  * The client's role (the spec's X.509v3 extension, OID 1.3.6.1.4.1.50316.802.1) is inside the client
  * certificate: nines presents it and the device decides; nothing here reads it.
+ *
+ * A secure context is built once per tls option object, and every connection made with that object
+ * shares it: a device opens all its connections with its spec's object, the one tlsAsText returned
+ * when the spec was checked, so a device's context is built once (once more in a worker thread, which
+ * gets a copy of the spec). Certificates are not reloaded: the files are read when a config loads, and
+ * new texts come in a new object (a new spec), which builds its own context.
  */
 
 const tls = require('node:tls');
@@ -29,6 +35,13 @@ const PEM = Object.freeze({
 });
 
 /**
+ * Endpoints built, by the option object they were built from, each with a copy of that object's own
+ * fields then ({key: value}, Buffers copied): an object changed since is checked and built again.
+ * @type {WeakMap<object, {fields: Map<string, unknown>, endpoint: TlsEndpoint}>}
+ */
+const BUILT = new WeakMap();
+
+/**
  * @typedef {object} TlsEndpoint what ../open-socket.js needs for a TLS connection
  * @property {import('node:tls').SecureContext} secureContext the CA, certificate and key, built once
  * @property {string|undefined} servername the name the device's certificate must carry, and the SNI
@@ -37,7 +50,8 @@ const PEM = Object.freeze({
  */
 
 /**
- * Checks the tls option of a modbus+tls client and builds its secure context.
+ * Checks the tls option of a modbus+tls client and builds its secure context, or gives the endpoint
+ * built before for the same object when it still holds the same fields (file header).
  * @param {unknown} v {ca?, cert?, key?, passphrase?, servername?}: PEM text (string or Buffer) for ca, cert and key;
  *   undefined: verify against Node's bundled root CAs and present no client certificate
  * @param {string} [field='tls'] the option's name, for messages
@@ -45,6 +59,19 @@ const PEM = Object.freeze({
  * @throws {import('../base/errors').NinesError} NINES_ERR_INVALID_ARG naming the field
  */
 function checkTlsOptions (v, field = 'tls') {
+  const built = typeof v === 'object' && v !== null ? BUILT.get(v) : undefined;
+  if (built !== undefined && unchanged(v, built.fields)) return built.endpoint;
+  const endpoint = buildEndpoint(v, field);
+  if (typeof v === 'object' && v !== null) remember(v, endpoint);
+  return endpoint;
+}
+
+/**
+ * checkTlsOptions without the memory: checks the option and builds its secure context.
+ * @param {unknown} v @param {string} field
+ * @returns {TlsEndpoint}
+ */
+function buildEndpoint (v, field) {
   if (v === undefined || v === null) v = {};
   if (typeof v !== 'object' || Array.isArray(v) || Buffer.isBuffer(v)) fail(field, v, 'must be an object {ca, cert, key, servername}');
   const o = /** @type {Record<string, unknown>} */ (v);
@@ -86,7 +113,34 @@ function checkTlsOptions (v, field = 'tls') {
     const rule = at === 'key' && /mismatch/i.test(e.message) ? `must be the private key of ${field}.cert (${e.message})` : `must be valid PEM (${e.code || e.message})`;
     fail(`${field}.${at}`, '<pem>', rule);
   }
-  return { secureContext, servername, clientCert: pem.cert !== undefined };
+  return Object.freeze({ secureContext, servername, clientCert: pem.cert !== undefined });
+}
+
+/**
+ * Keeps the endpoint built for an option object, with what the object held then.
+ * @param {object} v @param {TlsEndpoint} endpoint
+ */
+function remember (v, endpoint) {
+  const fields = new Map();
+  for (const key of Object.keys(v)) fields.set(key, Buffer.isBuffer(v[key]) ? Buffer.from(v[key]) : v[key]);
+  BUILT.set(v, { fields, endpoint });
+}
+
+/**
+ * @param {object} v an option object
+ * @param {Map<string, unknown>} fields what it held when its endpoint was built
+ * @returns {boolean} it holds the same own fields with the same values (a Buffer's by content)
+ */
+function unchanged (v, fields) {
+  const keys = Object.keys(v);
+  if (keys.length !== fields.size) return false;
+  for (const key of keys) {
+    if (!fields.has(key)) return false;
+    const was = fields.get(key);
+    const now = v[key];
+    if (now !== was && !(Buffer.isBuffer(now) && Buffer.isBuffer(was) && now.equals(was))) return false;
+  }
+  return true;
 }
 
 /**
@@ -98,11 +152,13 @@ function checkTlsOptions (v, field = 'tls') {
  * @throws {import('../base/errors').NinesError} NINES_ERR_INVALID_ARG naming the field
  */
 function tlsAsText (v, field = 'tls') {
-  checkTlsOptions(v, field);
+  const endpoint = checkTlsOptions(v, field);
   const out = {};
   for (const [key, val] of Object.entries(/** @type {object} */ (v || {}))) {
     if (val !== undefined && val !== null && val !== '') out[key] = Buffer.isBuffer(val) ? val.toString('utf8') : val;
   }
+  // the same PEM as text: the clients given this object (a device's spec) share the context just built
+  remember(out, endpoint);
   return out;
 }
 

@@ -30,6 +30,7 @@ const { parseTarget, isMbap } = require('../target');
 const { Connection, NS_PER_MS } = require('../connection');
 const { toOp, kValid } = require('./op');
 const { decodeInto, checkResponse, decodeData } = require('./pdu');
+const { FCS } = require('./function-codes');
 const { Pending, Reply } = require('./reply');
 const { normalizeOptions } = require('./client-options');
 const { timeoutArg } = require('../connection-options');
@@ -41,8 +42,6 @@ const { PipelineGuard } = require('./pipeline-guard');
 const hrtime = process.hrtime.bigint;
 
 const EMPTY = Buffer.alloc(0);
-/** What RTU broadcast (unit 0) carries: writes, which no unit answers */
-const BROADCAST_FCS = Object.freeze([5, 6, 15, 16, 22]);
 
 /** The Modbus schemes and the transport of each */
 const TRANSPORTS = Object.freeze({ 'modbus+tcp': TcpTransport, 'modbus+tls': TcpTransport, 'modbus+rtu': RtuTransport, 'modbus+rtutcp': RtuTcpTransport });
@@ -166,7 +165,8 @@ class ModbusClient extends Connection {
    * @returns {NinesError|null} the error for a read to RTU broadcast (counted as invalid), else null
    */
   _checkUnit (o, unitId) {
-    if (unitId !== 0 || !this._rtu || BROADCAST_FCS.includes(o.fc)) return null;
+    // RTU broadcast (unit 0) carries writes, which no unit answers (function-codes.js `broadcast`)
+    if (unitId !== 0 || !this._rtu || FCS[o.fc].broadcast) return null;
     this._stats.invalid++;
     return new NinesError('NINES_ERR_INVALID_OP', `op.unitId 0 is broadcast on RTU and takes writes only; got FC${o.fc}, which has a reply to wait for`,
       { field: 'unitId', value: 0, rule: 'broadcast (unit 0) is for writes on RTU' });
@@ -370,7 +370,7 @@ class ModbusClient extends Connection {
     reply.address = op.address;
     reply.raw = this._leaseRaw;
     const pdu = pduStart - frameStart;
-    if (op.fc <= 4 || op.fc === 23) {
+    if (FCS[op.fc].reads !== null) {
       if (this._leaseDataAt !== pdu + 2 || this._leaseData.length !== n - pdu - 2 - this._trailer) {
         this._leaseDataAt = pdu + 2;
         this._leaseData = bytes.subarray(pdu + 2, n - this._trailer);

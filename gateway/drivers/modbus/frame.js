@@ -7,6 +7,8 @@
  * References: Modbus Application Protocol v1.1b3; Modbus over Serial Line v1.02.
  */
 
+const { FCS, REPLY, SUPPORTED_FCS } = require('./function-codes');
+
 const FC = Object.freeze({
   READ_COILS: 1,
   READ_DISCRETE_INPUTS: 2,
@@ -22,14 +24,9 @@ const FC = Object.freeze({
   ENCAPSULATED_INTERFACE: 43
 });
 
-/** Function codes nines speaks (FC43 with MEI type 14, read device identification, only) */
-const SUPPORTED_FCS = Object.freeze([1, 2, 3, 4, 5, 6, 8, 15, 16, 22, 23, 43]);
-
 /** MEI type of FC43 that reads the device identification (§6.21) */
 const MEI_READ_DEVICE_ID = 0x0E;
 
-/** Bytes of an FC23 request before its values: function code, read address, read quantity, write address, write quantity, byte count */
-const FC23_HEADER = 10;
 /** Bytes of an FC43/14 reply before its first object: function code, MEI type, read code, conformity level, more follows, next object id, number of objects */
 const FC43_HEADER = 7;
 
@@ -144,51 +141,117 @@ function readMbap (buf, offset = 0) {
  */
 function rtuRequestLength (buf) {
   if (buf.length < 2) return 0;
-  const fc = buf[1];
-  if ((fc >= 1 && fc <= 6) || fc === 8) return 8; // FC8: sub-function and one data word (the only form nines sends)
-  if (fc === 15 || fc === 16) return buf.length < 7 ? 0 : 9 + buf[6];
-  if (fc === 22) return 10;
-  // the byte count is the PDU's 10th byte, after the address: ADU byte 10
-  if (fc === 23) return buf.length < 1 + FC23_HEADER ? 0 : 3 + FC23_HEADER + buf[FC23_HEADER];
-  if (fc === 43) return 7; // MEI type, read code, object id
-  return -1;
+  const t = FCS[buf[1]];
+  if (t === null) return -1;
+  // address, PDU, CRC; FC8 counts as fixed: one data word is the only form nines sends
+  if (t.requestCountAt === 0) return 3 + t.requestPdu;
+  // the byte count is ADU byte 1 + countAt (after the address), and that many bytes follow it
+  const at = 1 + t.requestCountAt;
+  return buf.length <= at ? 0 : at + 3 + buf[at];
 }
 
 /**
  * Length of a complete RTU *response* ADU given its first bytes, or 0 when more bytes are needed, or -1 when
  * the function code is not one nines speaks.
  * @param {Buffer} buf bytes received so far, starting at the address byte
+ * @param {number} [end=buf.length] bytes received so far in buf
+ * @param {DeviceIdWalk|null} [walk] an FC43 reply's walk, to resume from where the last call left it
+ *   (the caller starts it per frame: DeviceIdWalk#start); null: walked from the start
  * @returns {number}
  */
-function rtuResponseLength (buf) {
-  if (buf.length < 2) return 0;
+function rtuResponseLength (buf, end = buf.length, walk = null) {
+  if (end < 2) return 0;
   const fc = buf[1];
   if (fc & 0x80) return 5;
-  if ((fc >= 1 && fc <= 4) || fc === 23) return buf.length < 3 ? 0 : 5 + buf[2];
-  if (fc === 5 || fc === 6 || fc === 8 || fc === 15 || fc === 16) return 8;
-  if (fc === 22) return 10;
-  if (fc === 43) return deviceIdReplyLength(buf, 1);
-  return -1;
+  const t = FCS[fc];
+  if (t === null) return -1;
+  if (t.replyLength === REPLY.FIXED) return 3 + t.replyPdu;
+  if (t.replyLength === REPLY.COUNTED) return end < 3 ? 0 : 5 + buf[2];
+  return deviceIdReplyLength(buf, 1, end, walk);
 }
 
 /**
- * Length of an RTU FC43/14 reply, which varies: its objects (each an id, a length and that many bytes)
- * are walked from their headers as the bytes come.
+ * Walks the objects of an FC43/14 reply, each an id, a length and that many bytes, once each however
+ * the bytes come: a walk resumes where the last call left it, so a reply read as it arrives costs
+ * time linear in its bytes. The reply's length (frame.js, rtu-transport.js), its check and its parse
+ * (pdu.js) are all this walk.
+ */
+class DeviceIdWalk {
+  constructor () {
+    this.start(0, MAX_PDU_LENGTH);
+  }
+
+  /**
+   * Starts over on a reply.
+   * @param {number} at offset of the reply's function code in the buffers given to walk()
+   * @param {number} limit the longest the PDU may be (MAX_PDU_LENGTH; a check: the PDU's own length)
+   * @returns {this}
+   */
+  start (at, limit) {
+    this.at = at;
+    this.limit = limit;
+    /** offset of the next object's header */
+    this.off = at + FC43_HEADER;
+    /** objects not walked yet; -1 until the header has been read */
+    this.left = -1;
+    /** when walk() returns 0: the offset the bytes must reach for it to move on */
+    this.need = 0;
+    /** the walk's answer once known: the PDU's end, or -1 */
+    this.end = 0;
+    return this;
+  }
+
+  /**
+   * Walks on over what has come of the reply, buf up to `end`.
+   * @param {Buffer} buf
+   * @param {number} end offset after the bytes there are so far
+   * @param {Array<[number, string]>|null} [objects] receives each object walked as [id, text] (latin1:
+   *   the spec's ASCII, byte for byte); only for a reply already checked whole
+   * @returns {number} the offset after the last object (the PDU's end, which lies past `end` while the
+   *   last object's bytes are still coming); 0 when more bytes are needed to know it (`need` says up to
+   *   where); -1 when it cannot be such a reply: a MEI type other than 14, or longer than `limit`
+   */
+  walk (buf, end, objects = null) {
+    if (this.end !== 0) return this.end;
+    const at = this.at;
+    if (this.left < 0) {
+      if (end < at + FC43_HEADER) { this.need = at + FC43_HEADER; return 0; }
+      if (buf[at + 1] !== MEI_READ_DEVICE_ID) return (this.end = -1);
+      this.left = buf[at + 6];
+    }
+    let off = this.off;
+    for (; this.left > 0; this.left--) {
+      if (end < off + 2) {
+        this.off = off;
+        this.need = off + 2;
+        return 0;
+      }
+      const n = buf[off + 1];
+      if (objects !== null) objects.push([buf[off], buf.toString('latin1', off + 2, off + 2 + n)]);
+      off += 2 + n;
+      if (off - at > this.limit) return (this.end = -1);
+    }
+    this.off = off;
+    return (this.end = off);
+  }
+}
+
+/** The walk of calls that do not resume one (single-threaded, and each call starts it afresh) */
+const SCRATCH_WALK = new DeviceIdWalk();
+
+/**
+ * Length of an RTU FC43/14 reply, which varies: its objects are walked from their headers as the bytes come.
  * @param {Buffer} buf bytes received so far
  * @param {number} at offset of the function code in buf (1: after the RTU address)
+ * @param {number} [end=buf.length] bytes received so far in buf
+ * @param {DeviceIdWalk|null} [walk] to resume (see rtuResponseLength); null: walked from the start
  * @returns {number} at + the PDU's length + 2 (the CRC), 0 when more bytes are needed to know it, -1
  *   when it cannot be such a reply (a MEI type other than 14, or longer than a PDU may be)
  */
-function deviceIdReplyLength (buf, at) {
-  if (buf.length < at + FC43_HEADER) return 0;
-  if (buf[at + 1] !== MEI_READ_DEVICE_ID) return -1;
-  let off = at + FC43_HEADER;
-  for (let i = buf[at + 6]; i > 0; i--) {
-    if (buf.length < off + 2) return 0;
-    off += 2 + buf[off + 1];
-    if (off - at > MAX_PDU_LENGTH) return -1;
-  }
-  return off + 2;
+function deviceIdReplyLength (buf, at, end = buf.length, walk = null) {
+  const w = walk === null ? SCRATCH_WALK.start(at, MAX_PDU_LENGTH) : walk;
+  const pduEnd = w.walk(buf, end);
+  return pduEnd > 0 ? pduEnd + 2 : pduEnd;
 }
 
 /**
@@ -208,6 +271,15 @@ function exceptionName (code) {
   return EXCEPTIONS[code] || `UNKNOWN EXCEPTION ${code}`;
 }
 
+/**
+ * A 16-bit word as messages show it (CRCs, data words, coil values).
+ * @param {number} n 0-65535
+ * @returns {string} four upper-case hex digits: 00FF
+ */
+function hex4 (n) {
+  return n.toString(16).toUpperCase().padStart(4, '0');
+}
+
 module.exports = {
   FC,
   SUPPORTED_FCS,
@@ -215,8 +287,8 @@ module.exports = {
   MBAP_LENGTH,
   MAX_PDU_LENGTH,
   MEI_READ_DEVICE_ID,
-  FC23_HEADER,
   FC43_HEADER,
+  DeviceIdWalk,
   deviceIdReplyLength,
   crc16,
   rtuFrame,
@@ -226,5 +298,6 @@ module.exports = {
   rtuRequestLength,
   rtuResponseLength,
   rtuSilenceUs,
-  exceptionName
+  exceptionName,
+  hex4
 };

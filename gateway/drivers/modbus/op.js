@@ -31,8 +31,8 @@
  */
 
 const { NinesError } = require('../../base/errors');
-const C = require('../../base/constants');
-const { FC } = require('./frame');
+const { FC, hex4 } = require('./frame');
+const { FCS, LIST, traitsOf } = require('./function-codes');
 
 /** Brand on ops that came out of validateOp (non-enumerable, so deepEqual ignores it) */
 const kValid = Symbol('nines.modbus.validOp');
@@ -64,12 +64,13 @@ const FC_NAMES = Object.freeze({
 
 /**
  * FC8 sub-functions nines sends, and the data word each takes (Modbus over Serial Line v1.02 §6.1 and
- * the Application Protocol §6.8): `data` lists the values allowed (null: any 16-bit word).
+ * the Application Protocol §6.8): `data` lists the values allowed (null: any 16-bit word); `changes`:
+ * it changes the device's counters (restart, clear), as a write changes what a device holds.
  */
 const DIAGNOSTICS = Object.freeze({
   0: { name: 'returnQueryData', data: null },
-  1: { name: 'restartCommunications', data: [0x0000, 0xFF00] },
-  10: { name: 'clearCounters', data: [0] },
+  1: { name: 'restartCommunications', data: [0x0000, 0xFF00], changes: true },
+  10: { name: 'clearCounters', data: [0], changes: true },
   11: { name: 'busMessageCount', data: [0] },
   12: { name: 'busCommunicationErrorCount', data: [0] },
   13: { name: 'busExceptionErrorCount', data: [0] },
@@ -83,41 +84,24 @@ const DIAGNOSTICS = Object.freeze({
 /** FC43/14 read codes: 1 basic, 2 regular, 3 extended (stream access), 4 one object (§6.21) */
 const READ_CODES = Object.freeze({ basic: 1, regular: 2, extended: 3, one: 4 });
 
-/** Per function code: quantity limit and which fields it takes. Data, not nested ifs. */
-const RULES = Object.freeze({
-  1: { kind: 'readBits', max: C.MODBUS_MAX_READ_BITS },
-  2: { kind: 'readBits', max: C.MODBUS_MAX_READ_BITS },
-  3: { kind: 'readRegs', max: C.MODBUS_MAX_READ_REGISTERS },
-  4: { kind: 'readRegs', max: C.MODBUS_MAX_READ_REGISTERS },
-  5: { kind: 'writeBit', max: 1 },
-  6: { kind: 'writeReg', max: 1 },
-  15: { kind: 'writeBits', max: C.MODBUS_MAX_WRITE_BITS },
-  16: { kind: 'writeRegs', max: C.MODBUS_MAX_WRITE_REGISTERS },
-  8: { kind: 'diagnostics', max: 0 },
-  22: { kind: 'maskWrite', max: 1 },
-  23: { kind: 'readWrite', max: C.MODBUS_MAX_READ_WRITE_READ_REGISTERS, maxWrite: C.MODBUS_MAX_READ_WRITE_WRITE_REGISTERS },
-  43: { kind: 'deviceId', max: 0 }
-});
-
-const KNOWN_FIELDS = ['fc', 'address', 'quantity', 'value', 'values', 'unitId', 'andMask', 'orMask', 'writeAddress', 'subFunction', 'data', 'readCode', 'objectId'];
+const KNOWN_FIELDS = Object.freeze(['fc', 'address', 'quantity', 'value', 'values', 'unitId', 'andMask', 'orMask', 'writeAddress', 'subFunction', 'data', 'readCode', 'objectId']);
+const KNOWN_LIST = KNOWN_FIELDS.join(', ');
 /** The fields only FC8, FC22, FC23 and FC43 take */
 const NEW_FIELDS = ['andMask', 'orMask', 'writeAddress', 'subFunction', 'data', 'readCode', 'objectId'];
-/** The fields each kind of op takes besides fc and unitId (any other known field is refused) */
-const FIELDS_OF = Object.freeze({
-  readBits: ['address', 'quantity'],
-  readRegs: ['address', 'quantity'],
-  writeBit: ['address', 'quantity', 'value'],
-  writeReg: ['address', 'quantity', 'value'],
-  writeBits: ['address', 'quantity', 'value', 'values'],
-  writeRegs: ['address', 'quantity', 'value', 'values'],
-  maskWrite: ['address', 'quantity', 'andMask', 'orMask'],
-  readWrite: ['address', 'quantity', 'writeAddress', 'values'],
-  diagnostics: ['subFunction', 'data'],
-  deviceId: ['readCode', 'objectId']
-});
-/** Function codes that change what a device holds (FC8: restart and clear counters change its counters) */
-const WRITE_FCS = Object.freeze([5, 6, 15, 16, 22, 23]);
-const FC_LIST = '1, 2, 3, 4, 5, 6, 8, 15, 16, 22, 23, 43';
+/** The op kinds of FC1-6, 15 and 16: they say themselves what they do not take, in their own words (validateOp) */
+const OLD_KINDS = ['readBits', 'readRegs', 'writeBit', 'writeReg', 'writeBits', 'writeRegs'];
+/**
+ * Per function code, the known fields refused at once as not taken (in KNOWN_FIELDS order, so the
+ * first one given is named) and the rule that names what it takes: worked out here once, not per op.
+ */
+const REFUSED = Object.freeze(FCS.map((t) => t === null ? null : Object.freeze({
+  fields: Object.freeze(KNOWN_FIELDS.filter((k) => k !== 'fc' && k !== 'unitId' && !t.takes.includes(k) && (!OLD_KINDS.includes(t.kind) || NEW_FIELDS.includes(k)))),
+  rule: `is not taken by FC${t.fc} (it takes ${t.takes.join(', ')})`
+})));
+const FC_LIST = LIST.map((t) => t.fc).join(', ');
+/** Property descriptors of a normalized op's brand and PDU box; the box's is filled per op (finish) */
+const VALID_DESCRIPTOR = Object.freeze({ value: true });
+const PDU_DESCRIPTOR = { value: null };
 
 /**
  * @param {string} field
@@ -158,7 +142,7 @@ function fcKey (name) {
 /**
  * Resolves a function code given as a number, a decimal string or a name.
  * @param {unknown} fc
- * @returns {number} one of 1-6, 15, 16
+ * @returns {number} a function code nines speaks (function-codes.js)
  */
 function resolveFc (fc) {
   let n = fc;
@@ -167,7 +151,7 @@ function resolveFc (fc) {
     n = /^\d+$/.test(t) ? Number(t) : FC_NAMES[fcKey(t)];
     if (n === undefined) fail('fc', fc, `must be one of ${FC_LIST}, or a name such as readHoldingRegisters (known: ${Object.keys(FC).join(', ')})`);
   }
-  if (typeof n !== 'number' || !RULES[n]) fail('fc', fc, `must be one of ${FC_LIST} (or a name such as readHoldingRegisters)`);
+  if (traitsOf(n) === null) fail('fc', fc, `must be one of ${FC_LIST} (or a name such as readHoldingRegisters)`);
   return n;
 }
 
@@ -205,20 +189,21 @@ function validateOp (op) {
   if (op === null || typeof op !== 'object' || Array.isArray(op) || Buffer.isBuffer(op)) {
     fail('op', op, 'must be an object such as {fc: 3, address: 0, quantity: 10} or a string such as "3:0:10"');
   }
-  for (const key of Object.keys(op)) {
-    if (!KNOWN_FIELDS.includes(key) && op[key] !== undefined) fail(key, op[key], `is not a Modbus op field (known: ${KNOWN_FIELDS.join(', ')})`);
+  // for…in over own keys, not Object.keys: no array per op (this runs per request given as a plain object)
+  for (const key in op) {
+    if (!Object.prototype.hasOwnProperty.call(op, key)) continue;
+    if (!KNOWN_FIELDS.includes(key) && op[key] !== undefined) fail(key, op[key], `is not a Modbus op field (known: ${KNOWN_LIST})`);
   }
   if (op.fc === undefined) fail('fc', undefined, `is required (${FC_LIST} or a name such as readHoldingRegisters)`);
   const fc = resolveFc(op.fc);
-  const rule = RULES[fc];
-  const takes = FIELDS_OF[rule.kind];
-  // FC1-6, 15 and 16 say themselves what they do not take (below), in their own words
-  const newKind = !['readBits', 'readRegs', 'writeBit', 'writeReg', 'writeBits', 'writeRegs'].includes(rule.kind);
-  for (const key of KNOWN_FIELDS) {
-    if (key === 'fc' || key === 'unitId' || op[key] === undefined || takes.includes(key)) continue;
-    if (newKind || NEW_FIELDS.includes(key)) fail(key, op[key], `is not taken by FC${fc} (it takes ${takes.join(', ')})`);
+  const rule = FCS[fc];
+  const refused = REFUSED[fc];
+  for (let i = 0; i < refused.fields.length; i++) {
+    const key = refused.fields[i];
+    if (op[key] !== undefined) fail(key, op[key], refused.rule);
   }
-  if (rule.kind === 'diagnostics' || rule.kind === 'deviceId') return finish(rule.kind === 'diagnostics' ? diagnosticsOp(op) : deviceIdOp(op), op);
+  if (rule.kind === 'diagnostics') return finish(diagnosticsOp(op), op);
+  if (rule.kind === 'deviceId') return finish(deviceIdOp(op), op);
   if (op.address === undefined) fail('address', undefined, 'is required (an integer from 0 to 65535)');
   const address = intIn(op.address, 'address', 0, 65535);
   /** @type {any} */
@@ -280,8 +265,10 @@ function validateOp (op) {
 function finish (out, op) {
   if (op.unitId !== undefined) out.unitId = intIn(op.unitId, 'unitId', 0, 255);
   if (out.values) Object.freeze(out.values);
-  Object.defineProperty(out, kValid, { value: true });
-  Object.defineProperty(out, kPdu, { value: { pdu: null } });
+  Object.defineProperty(out, kValid, VALID_DESCRIPTOR);
+  PDU_DESCRIPTOR.value = { pdu: null };
+  Object.defineProperty(out, kPdu, PDU_DESCRIPTOR);
+  PDU_DESCRIPTOR.value = null;
   return Object.freeze(out);
 }
 
@@ -292,7 +279,7 @@ function diagnosticsOp (op) {
   const known = Number.isInteger(sub) ? DIAGNOSTICS[/** @type {number} */ (sub)] : undefined;
   if (known === undefined) fail('subFunction', sub, `must be a sub-function nines knows: ${Object.entries(DIAGNOSTICS).map(([k, d]) => `${k} ${d.name}`).join(', ')}`);
   const data = op.data === undefined ? 0 : intIn(op.data, 'data', 0, 65535);
-  if (known.data !== null && !known.data.includes(data)) fail('data', op.data, `must be ${known.data.map((d) => `0x${d.toString(16).toUpperCase().padStart(4, '0')}`).join(' or ')} for sub-function ${sub} (${known.name})`);
+  if (known.data !== null && !known.data.includes(data)) fail('data', op.data, `must be ${known.data.map((d) => `0x${hex4(d)}`).join(' or ')} for sub-function ${sub} (${known.name})`);
   return { fc: 8, subFunction: sub, data };
 }
 
@@ -310,7 +297,10 @@ function deviceIdOp (op) {
  * @returns {boolean}
  */
 function changesDevice (op) {
-  return WRITE_FCS.includes(op.fc) || (op.fc === 8 && (op.subFunction === 1 || op.subFunction === 10));
+  const t = FCS[op.fc];
+  if (t.writes) return true;
+  const sub = t.kind === 'diagnostics' ? DIAGNOSTICS[/** @type {number} */ (op.subFunction)] : undefined;
+  return sub !== undefined && sub.changes === true;
 }
 
 /** @returns {boolean[]} */
@@ -353,14 +343,14 @@ function parseOpString (text) {
   const m = OP_STRING.exec(text.replace(/\s+/g, ''));
   if (!m) fail('op', text, 'must look like fc:address[:quantity][=values][@unitId], e.g. "3:0:10", "6:10=123", "16:0=1,2,3", "5:3=on"');
   const fc = resolveFc(m[1]);
-  const kind = RULES[fc].kind;
-  if (kind === 'diagnostics' || kind === 'deviceId' || kind === 'maskWrite' || kind === 'readWrite') return validateOp(parseNewForm(fc, kind, m, text));
+  const t = FCS[fc];
+  const kind = t.kind;
+  if (!OLD_KINDS.includes(kind)) return validateOp(parseNewForm(fc, kind, m, text));
   /** @type {any} */
   const op = { fc, address: Number(m[2]) };
   if (m[3] !== undefined) op.quantity = Number(m[3]);
   if (m[5] !== undefined) op.unitId = Number(m[5]);
-  const isWrite = fc >= 5;
-  if (!isWrite) {
+  if (t.reads !== null) {
     if (m[4] !== undefined) fail('op', text, `must not carry "=values" for read FC${fc}`);
     if (op.quantity === undefined) op.quantity = 1;
   } else {
@@ -368,7 +358,7 @@ function parseOpString (text) {
     const parts = m[4].split(',');
     const parse = kind === 'writeBit' || kind === 'writeBits' ? parseBitWord : parseRegisterWord;
     const vals = parts.map((p, i) => parse(p, text, i));
-    if (fc === 5 || fc === 6) {
+    if (kind === 'writeBit' || kind === 'writeReg') {
       if (vals.length !== 1) fail('op', text, `must carry exactly one value for FC${fc}`);
       op.value = vals[0];
     } else {
@@ -446,11 +436,14 @@ function toOp (op) {
  */
 function describeOp (op, unitId = op.unitId) {
   const unit = unitId === undefined ? '' : `unit ${unitId} `;
-  if (op.fc === 5 || op.fc === 6) return `${unit}FC${op.fc} address ${op.address} value ${op.value}`;
-  if (op.fc === 8) return `${unit}FC8 sub-function ${op.subFunction}`;
-  if (op.fc === 43) return `${unit}FC43/14 read code ${op.readCode} object ${op.objectId}`;
-  if (op.fc === 22) return `${unit}FC22 address ${op.address}`;
-  if (op.fc === 23) return `${unit}FC23 address ${op.address} quantity ${op.quantity} write address ${op.writeAddress} quantity ${op.values.length}`;
+  switch (FCS[op.fc].kind) {
+    case 'writeBit':
+    case 'writeReg': return `${unit}FC${op.fc} address ${op.address} value ${op.value}`;
+    case 'diagnostics': return `${unit}FC8 sub-function ${op.subFunction}`;
+    case 'deviceId': return `${unit}FC43/14 read code ${op.readCode} object ${op.objectId}`;
+    case 'maskWrite': return `${unit}FC22 address ${op.address}`;
+    case 'readWrite': return `${unit}FC23 address ${op.address} quantity ${op.quantity} write address ${op.writeAddress} quantity ${op.values.length}`;
+  }
   return `${unit}FC${op.fc} address ${op.address} quantity ${op.quantity}`;
 }
 
@@ -461,14 +454,17 @@ function describeOp (op, unitId = op.unitId) {
  */
 function formatOp (op) {
   let s = `${op.fc}:${op.address}`;
-  if (op.fc === 8) s = `8:${op.subFunction}=${op.data}`;
-  else if (op.fc === 43) s = `43:${op.readCode}:${op.objectId}`;
-  else if (op.fc === 22) s += `=${op.andMask},${op.orMask}`;
-  else if (op.fc === 23) s += `:${op.quantity}=${op.writeAddress}:${op.values.join(',')}`;
-  else if (op.fc <= 4) s += `:${op.quantity}`;
-  else if (op.fc === 5) s += `=${op.value ? 1 : 0}`;
-  else if (op.fc === 6) s += `=${op.value}`;
-  else s += `=${op.values.map(Number).join(',')}`;
+  switch (FCS[op.fc].kind) {
+    case 'diagnostics': s = `8:${op.subFunction}=${op.data}`; break;
+    case 'deviceId': s = `43:${op.readCode}:${op.objectId}`; break;
+    case 'maskWrite': s += `=${op.andMask},${op.orMask}`; break;
+    case 'readWrite': s += `:${op.quantity}=${op.writeAddress}:${op.values.join(',')}`; break;
+    case 'readBits':
+    case 'readRegs': s += `:${op.quantity}`; break;
+    case 'writeBit': s += `=${op.value ? 1 : 0}`; break;
+    case 'writeReg': s += `=${op.value}`; break;
+    default: s += `=${op.values.map(Number).join(',')}`;
+  }
   if (op.unitId !== undefined) s += `@${op.unitId}`;
   return s;
 }

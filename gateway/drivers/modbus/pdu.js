@@ -7,8 +7,12 @@
  */
 
 const { NinesError } = require('../../base/errors');
-const { exceptionName, MEI_READ_DEVICE_ID, FC43_HEADER } = require('./frame');
+const { exceptionName, hex4, DeviceIdWalk, MEI_READ_DEVICE_ID, FC43_HEADER } = require('./frame');
+const { FCS, LIST, echoesData, responsePduLength } = require('./function-codes');
 const { validateOp, describeOp, kPdu } = require('./op');
+
+/** The walk of FC43 replies checked and parsed here (synchronous: one reply at a time) */
+const WALK = new DeviceIdWalk();
 
 /**
  * Encodes the request PDU of an op. Cached on normalized ops: encoding runs once per op, not per request.
@@ -21,24 +25,24 @@ function encodeRequestPdu (op) {
   const cache = o[kPdu];
   if (cache.pdu !== null) return cache.pdu;
   let pdu;
-  switch (o.fc) {
-    case 8:
+  switch (FCS[o.fc].kind) {
+    case 'diagnostics':
       pdu = Buffer.allocUnsafe(5);
       pdu[0] = 8;
       pdu.writeUInt16BE(o.subFunction, 1);
       pdu.writeUInt16BE(o.data, 3);
       cache.pdu = pdu;
       return pdu;
-    case 43:
+    case 'deviceId':
       pdu = Buffer.from([43, MEI_READ_DEVICE_ID, o.readCode, o.objectId]);
       cache.pdu = pdu;
       return pdu;
-    case 22:
+    case 'maskWrite':
       pdu = Buffer.allocUnsafe(7);
       pdu.writeUInt16BE(o.andMask, 3);
       pdu.writeUInt16BE(o.orMask, 5);
       break;
-    case 23: {
+    case 'readWrite': {
       const n = o.values.length;
       pdu = Buffer.allocUnsafe(10 + 2 * n);
       pdu.writeUInt16BE(o.quantity, 3);
@@ -48,19 +52,20 @@ function encodeRequestPdu (op) {
       for (let i = 0; i < n; i++) pdu.writeUInt16BE(o.values[i], 10 + 2 * i);
       break;
     }
-    case 1: case 2: case 3: case 4:
+    case 'readBits':
+    case 'readRegs':
       pdu = Buffer.allocUnsafe(5);
       pdu.writeUInt16BE(o.quantity, 3);
       break;
-    case 5:
+    case 'writeBit':
       pdu = Buffer.allocUnsafe(5);
       pdu.writeUInt16BE(o.value ? 0xFF00 : 0x0000, 3);
       break;
-    case 6:
+    case 'writeReg':
       pdu = Buffer.allocUnsafe(5);
       pdu.writeUInt16BE(o.value, 3);
       break;
-    case 15: {
+    case 'writeBits': {
       const bytes = (o.quantity + 7) >> 3;
       pdu = Buffer.alloc(6 + bytes);
       pdu.writeUInt16BE(o.quantity, 3);
@@ -69,7 +74,7 @@ function encodeRequestPdu (op) {
       for (let i = 0; i < o.quantity; i++) if (o.values[i]) pdu[6 + (i >> 3)] |= 1 << (i & 7);
       break;
     }
-    case 16: {
+    case 'writeRegs': {
       pdu = Buffer.allocUnsafe(6 + 2 * o.quantity);
       pdu.writeUInt16BE(o.quantity, 3);
       pdu[5] = 2 * o.quantity;
@@ -83,21 +88,8 @@ function encodeRequestPdu (op) {
   return pdu;
 }
 
-/**
- * Length in bytes of the normal (non-exception) response PDU to an op.
- * @param {{fc: number, quantity: number}} op a normalized op
- * @returns {number} 0 for FC43, whose length the reply's objects tell (frame.js deviceIdReplyLength)
- */
-function responsePduLength (op) {
-  if (op.fc <= 2) return 2 + ((op.quantity + 7) >> 3);
-  if (op.fc <= 4 || op.fc === 23) return 2 + 2 * op.quantity;
-  if (op.fc === 22) return 7;
-  if (op.fc === 43) return 0;
-  return 5;
-}
-
 /** Function codes whose exception 1 says the device lacks the function (see checkResponse) */
-const LACKABLE_FCS = Object.freeze([8, 22, 23, 43]);
+const LACKABLE_FCS = Object.freeze(LIST.filter((t) => t.lackable).map((t) => t.fc));
 
 /**
  * Checks and decodes the response PDU at buf[start, end) into `out.data` (and `out.buffer` for reads).
@@ -121,7 +113,7 @@ function decodeInto (out, buf, start, end, op, unitId) {
   const err = checkResponse(buf, start, end, op, unitId);
   if (err !== null) return err;
   out.data = decodeData(buf, start, op);
-  if (op.fc <= 4 || op.fc === 23) out.buffer = buf.subarray(start + 2, end);
+  if (FCS[op.fc].reads !== null) out.buffer = buf.subarray(start + 2, end);
   return null;
 }
 
@@ -138,6 +130,7 @@ function decodeInto (out, buf, start, end, op, unitId) {
  */
 function checkResponse (buf, start, end, op, unitId) {
   const fc = op.fc;
+  const t = FCS[fc];
   const len = end - start;
   if (len < 1) return badReply(`empty reply PDU to ${describeOp(op, unitId)}`, buf, start, end, op, unitId);
   const rfc = buf[start];
@@ -145,9 +138,9 @@ function checkResponse (buf, start, end, op, unitId) {
     if (len !== 2) return badReply(`exception reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 2`, buf, start, end, op, unitId);
     const code = buf[start + 1];
     const name = exceptionName(code);
-    if (code === 1 && LACKABLE_FCS.includes(fc)) {
+    if (code === 1 && t.lackable) {
       // FC1-6, 15 and 16 are everywhere, and some devices answer exception 1 for an address they
-      // lack: theirs stays an exception. These four are optional, and exception 1 says the device lacks it
+      // lack: theirs stays an exception. The optional ones are lacked when exception 1 says so
       return new NinesError('NINES_ERR_FC_UNSUPPORTED', `${describeOp(op, unitId)}: the device does not support FC${fc} (exception 1 ${name})`,
         { exceptionCode: code, exceptionName: name, fc, op, unitId, pdu: buf.toString('hex', start, end) });
     }
@@ -155,17 +148,8 @@ function checkResponse (buf, start, end, op, unitId) {
       { exceptionCode: code, exceptionName: name, fc, op, unitId, pdu: buf.toString('hex', start, end) });
   }
   if (rfc !== fc) return badReply(`reply to ${describeOp(op, unitId)} has function code ${rfc}, expected ${fc}`, buf, start, end, op, unitId);
-  if (fc > 16) return checkNew(buf, start, end, op, unitId);
-  if (fc === 8) {
-    if (len !== 5) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 5`, buf, start, end, op, unitId);
-    const sub = (buf[start + 1] << 8) | buf[start + 2];
-    if (sub !== op.subFunction) return badReply(`reply to ${describeOp(op, unitId)} echoes sub-function ${sub}`, buf, start, end, op, unitId);
-    const data = (buf[start + 3] << 8) | buf[start + 4];
-    // sub-functions 0, 1 and 10 echo their data; the counters (11-18) answer with the count
-    if (op.subFunction <= 10 && data !== op.data) return badReply(`reply to ${describeOp(op, unitId)} echoes data 0x${hex4(data)}, expected 0x${hex4(op.data)}`, buf, start, end, op, unitId);
-    return null;
-  }
-  if (fc <= 4) {
+  if (t.reads !== null) {
+    // reads and FC23: a byte count of what was asked, and that many bytes
     const expected = responsePduLength(op) - 2;
     const count = len >= 2 ? buf[start + 1] : -1;
     if (count !== expected || len !== 2 + count) {
@@ -173,14 +157,24 @@ function checkResponse (buf, start, end, op, unitId) {
     }
     return null;
   }
-  if (len !== 5) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 5`, buf, start, end, op, unitId);
+  switch (t.kind) {
+    case 'deviceId': return checkDeviceId(buf, start, end, op, unitId);
+    case 'diagnostics': return checkDiagnostics(buf, start, end, op, unitId);
+    case 'maskWrite': {
+      // the reply echoes the request: address, AND mask, OR mask
+      const pdu = op[kPdu].pdu || encodeRequestPdu(op);
+      if (len !== t.replyPdu || buf.compare(pdu, 0, t.echo, start, end) !== 0) return badReply(`reply to ${describeOp(op, unitId)} does not echo it (${len} PDU bytes)`, buf, start, end, op, unitId);
+      return null;
+    }
+  }
+  if (len !== t.replyPdu) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected ${t.replyPdu}`, buf, start, end, op, unitId);
   const address = (buf[start + 1] << 8) | buf[start + 2];
   const word = (buf[start + 3] << 8) | buf[start + 4];
   if (address !== op.address) return badReply(`reply to ${describeOp(op, unitId)} echoes address ${address}`, buf, start, end, op, unitId);
-  if (fc === 5) {
+  if (t.kind === 'writeBit') {
     const want = op.value ? 0xFF00 : 0x0000;
     if (word !== want) return badReply(`reply to ${describeOp(op, unitId)} echoes coil value 0x${hex4(word)}, expected 0x${hex4(want)}`, buf, start, end, op, unitId);
-  } else if (fc === 6) {
+  } else if (t.kind === 'writeReg') {
     if (word !== op.value) return badReply(`reply to ${describeOp(op, unitId)} echoes value ${word}`, buf, start, end, op, unitId);
   } else if (word !== op.quantity) {
     return badReply(`reply to ${describeOp(op, unitId)} echoes quantity ${word}`, buf, start, end, op, unitId);
@@ -189,37 +183,34 @@ function checkResponse (buf, start, end, op, unitId) {
 }
 
 /**
- * checkResponse for FC22, FC23 and FC43.
+ * checkResponse for FC8: the sub-function, and the data word of those that echo it.
  * @returns {NinesError|null}
  */
-function checkNew (buf, start, end, op, unitId) {
+function checkDiagnostics (buf, start, end, op, unitId) {
   const len = end - start;
-  if (op.fc === 22) {
-    // the reply echoes the request: address, AND mask, OR mask
-    const pdu = op[kPdu].pdu || encodeRequestPdu(op);
-    if (len !== 7 || buf.compare(pdu, 0, 7, start, end) !== 0) return badReply(`reply to ${describeOp(op, unitId)} does not echo it (${len} PDU bytes)`, buf, start, end, op, unitId);
-    return null;
-  }
-  if (op.fc === 23) {
-    const expected = 2 * op.quantity;
-    const count = len >= 2 ? buf[start + 1] : -1;
-    if (count !== expected || len !== 2 + count) {
-      return badReply(`reply to ${describeOp(op, unitId)} has byte count ${count} and ${len} PDU bytes, expected ${expected} and ${expected + 2}`, buf, start, end, op, unitId);
-    }
-    return null;
-  }
-  // FC43/14: header, then objects each an id, a length and that many bytes, filling the PDU exactly
+  if (len !== 5) return badReply(`reply to ${describeOp(op, unitId)} has ${len} PDU bytes, expected 5`, buf, start, end, op, unitId);
+  const sub = (buf[start + 1] << 8) | buf[start + 2];
+  if (sub !== op.subFunction) return badReply(`reply to ${describeOp(op, unitId)} echoes sub-function ${sub}`, buf, start, end, op, unitId);
+  const data = (buf[start + 3] << 8) | buf[start + 4];
+  if (echoesData(op.subFunction) && data !== op.data) return badReply(`reply to ${describeOp(op, unitId)} echoes data 0x${hex4(data)}, expected 0x${hex4(op.data)}`, buf, start, end, op, unitId);
+  return null;
+}
+
+/**
+ * checkResponse for FC43/14: header, then objects each an id, a length and that many bytes, filling the PDU exactly.
+ * @returns {NinesError|null}
+ */
+function checkDeviceId (buf, start, end, op, unitId) {
+  const len = end - start;
   if (len < FC43_HEADER || buf[start + 1] !== MEI_READ_DEVICE_ID || buf[start + 2] !== op.readCode) {
     return badReply(`reply to ${describeOp(op, unitId)} is not a device identification for read code ${op.readCode}`, buf, start, end, op, unitId);
   }
   const more = buf[start + 4];
   if (more !== 0 && more !== 0xFF) return badReply(`reply to ${describeOp(op, unitId)} has "more follows" 0x${more.toString(16)}, expected 00 or FF`, buf, start, end, op, unitId);
-  let off = start + FC43_HEADER;
-  for (let i = buf[start + 6]; i > 0; i--) {
-    if (off + 2 > end || off + 2 + buf[off + 1] > end) return badReply(`reply to ${describeOp(op, unitId)} has an object that runs past its end`, buf, start, end, op, unitId);
-    off += 2 + buf[off + 1];
-  }
-  if (off !== end) return badReply(`reply to ${describeOp(op, unitId)} has ${end - off} bytes after its last object`, buf, start, end, op, unitId);
+  // limited to the PDU given: an object that runs past it ends the walk (-1), as one whose header is cut (0)
+  const pduEnd = WALK.start(start, len).walk(buf, end);
+  if (pduEnd <= 0) return badReply(`reply to ${describeOp(op, unitId)} has an object that runs past its end`, buf, start, end, op, unitId);
+  if (pduEnd !== end) return badReply(`reply to ${describeOp(op, unitId)} has ${end - pduEnd} bytes after its last object`, buf, start, end, op, unitId);
   return null;
 }
 
@@ -232,22 +223,24 @@ function checkNew (buf, start, end, op, unitId) {
  * @returns {boolean[]|number[]|boolean|number}
  */
 function decodeData (buf, start, op) {
-  const fc = op.fc;
-  if (fc === 22) return { andMask: op.andMask, orMask: op.orMask };
-  if (fc === 43) return decodeDeviceId(buf, start);
+  const t = FCS[op.fc];
   // FC23's reply is an FC3 reply: registers read, of the read quantity
-  if (fc <= 4 || fc === 23) {
+  if (t.reads !== null) {
     const d = start + 2;
     const q = op.quantity;
     const data = new Array(q);
-    if (fc <= 2) {
+    if (t.reads === 'bits') {
       for (let i = 0; i < q; i++) data[i] = (buf[d + (i >> 3)] & (1 << (i & 7))) !== 0;
     } else {
       for (let i = 0; i < q; i++) data[i] = (buf[d + 2 * i] << 8) | buf[d + 2 * i + 1];
     }
     return data;
   }
-  if (fc === 5) return op.value;
+  switch (t.kind) {
+    case 'maskWrite': return { andMask: op.andMask, orMask: op.orMask };
+    case 'deviceId': return decodeDeviceId(buf, start);
+    case 'writeBit': return op.value;
+  }
   return (buf[start + 3] << 8) | buf[start + 4];
 }
 
@@ -258,19 +251,10 @@ function decodeData (buf, start, op) {
  *   object values as latin1 text (the spec's ASCII, byte for byte)
  */
 function decodeDeviceId (buf, start) {
+  /** @type {Array<[number, string]>} */
   const objects = [];
-  let off = start + FC43_HEADER;
-  for (let i = buf[start + 6]; i > 0; i--) {
-    const n = buf[off + 1];
-    objects.push([buf[off], buf.toString('latin1', off + 2, off + 2 + n)]);
-    off += 2 + n;
-  }
+  WALK.start(start, Infinity).walk(buf, buf.length, objects);
   return { readCode: buf[start + 2], conformityLevel: buf[start + 3], moreFollows: buf[start + 4] === 0xFF, nextObjectId: buf[start + 5], objects };
-}
-
-/** @param {number} n @returns {string} */
-function hex4 (n) {
-  return n.toString(16).toUpperCase().padStart(4, '0');
 }
 
 /** @returns {NinesError} */

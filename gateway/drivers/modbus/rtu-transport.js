@@ -44,8 +44,8 @@
  */
 
 const { NinesError } = require('../../base/errors');
-const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs, rtuResponseLength, deviceIdReplyLength } = require('./frame');
-const { responsePduLength } = require('./pdu');
+const { rtuFrame, rtuCrcOk, crc16, rtuSilenceUs, rtuResponseLength, deviceIdReplyLength, hex4, DeviceIdWalk, FC43_HEADER, MAX_PDU_LENGTH } = require('./frame');
+const { FCS, REPLY, echoLength, responsePduLength } = require('./function-codes');
 
 const hrtime = process.hrtime.bigint;
 
@@ -60,6 +60,9 @@ const SERIAL_CONFIRM = Object.freeze({ turns: 3, ns: 5000000n });
  * not a busy machine.
  */
 const SERIAL_READ_WAIT_MAX_NS = 1000000000n;
+
+/** What _need() answers for a frame that cannot be the reply to the request in flight */
+const NOT_OURS = 0;
 
 /** @returns {Function} the SerialPort class */
 function defaultLoadSerialPort () {
@@ -95,9 +98,9 @@ class RtuTransport {
     /** @type {any} */
     this._p = null;
     this._rx = Buffer.allocUnsafe(256);
-    /** false while the length of the frame being read is not known yet (_need) */
-    this._sized = true;
     this._rxLen = 0;
+    /** The walk of an FC43 frame's objects in _rx, resumed as its bytes come (started again per frame) */
+    this._walk = new DeviceIdWalk();
     // Discarding input until the line has been quiet for t3.5
     this._skipping = false;
     // Collecting a frame that does not answer the request in flight, by its own length
@@ -459,15 +462,16 @@ class RtuTransport {
         continue;
       }
       const need = this._need();
-      if (need < 0) {
+      if (need === NOT_OURS) {
         this._foreign = true;
         continue;
       }
-      const take = Math.min(need - this._rxLen, n - off);
+      // read up to the frame's end, or up to where its length can be told more closely
+      const take = Math.min((need < 0 ? -need : need) - this._rxLen, n - off);
       chunk.copy(rx, this._rxLen, off, off + take);
       this._rxLen += take;
       off += take;
-      if (this._rxLen === need && need >= 5 && this._sized) {
+      if (this._rxLen === need) {
         const echo = need === 5 ? 0 : echoLength(this._p.op);
         if (echo !== 0 && !echoes(rx, this._p.pdu, echo) && rtuCrcOk(rx.subarray(0, need))) {
           // An intact write reply that echoes another address or value: a late reply to an earlier
@@ -548,14 +552,16 @@ class RtuTransport {
    */
   _readFramed (chunk, off) {
     const rx = this._rx;
-    const len = this._rxLen >= 2 ? rtuResponseLength(rx.subarray(0, this._rxLen)) : 0;
+    if (this._rxLen < 1 + FC43_HEADER) this._walk.start(1, MAX_PDU_LENGTH);
+    const len = this._rxLen >= 2 ? rtuResponseLength(rx, this._rxLen, this._walk) : 0;
     this._frameLen = 0;
     if (len < 0 || len > rx.length) {
       this._rxLen = 0;
       this._skipping = true;
       return -1;
     }
-    const want = len === 0 ? this._rxLen + 1 : len;
+    // length not known yet: the next byte, or as far as an FC43 walk needs (its need stays 0 for other frames)
+    const want = len === 0 ? Math.max(this._rxLen + 1, this._walk.need) : len;
     const take = Math.min(want - this._rxLen, chunk.length - off);
     chunk.copy(rx, this._rxLen, off, off + take);
     this._rxLen += take;
@@ -571,34 +577,33 @@ class RtuTransport {
   }
 
   /**
-   * Bytes needed for the frame being received, given the bytes so far: a header size (1-3) until the
-   * length is known, then the whole frame length; -1 when the frame cannot answer the request in flight.
-   * @returns {number}
+   * Bytes needed for the frame being received, given the bytes so far.
+   * @returns {number} the whole frame's length once it is known; -n while it is not (a header of n
+   *   bytes, or an FC43 reply's objects walked up to byte n): read up to n bytes and ask again;
+   *   NOT_OURS when the frame cannot answer the request in flight
    */
   _need () {
     const rx = this._rx;
     const len = this._rxLen;
     const p = this._p;
-    // false while the frame's length is not known yet (FC43 objects still coming): the answer is the next byte
-    this._sized = true;
-    if (len < 1) return 1;
-    if (rx[0] !== p.unitId) return -1;
-    if (len < 2) return 2;
+    if (len < 1) return -1;
+    if (rx[0] !== p.unitId) return NOT_OURS;
+    if (len < 2) return -2;
     const fc = p.op.fc;
     if (rx[1] === (fc | 0x80)) return 5;
-    if (rx[1] !== fc) return -1;
-    if (fc === 43) {
-      const total = deviceIdReplyLength(rx.subarray(0, len), 1);
-      if (total < 0 || total > rx.length) return -1;
-      if (total !== 0) return total;
-      this._sized = false;
-      return len + 1;
+    if (rx[1] !== fc) return NOT_OURS;
+    const t = FCS[fc];
+    if (t.replyLength === REPLY.FIXED) return 3 + t.replyPdu;
+    if (t.replyLength === REPLY.WALKED) {
+      // a new frame passes here before its header is whole: its walk starts again
+      if (len < 1 + FC43_HEADER) this._walk.start(1, MAX_PDU_LENGTH);
+      const total = deviceIdReplyLength(rx, 1, len, this._walk);
+      if (total < 0 || total > rx.length) return NOT_OURS;
+      return total === 0 ? -this._walk.need : total;
     }
-    if (fc === 22) return 10;
-    if (fc > 4 && fc !== 23) return 8;
-    if (len < 3) return 3;
+    if (len < 3) return -3;
     const bytes = responsePduLength(p.op) - 2;
-    return rx[2] === bytes ? 5 + bytes : -1;
+    return rx[2] === bytes ? 5 + bytes : NOT_OURS;
   }
 
   /** @param {number} len complete frame length in rx */
@@ -634,23 +639,10 @@ function fits (rx, len, p) {
   const fc = p.op.fc;
   if (rx[1] === (fc | 0x80)) return len === 5;
   if (rx[1] !== fc) return false;
-  if (fc <= 4 || fc === 23) return len === 3 + responsePduLength(p.op);
-  if (fc === 43) return len === deviceIdReplyLength(rx.subarray(0, len), 1);
-  return len === (fc === 22 ? 10 : 8) && echoes(rx, p.pdu, echoLength(p.op));
-}
-
-/**
- * How many bytes of its request a fixed-length reply repeats: FC5/6 the whole request PDU (address
- * and value), FC15/16 the function code, address and quantity, FC22 all 7 (address and both
- * masks), FC8 the sub-function and, for 0, 1 and 10, the data (the counters answer with the count).
- * @param {{fc: number, subFunction?: number}} op
- * @returns {number} 0 for a reply that echoes nothing (a read)
- */
-function echoLength (op) {
-  const fc = op.fc;
-  if (fc === 22) return 7;
-  if (fc === 8) return /** @type {number} */ (op.subFunction) <= 10 ? 5 : 3;
-  return fc === 5 || fc === 6 || fc === 15 || fc === 16 ? 5 : 0;
+  const t = FCS[fc];
+  if (t.replyLength === REPLY.COUNTED) return len === 3 + responsePduLength(p.op);
+  if (t.replyLength === REPLY.WALKED) return len === deviceIdReplyLength(rx, 1, len);
+  return len === 3 + t.replyPdu && echoes(rx, p.pdu, echoLength(p.op));
 }
 
 /**
@@ -663,11 +655,6 @@ function echoLength (op) {
 function echoes (rx, pdu, n) {
   for (let i = 0; i < n; i++) if (rx[1 + i] !== pdu[i]) return false;
   return true;
-}
-
-/** @param {number} n @returns {string} */
-function hex4 (n) {
-  return n.toString(16).toUpperCase().padStart(4, '0');
 }
 
 module.exports = { RtuTransport, defaultLoadSerialPort };
