@@ -8,28 +8,27 @@
  */
 
 const { NinesError } = require('../base/errors');
-const { parseDuration, formatMs } = require('../base/quantities');
+const { readDuration } = require('../base/duration-field');
 const L = require('./limits');
 const C = require('../base/constants');
 const { tlsAsText } = require('../drivers/tls-options');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
-const DURATION_HINT = 'use e.g. "500ms", "1s" or a number of ms';
+
+/** A device's durations (timeouts, backoff): whole ms from 1 ms to the one ceiling of limits.js */
+const DURATION_BOUNDS = Object.freeze({ lo: 1, hi: L.MAX_DURATION_MS });
 
 /**
- * A duration: a whole number of ms, or a string such as "500ms" (base/quantities.js parseDuration), from
- * lo to hi ms.
+ * A duration: a whole number of ms, or a string such as "500ms", from lo to hi ms, read by the one
+ * duration reader (base/duration-field.js) as the drivers read theirs.
  * @param {unknown} v @param {string} field @param {number|undefined} dflt when v is undefined
- * @param {number} [lo=1] @param {number} [hi=L.MAX_DURATION_MS]
+ * @param {number} [lo=DURATION_BOUNDS.lo] @param {number} [hi=DURATION_BOUNDS.hi]
  * @returns {number} ms
  */
-function ms (v, field, dflt, lo = 1, hi = L.MAX_DURATION_MS) {
+function ms (v, field, dflt, lo = DURATION_BOUNDS.lo, hi = DURATION_BOUNDS.hi) {
   if (v === undefined) return dflt;
-  let n;
-  try { n = parseDuration(v, field); } catch { throw invalid(field, v, `is not a duration; ${DURATION_HINT}`); }
-  if (!Number.isInteger(n) || n < lo || n > hi) throw invalid(field, v, `must be a whole number of ms from ${formatMs(lo)} to ${formatMs(hi)}`);
-  return n;
+  return readDuration(v, field, { lo, hi }, invalid);
 }
 
 /** An integer in [lo, hi], else dflt when undefined. */
@@ -128,4 +127,4 @@ function show (value) {
   try { return JSON.stringify(value) ?? String(value); } catch { return String(value); }
 }
 
-module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, tls, invalid, ORDERS };
+module.exports = { ms, intIn, DURATION_BOUNDS, backoff, delay, addressBase, order, functionCodes, tls, invalid, ORDERS };

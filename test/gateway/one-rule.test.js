@@ -84,6 +84,29 @@ describe('one rule, one limit, at every edge', () => {
     assert.deepEqual([n.field, n.rule], ['backoffMax', 'must be at least backoffMin (2000 ms)']);
   });
 
+  it('a duration is read by one reader: the driver, the builder, the config and a Node-RED device give one rule and one hint', () => {
+    const { normalizeConnectionOptions } = require('../../gateway/drivers/connection-options');
+    const { NOT_A_DURATION } = require('../../gateway/base/duration-field');
+    // not a duration at all
+    const d = fromBuilder(() => normalizeConnectionOptions({ timeoutMs: 'soon' }, 'Modbus client', {}));
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: 'soon' }));
+    const c = fromConfig({ devices: { d: { target: TCP, timeout: 'soon' } }, jobs: [oneJob] });
+    const n = fromNode(() => modbusDevice({ transport: 'tcp', host: '127.0.0.1', timeout: 'soon' }, 'd'));
+    assert.equal(NOT_A_DURATION, 'is not a duration; use e.g. "500ms", "10s", "2m" or a number of milliseconds');
+    assert.deepEqual([d.code, d.field, d.rule], ['NINES_ERR_INVALID_ARG', 'timeoutMs', NOT_A_DURATION]);
+    assert.deepEqual([b.field, b.rule], ['timeoutMs', NOT_A_DURATION]);
+    assert.deepEqual([c.path, c.rule], ['devices.d.timeout', NOT_A_DURATION]);
+    assert.deepEqual([n.field, n.rule], ['timeout', NOT_A_DURATION]);
+    // a duration that is no whole ms: the same wording of the range, each with its own ceiling
+    const dq = fromBuilder(() => normalizeConnectionOptions({ interFrameDelayMs: '0.5ms' }, 'Modbus client', {}));
+    const bq = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, interFrameDelayMs: '0.5ms' }));
+    assert.deepEqual([dq.field, dq.rule], ['interFrameDelayMs', 'must be a whole number of ms from 0ms to 1m']);
+    assert.equal(bq.rule, dq.rule);
+    // and both take the same forms
+    assert.equal(normalizeConnectionOptions({ timeoutMs: '1.5s' }, 'Modbus client', {}).timeoutMs, 1500);
+    assert.equal(buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: '1.5s' }).timeoutMs, 1500);
+  });
+
   it('a line quirk delay above the driver\'s ceiling is refused with one rule', () => {
     const over = MAX_QUIRK_DELAY_MS + 1;
     const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, delayAfterConnectMs: over }));

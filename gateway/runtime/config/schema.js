@@ -4,6 +4,7 @@ const D = require('./defaults');
 const C = require('../../base/constants');
 const SP = require('../sparkplug/defaults');
 const { PROFILE_FIELDS } = require('./profile-keys');
+const { DURATION_HINT, NOT_A_DURATION } = require('../../base/duration-field');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -17,7 +18,6 @@ const { PROFILE_FIELDS } = require('./profile-keys');
  */
 
 const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces; not ${C.RESERVED_NAME})`;
-const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
 const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
 
@@ -25,7 +25,7 @@ const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
 const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
 const name = { type: 'string', pattern: D.NAME_PATTERN, rule: NAME_RULE };
-const duration = { type: ['string', 'number'], rule: `is not a duration; ${DURATION_HINT}`, hint: DURATION_HINT };
+const duration = { type: ['string', 'number'], rule: NOT_A_DURATION, hint: DURATION_HINT };
 const rate = { type: ['string', 'number'], rule: `is not a rate; ${RATE_HINT}`, hint: RATE_HINT };
 const register = { type: 'integer', minimum: 0, maximum: 65535, rule: 'must be an integer from 0 to 65535' };
 const unitId = { type: 'integer', minimum: 0, maximum: 255, rule: 'must be an integer from 0 to 255' };
@@ -424,4 +424,4 @@ const schema = {
   }
 };
 
-module.exports = { schema, NAME_RULE, DURATION_HINT, RATE_HINT, SIZE_HINT };
+module.exports = { schema, NAME_RULE, RATE_HINT, SIZE_HINT };
