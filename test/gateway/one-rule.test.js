@@ -16,7 +16,7 @@ const DL = require('../../gateway/devices/limits');
 const { MAX_QUIRK_DELAY_MS } = require('../../gateway/drivers/connection-options');
 const { checkConfig } = require('../../gateway/runtime/config/validate');
 const { modbusDevice, asciiDevice } = require('../../nodes/lib/device-config');
-const { pollSettings } = require('../../nodes/lib/poll-spec');
+const { pollSettings, jobKey } = require('../../nodes/lib/poll-spec');
 const { flagErrors } = require('../../gateway/cli/args');
 const { runProbe } = require('../../gateway/measure/probe');
 
@@ -105,6 +105,34 @@ describe('one rule, one limit, at every edge', () => {
     // and both take the same forms
     assert.equal(normalizeConnectionOptions({ timeoutMs: '1.5s' }, 'Modbus client', {}).timeoutMs, 1500);
     assert.equal(buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: '1.5s' }).timeoutMs, 1500);
+  });
+
+  it('a name is one rule (base/names.js): the config, the job and unit builders and the MQTT topics refuse the same names with it', () => {
+    const { NAME_RULE, isName, toName } = require('../../gateway/base/names');
+    const { checkName } = require('../../gateway/runtime/mqtt/topics');
+    const read = { fc: 3, address: 0, quantity: 1 };
+    for (const bad of ['a/b', 'a+b', 'x'.repeat(65), '__proto__', 'with space', '']) {
+      const j = fromBuilder(() => buildJobSpec({ name: bad, target: TCP, read: '3:0:1' }));
+      assert.deepEqual([j.code, j.field, j.rule], ['NINES_ERR_INVALID_ARG', 'name', NAME_RULE], bad);
+      const u = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: bad, unitId: 1 }] }));
+      assert.deepEqual([u.field, u.rule], ['units[0].name', NAME_RULE], bad);
+      const t = fromBuilder(() => checkName(bad, 'job'));
+      assert.deepEqual([t.field, t.rule], ['job', NAME_RULE], bad);
+      const c = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, name: bad }] });
+      assert.deepEqual([c.path, c.rule], ['jobs[0].name', NAME_RULE], bad);
+      assert.equal(isName(bad), false);
+    }
+    const cu = fromConfig({ devices: { d: { target: RTU, units: { 'a/b': { unitId: 1 } } } }, jobs: [{ ...oneJob, unit: 'a/b', read }] });
+    assert.deepEqual([cu.path, cu.rule], ['devices.d.units["a/b"].name', NAME_RULE]);
+    // the longest name is taken everywhere
+    const longest = 'x'.repeat(64);
+    assert.equal(buildJobSpec({ name: longest, target: TCP, read: '3:0:1' }).name, longest);
+    assert.equal(buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: longest, unitId: 1 }] }).units[0].name, longest);
+    assert.equal(checkName(longest, 'job'), longest);
+    // a name made from a Node-RED node id (the poll node's job key) is always a valid one
+    const key = jobKey('a1b2:c3/d4 ' + 'y'.repeat(80));
+    assert.deepEqual([key.length, isName(key), key.slice(0, 16)], [64, true, 'poll-a1b2_c3_d4_']);
+    assert.equal(toName('a b', '-'), 'a-b');
   });
 
   it('a line quirk delay above the driver\'s ceiling is refused with one rule', () => {

@@ -5,6 +5,7 @@ const C = require('../../base/constants');
 const SP = require('../sparkplug/defaults');
 const { PROFILE_FIELDS } = require('./profile-keys');
 const { DURATION_HINT, NOT_A_DURATION } = require('../../base/duration-field');
+const { NAME_PATTERN, NAME_RULE } = require('../../base/names');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -17,14 +18,13 @@ const { DURATION_HINT, NOT_A_DURATION } = require('../../base/duration-field');
  *   hint: appended when the field is required but missing ("is required; use …")
  */
 
-const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces; not ${C.RESERVED_NAME})`;
 const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
 
 /** The entries of an object under these keys */
 const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
-const name = { type: 'string', pattern: D.NAME_PATTERN, rule: NAME_RULE };
+const name = { type: 'string', pattern: NAME_PATTERN, rule: NAME_RULE };
 const duration = { type: ['string', 'number'], rule: NOT_A_DURATION, hint: DURATION_HINT };
 const rate = { type: ['string', 'number'], rule: `is not a rate; ${RATE_HINT}`, hint: RATE_HINT };
 const register = { type: 'integer', minimum: 0, maximum: 65535, rule: 'must be an integer from 0 to 65535' };
@@ -424,4 +424,4 @@ const schema = {
   }
 };
 
-module.exports = { schema, NAME_RULE, RATE_HINT, SIZE_HINT };
+module.exports = { schema, RATE_HINT, SIZE_HINT };
