@@ -6,8 +6,8 @@
  * (it passes `invalid`), but the rule in it, and the hint on how to write a duration, are these.
  */
 
-const { NinesError } = require('./errors');
 const { parseDuration, formatMs } = require('./quantities');
+const { invalidArg } = require('./arg-checks');
 
 /** How to write a duration, in every refusal of one that is not a duration at all */
 const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
@@ -24,23 +24,13 @@ const NOT_A_DURATION = `is not a duration; ${DURATION_HINT}`;
  */
 
 /**
- * The refusal when an edge names no builder of its own.
- * @param {string} field @param {unknown} value @param {string} rule
- * @returns {NinesError} NINES_ERR_INVALID_ARG
- */
-function invalidArg (field, value, rule) {
-  let shown;
-  try { shown = JSON.stringify(value) ?? String(value); } catch { shown = String(value); }
-  return new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${shown}`, { field, value, rule });
-}
-
-/**
  * Reads a duration: a number in the field's unit, or a string such as "500ms", "1.5s", "10us"
  * (base/quantities.js parseDuration), within its bounds.
  * @param {unknown} value as given
  * @param {string} field names it in the refusal
  * @param {DurationBounds} bounds
- * @param {(field: string, value: unknown, rule: string) => Error} [invalid] builds the refusal; details.rule holds the rule
+ * @param {(field: string, value: unknown, rule: string) => Error} [invalid] builds the refusal (default:
+ *   base/arg-checks.js invalidArg); details.rule holds the rule
  * @returns {number} in the field's unit
  * @throws {Error} from invalid: NOT_A_DURATION, or the range rule ("must be a whole number of ms from 1ms to 1h")
  */

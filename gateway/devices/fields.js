@@ -9,6 +9,7 @@
 
 const { NinesError } = require('../base/errors');
 const { readDuration } = require('../base/duration-field');
+const { intIn: checkInt } = require('../base/arg-checks');
 const L = require('./limits');
 const C = require('../base/constants');
 const { tlsAsText } = require('../drivers/tls-options');
@@ -31,11 +32,9 @@ function ms (v, field, dflt, lo = DURATION_BOUNDS.lo, hi = DURATION_BOUNDS.hi) {
   return readDuration(v, field, { lo, hi }, invalid);
 }
 
-/** An integer in [lo, hi], else dflt when undefined. */
+/** An integer in [lo, hi] (base/arg-checks.js), else dflt when undefined. */
 function intIn (v, field, lo, hi, dflt) {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw invalid(field, v, `must be an integer from ${lo} to ${hi}`);
-  return v;
+  return v === undefined ? dflt : checkInt(v, field, lo, hi, invalid);
 }
 
 /**

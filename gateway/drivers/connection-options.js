@@ -16,6 +16,7 @@
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
 const { readDuration } = require('../base/duration-field');
+const { intIn: checkInt } = require('../base/arg-checks');
 
 /** Longest delay setTimeout honours (2^31-1 ms); longer ones fire at once */
 const MAX_TIMER_MS = 2147483647;
@@ -70,8 +71,7 @@ function fail (field, value, rule) {
  * @returns {number}
  */
 function intIn (v, field, lo, hi) {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) fail(field, v, `must be an integer from ${lo} to ${hi}`);
-  return v;
+  return checkInt(v, field, lo, hi, invalidOption);
 }
 
 /**

@@ -135,6 +135,26 @@ describe('one rule, one limit, at every edge', () => {
     assert.equal(toName('a b', '-'), 'a-b');
   });
 
+  it('a scan\'s timeout, quiet period, budget and cap: its limits in commission/defaults.js, read by the shared readers', () => {
+    const { normalizeScanOptions } = require('../../gateway/commission/scan');
+    const SD = require('../../gateway/commission/defaults');
+    const { readDuration } = require('../../gateway/base/duration-field');
+    const ruleOf = (v, lo, hi) => fromBuilder(() => readDuration(v, 'x', { lo, hi })).rule;
+    const t = fromBuilder(() => normalizeScanOptions({ timeoutMs: SD.SCAN_MAX_TIMEOUT_MS + 1 }));
+    assert.deepEqual([t.code, t.field, t.rule], ['NINES_ERR_INVALID_ARG', 'timeout', 'must be a whole number of ms from 1ms to 1m']);
+    assert.equal(t.rule, ruleOf(SD.SCAN_MAX_TIMEOUT_MS + 1, 1, SD.SCAN_MAX_TIMEOUT_MS));
+    const q = fromBuilder(() => normalizeScanOptions({ quietMs: 'soon' }));
+    assert.deepEqual([q.field, q.rule], ['quiet', ruleOf('soon', 0, 1)]);
+    const b = fromBuilder(() => normalizeScanOptions({ requestsPerUnit: SD.SCAN_MAX_REQUESTS_PER_UNIT + 1 }));
+    assert.deepEqual([b.field, b.rule], ['budget', `must be an integer from 1 to ${SD.SCAN_MAX_REQUESTS_PER_UNIT}`]);
+    const m = fromBuilder(() => normalizeScanOptions({ maxDurationMs: SD.SCAN_MAX_DURATION_LIMIT_MS + 1 }));
+    assert.deepEqual([m.field, m.rule], ['maxDuration', 'must be a whole number of ms from 1ms to 24h']);
+    // at the limits, and in the forms every duration takes
+    const o = normalizeScanOptions({ timeoutMs: '1m', quietMs: 0, requestsPerUnit: SD.SCAN_MAX_REQUESTS_PER_UNIT, maxDurationMs: '24h' });
+    assert.deepEqual([o.timeoutMs, o.quietMs, o.requestsPerUnit, o.maxDurationMs], [SD.SCAN_MAX_TIMEOUT_MS, 0, SD.SCAN_MAX_REQUESTS_PER_UNIT, SD.SCAN_MAX_DURATION_LIMIT_MS]);
+    assert.equal(normalizeScanOptions({ timeoutMs: '50ms' }).quietMs, 50, 'the quiet period follows the timeout read');
+  });
+
   it('a line quirk delay above the driver\'s ceiling is refused with one rule', () => {
     const over = MAX_QUIRK_DELAY_MS + 1;
     const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, delayAfterConnectMs: over }));
