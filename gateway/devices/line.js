@@ -143,8 +143,8 @@ function buildUnits (raw, device) {
     const unit = { name: u.name, unitId: u.unitId, backoff: F.backoff(u.backoff, `${at}.backoff`, UNIT_BACKOFF) };
     for (const key of UNIT_INHERITS) unit[key] = device[key];
     unit.maxGap = F.intIn(u.maxGap, `${at}.maxGap`, 0, L.MAX_GAP, device.maxGap);
-    unit.maxRegistersPerRequest = F.intIn(u.maxRegistersPerRequest, `${at}.maxRegistersPerRequest`, 1, C.MODBUS_MAX_READ_REGISTERS, device.maxRegistersPerRequest);
-    unit.maxBitsPerRequest = F.intIn(u.maxBitsPerRequest, `${at}.maxBitsPerRequest`, 1, C.MODBUS_MAX_READ_BITS, device.maxBitsPerRequest);
+    unit.maxRegistersPerRequest = F.intIn(u.maxRegistersPerRequest, `${at}.maxRegistersPerRequest`, 1, L.MAX_REGISTERS_PER_REQUEST, device.maxRegistersPerRequest);
+    unit.maxBitsPerRequest = F.intIn(u.maxBitsPerRequest, `${at}.maxBitsPerRequest`, 1, L.MAX_BITS_PER_REQUEST, device.maxBitsPerRequest);
     unit.addressBase = F.addressBase(u.addressBase, `${at}.addressBase`, device.addressBase);
     unit.order = F.order(u.order, `${at}.order`, device.order);
     if (u.unsupportedFunctionCodes !== undefined) unit.unsupportedFunctionCodes = F.functionCodes(u.unsupportedFunctionCodes, `${at}.unsupportedFunctionCodes`);

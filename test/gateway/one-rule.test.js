@@ -155,6 +155,27 @@ describe('one rule, one limit, at every edge', () => {
     assert.equal(normalizeScanOptions({ timeoutMs: '50ms' }).quietMs, 50, 'the quiet period follows the timeout read');
   });
 
+  it('a unit\'s read limits are its device\'s (devices/limits.js), and the config states the device and job limits from their owners', () => {
+    const over = DL.MAX_REGISTERS_PER_REQUEST + 1;
+    const d = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, maxRegistersPerRequest: over }));
+    const u = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: 'm1', unitId: 1, maxRegistersPerRequest: over }] }));
+    assert.deepEqual([d.rule, u.field, u.rule], [`must be an integer from 1 to ${DL.MAX_REGISTERS_PER_REQUEST}`, 'units[0].maxRegistersPerRequest', d.rule]);
+    const bits = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: 'm1', unitId: 1, maxBitsPerRequest: DL.MAX_BITS_PER_REQUEST + 1 }] }));
+    assert.equal(bits.rule, `must be an integer from 1 to ${DL.MAX_BITS_PER_REQUEST}`);
+    // the config's schema states the builders' limits, not copies of them
+    const JL = require('../../gateway/jobs/limits');
+    const q = fromConfig({ devices: { d: { target: TCP, queue: DL.MAX_QUEUE + 1 } }, jobs: [oneJob] });
+    assert.match(q.rule, new RegExp(`^must be an integer from 1 to ${DL.MAX_QUEUE} `));
+    const c = fromConfig({ devices: { d: { target: TCP, maxConnections: DL.MAX_CONNECTIONS + 1 } }, jobs: [oneJob] });
+    assert.match(c.rule, new RegExp(`^must be an integer from 1 to ${DL.MAX_CONNECTIONS} `));
+    const j = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, connections: JL.MAX_CONNECTIONS + 1 }] });
+    assert.equal(j.rule, `must be an integer from 1 to ${JL.MAX_CONNECTIONS}`);
+    const defaults = require('../../gateway/runtime/config/defaults');
+    for (const alias of ['DEVICE_QUEUE_LIMIT', 'DEVICE_MAX_CONNECTIONS_LIMIT', 'DEVICE_MAX_INFLIGHT_LIMIT', 'JOB_MAX_CONNECTIONS', 'CATCH_UP_POLICIES', 'PRECISIONS', 'VALUES_MODES', 'GATEWAY_INTERVAL_MS', 'NAME_PATTERN']) {
+      assert.equal(defaults[alias], undefined, `${alias} is read from its owner`);
+    }
+  });
+
   it('a line quirk delay above the driver\'s ceiling is refused with one rule', () => {
     const over = MAX_QUIRK_DELAY_MS + 1;
     const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, delayAfterConnectMs: over }));

@@ -4,6 +4,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseTarget } = require('../../drivers/target');
 const D = require('./defaults');
+const JL = require('../../jobs/limits');
 const { Problems } = require('./problems');
 const { checkSchema } = require('./schema-check');
 const { isMap, durationField, reservedKey } = require('./fields');
@@ -64,7 +65,7 @@ function checkGateway (problems, raw, baseDir, env) {
   return {
     id: isName(g.id) ? g.id : defaultGatewayId(),
     intervalMs: durationField(problems, ['gateway', 'interval'], g.interval, {
-      def: D.GATEWAY_INTERVAL_MS, minMs: D.GATEWAY_MIN_INTERVAL_MS, maxMs: D.GATEWAY_MAX_INTERVAL_MS
+      def: JL.INTERVAL_MS, minMs: D.GATEWAY_MIN_INTERVAL_MS, maxMs: D.GATEWAY_MAX_INTERVAL_MS
     }),
     workers: Number.isInteger(g.workers) ? g.workers : 'auto',
     mode: g.mode === 'inline' ? 'inline' : 'worker',
