@@ -90,13 +90,6 @@ function functionCodes (raw, field) {
 }
 
 /**
- * @param {string} field the spec's field ('timeoutMs', 'units[2].unitId')
- * @param {unknown} value
- * @param {string} rule what a valid value is
- * @param {object} [extra] more details
- * @returns {NinesError} NINES_ERR_INVALID_ARG
- */
-/**
  * The TLS material of a modbus+tls device (Modbus/TCP Security): PEM texts, checked by the driver's own
  * checker (drivers/tls-options.js: PEM, cert and key together and matching, no switch to skip
  * verification), kept as strings: a spec crosses to worker threads, a secure context cannot.
@@ -116,8 +109,31 @@ function tls (v, field, target) {
   }
 }
 
+/**
+ * The refusal of a field of the device spec: "device <field> <rule>; got <value>".
+ * @param {string} field the spec's field ('timeoutMs', 'units[2].unitId')
+ * @param {unknown} value
+ * @param {string} rule what a valid value is
+ * @param {object} [extra] more details
+ * @returns {NinesError} NINES_ERR_INVALID_ARG
+ */
 function invalid (field, value, rule, extra) {
-  return new NinesError('NINES_ERR_INVALID_ARG', `device ${field} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
+  return refusal(`device ${field}`, field, value, rule, extra);
+}
+
+/**
+ * The refusal of a field that names a part of the device from outside its spec (a job's `unit`):
+ * worded as invalid() is, without "device", for the field is not the device's.
+ * @param {string} field @param {unknown} value @param {string} rule
+ * @returns {NinesError} NINES_ERR_INVALID_ARG
+ */
+function invalidRef (field, value, rule) {
+  return refusal(field, field, value, rule);
+}
+
+/** @returns {NinesError} NINES_ERR_INVALID_ARG "<subject> <rule>; got <value>" with details {field, value, rule} */
+function refusal (subject, field, value, rule, extra) {
+  return new NinesError('NINES_ERR_INVALID_ARG', `${subject} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
 }
 
 /** @returns {string} the value as the message shows it (never throws: BigInt and cycles are possible input) */
@@ -126,4 +142,4 @@ function show (value) {
   try { return JSON.stringify(value) ?? String(value); } catch { return String(value); }
 }
 
-module.exports = { ms, intIn, DURATION_BOUNDS, backoff, delay, addressBase, order, functionCodes, tls, invalid, ORDERS };
+module.exports = { ms, intIn, DURATION_BOUNDS, backoff, delay, addressBase, order, functionCodes, tls, invalid, invalidRef, ORDERS };

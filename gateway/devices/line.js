@@ -163,7 +163,8 @@ function buildUnits (raw, device) {
 function resolveUnit (name, device) {
   const units = device && device.units ? device.units : null;
   const given = name !== undefined && name !== null;
-  const fail = (rule) => { const err = F.invalid('unit', name, rule); err.message = err.message.slice('device '.length); return err; };
+  // the job's field, not the device's: worded without "device"
+  const fail = (rule) => F.invalidRef('unit', name, rule);
   if (units === null) {
     if (given) throw fail(device ? `names a unit, but device "${device.name}" is not a line of units (devices.${device.name}.units)` : 'needs a device that is a line of units');
     return null;
