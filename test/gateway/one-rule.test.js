@@ -216,6 +216,25 @@ describe('one rule, one limit, at every edge', () => {
     assert.match(f.message, /^--rate must be/);
   });
 
+  it('parseRate says whether a refused rate is out of range or no rate at all, and the config reads that, not the rule\'s text', () => {
+    const { parseRate, RATE_HINT } = require('../../gateway/base/quantities');
+    const over = fromBuilder(() => parseRate('2000000/s'));
+    assert.deepEqual([over.code, over.rule], ['NINES_ERR_INVALID_ARG', 'must be more than 0 and at most 1000000/s']);
+    for (const [v, outOfRange] of [['2000000/s', true], [0, true], ['-5/s', true], ['often', false], ['10/fortnight', false]]) {
+      let err;
+      try { parseRate(v); } catch (e) { err = e; }
+      assert.equal(err.details.outOfRange, outOfRange, String(v));
+      if (!outOfRange) assert.equal(err.details.rule, `is not a rate; ${RATE_HINT}`);
+    }
+    // where "max" is not for the field (a value's maxRate), a misspelt rate gets that field's hint; one out of range parseRate's rule
+    const bad = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, values: { mode: 'on-change', maxRate: 'often' } }] });
+    assert.deepEqual([bad.path, bad.rule], ['jobs[0].values.maxRate', 'is not a rate; use e.g. "10/s" or "1/min"']);
+    const high = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, values: { mode: 'on-change', maxRate: '2000000/s' } }] });
+    assert.deepEqual([high.path, high.rule], ['jobs[0].values.maxRate', over.rule]);
+    const job = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, rate: 'often' }] });
+    assert.deepEqual([job.path, job.rule], ['jobs[0].rate', `is not a rate; ${RATE_HINT}`]);
+  });
+
   it('one default rate (closed loop) for every job that names none', () => {
     assert.equal(buildJobSpec({ name: 'j', target: TCP, read: '3:0:1' }).ratePerSec, Infinity);
     assert.equal(buildJobSpec({ name: 'j', target: TCP, read: '3:0:1' }, { purpose: 'measure' }).ratePerSec, Infinity);

@@ -73,9 +73,9 @@ function rateField (problems, segs, value, { def, allowMax = true, maxRule = 'mu
   try {
     perSec = parseRate(value);
   } catch (err) {
-    // parseRate's rule: out of range, or not a rate at all (then with the hint of this field)
-    const rule = err.details.rule;
-    problems.add(segs, value, allowMax || !rule.startsWith('is not a rate') ? rule : 'is not a rate; use e.g. "10/s" or "1/min"');
+    // parseRate's rule when out of range; not a rate at all: with this field's hint when "max" is not for it
+    const { rule, outOfRange } = err.details;
+    problems.add(segs, value, allowMax || outOfRange ? rule : 'is not a rate; use e.g. "10/s" or "1/min"');
     return def;
   }
   if (perSec === Infinity && !allowMax) {

@@ -7,6 +7,7 @@ const C = require('../../base/constants');
 const SP = require('../sparkplug/defaults');
 const { PROFILE_FIELDS } = require('./profile-keys');
 const { DURATION_HINT, NOT_A_DURATION } = require('../../base/duration-field');
+const { RATE_HINT } = require('../../base/quantities');
 const { NAME_PATTERN, NAME_RULE } = require('../../base/names');
 
 /**
@@ -20,7 +21,6 @@ const { NAME_PATTERN, NAME_RULE } = require('../../base/names');
  *   hint: appended when the field is required but missing ("is required; use …")
  */
 
-const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
 
 /** The entries of an object under these keys */
@@ -426,4 +426,4 @@ const schema = {
   }
 };
 
-module.exports = { schema, RATE_HINT, SIZE_HINT };
+module.exports = { schema, SIZE_HINT };
