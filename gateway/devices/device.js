@@ -318,7 +318,7 @@ class Device extends EventEmitter {
    * devices take the promise path and hand its reply over.
    * @param {DeviceUser} user
    * @param {any} op
-   * @param {number|undefined} timeoutMs
+   * @param {number|string|undefined} timeoutMs
    * @param {{onReply: Function, onError: Function, wantsData?: boolean}} handler
    */
   _submit (user, op, timeoutMs, handler) {
