@@ -52,6 +52,8 @@ function parseBytes (value, field = 'size') {
   return bytes;
 }
 
+/** How to write a rate, in every refusal of one that is not a rate at all */
+const RATE_HINT = 'use "max" or e.g. "1000/s"';
 /** Highest rate parseRate accepts, per second */
 const MAX_RATE_PER_S = 1e6;
 const NUMBER = '(\\d+(?:\\.\\d+)?|\\.\\d+)';
@@ -71,6 +73,9 @@ const PERIOD_UNITS_PER_S = { ns: 1e9, us: 1e6, µs: 1e6, ms: 1000, s: 1, m: 1 / 
  * @param {number|string} value
  * @param {string} [field]
  * @returns {number} requests per second, or Infinity for "max"
+ * @throws {NinesError} NINES_ERR_INVALID_ARG with details {field, value, rule, outOfRange}: outOfRange
+ *   true for a well-formed rate out of range, false for a value that is no rate at all (so an edge
+ *   can give its own hint without reading the rule's text)
  */
 function parseRate (value, field = 'rate') {
   let perSec;
@@ -86,10 +91,10 @@ function parseRate (value, field = 'rate') {
   if (typeof perSec !== 'number' || !Number.isFinite(perSec) || perSec <= 0 || perSec > MAX_RATE_PER_S) {
     // a well-formed rate refused here is out of range, not misspelt: the rule says which
     const wellFormed = typeof value === 'number' || (typeof value === 'string' && /^\s*-?(\d+(\.\d+)?|\.\d+)\s*(\/\s*(s|sec|m|min|h))?\s*$/.test(value));
-    const rule = wellFormed ? `must be more than 0 and at most ${MAX_RATE_PER_S}/s` : 'is not a rate; use "max" or e.g. "1000/s"';
+    const rule = wellFormed ? `must be more than 0 and at most ${MAX_RATE_PER_S}/s` : `is not a rate; ${RATE_HINT}`;
     throw new NinesError('NINES_ERR_INVALID_ARG',
       `${field} must be "max" or a positive rate up to ${MAX_RATE_PER_S}/s such as 1000, "1000/s", "60/min", "10Hz", or a period between requests such as "100ms"; got ${JSON.stringify(value)}`,
-      { field, value, rule });
+      { field, value, rule, outOfRange: wellFormed });
   }
   return perSec;
 }
@@ -120,4 +125,4 @@ function formatNs (ns) {
   return `${(ns / 1e9).toPrecision(3)}s`;
 }
 
-module.exports = { parseDuration, parseRate, parseBytes, formatNs, formatMs, MAX_RATE_PER_S };
+module.exports = { parseDuration, parseRate, parseBytes, formatNs, formatMs, MAX_RATE_PER_S, RATE_HINT };

@@ -2,8 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { parse, posInt } = require('./args');
-const { parseDuration } = require('../base/quantities');
+const { parse, posInt, flagErrors } = require('./args');
 const { NinesError } = require('../base/errors');
 const D = require('../commission/defaults');
 
@@ -53,10 +52,11 @@ async function main (argv) {
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines scan takes one target; got ${positionals.length} (nines scan --help)`);
-  const { scanLine, parseUnitRange } = require('../commission/scan');
+  const { scanLine, parseUnitRange, normalizeScanOptions } = require('../commission/scan');
   const opts = { units: parseUnitRange(values.units, 'units'), map: !values['no-map'] };
-  if (values.timeout !== undefined) opts.timeoutMs = wholeMs(values.timeout, 'timeout');
-  if (values['max-duration'] !== undefined) opts.maxDurationMs = wholeMs(values['max-duration'], 'max-duration');
+  // durations go as written: the scan reads them with the one duration reader (below, naming the flag)
+  if (values.timeout !== undefined) opts.timeoutMs = values.timeout;
+  if (values['max-duration'] !== undefined) opts.maxDurationMs = values['max-duration'];
   if (values.budget !== undefined) opts.requestsPerUnit = posInt(values.budget, 'budget');
   if (values.addresses !== undefined) {
     const m = /^(\d{1,5})-(\d{1,5})$/.exec(values.addresses);
@@ -64,6 +64,8 @@ async function main (argv) {
     opts.addresses = [Number(m[1]), Number(m[2])];
   }
   if (values.steps !== undefined) opts.steps = values.steps.split(',').map((s) => Number(s.trim()));
+  // checked here, before the line is opened, so a refusal names the flag
+  Object.assign(opts, flagErrors(() => normalizeScanOptions(opts), { timeout: '--timeout', maxDuration: '--max-duration' }));
   if (!/^[A-Za-z][\w-]*$/.test(values.name)) throw new NinesError('NINES_ERR_INVALID_ARG', `name must be a device name (a letter, then letters, digits, _ or -); got "${values.name}"`, { field: 'name', value: values.name });
   const out = (s) => { if (!values.json) process.stdout.write(s); };
   opts.onProgress = (e) => {
@@ -86,13 +88,6 @@ async function main (argv) {
     out(`wrote ${Object.keys(files).map((f) => path.join(dir, f)).join(', ')}; check it with: nines run ${path.join(dir, config)} --check\n`);
   }
   return report.units.length > 0 ? 0 : 2;
-}
-
-/** @param {string} text @param {string} field @returns {number} whole ms, at least 1 */
-function wholeMs (text, field) {
-  const ms = parseDuration(text, `--${field}`);
-  if (!(ms >= 1)) throw new NinesError('NINES_ERR_INVALID_ARG', `--${field} must be at least 1ms; got "${text}"`, { field, value: text });
-  return Math.ceil(ms);
 }
 
 module.exports = { main, USAGE };

@@ -11,6 +11,8 @@
 
 const D = require('./defaults');
 const { NinesError } = require('../base/errors');
+const { invalidArg, intIn } = require('../base/arg-checks');
+const { readDuration } = require('../base/duration-field');
 const C = require('../base/constants');
 const { parseTarget, isMbap } = require('../drivers/target');
 const { discover, discoveryBoundMs } = require('./discover');
@@ -27,14 +29,6 @@ const TABLES = Object.freeze([
 ]);
 
 /**
- * @param {string} field @param {unknown} value @param {string} rule
- * @returns {never}
- */
-function invalid (field, value, rule) {
-  throw new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${JSON.stringify(value)}`, { field, value, rule });
-}
-
-/**
  * Unit ids from "1-247", "3,17,200" or "1-10,20".
  * @param {string} text
  * @param {string} [field='units']
@@ -44,13 +38,13 @@ function invalid (field, value, rule) {
 function parseUnitRange (text, field = 'units') {
   const ids = new Set();
   const rule = `must be unit ids from 0 to ${D.SCAN_MAX_UNIT}, one, a range or a list such as 1-247 or 3,17,200`;
-  if (typeof text !== 'string' || text.trim() === '') invalid(field, text, rule);
+  if (typeof text !== 'string' || text.trim() === '') throw invalidArg(field, text, rule);
   for (const part of text.split(',').map((p) => p.trim())) {
     const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
-    if (!m) invalid(field, text, rule);
+    if (!m) throw invalidArg(field, text, rule);
     const lo = Number(m[1]);
     const hi = m[2] === undefined ? lo : Number(m[2]);
-    if (lo > D.SCAN_MAX_UNIT || hi > D.SCAN_MAX_UNIT || hi < lo) invalid(field, text, `${rule} (${part} is not)`);
+    if (lo > D.SCAN_MAX_UNIT || hi > D.SCAN_MAX_UNIT || hi < lo) throw invalidArg(field, text, `${rule} (${part} is not)`);
     for (let id = lo; id <= hi; id++) ids.add(id);
   }
   return [...ids].sort((a, b) => a - b);
@@ -59,12 +53,12 @@ function parseUnitRange (text, field = 'units') {
 /**
  * @typedef {object} ScanOptions
  * @property {number[]} [units] unit ids to ask (default 1-247)
- * @property {number} [timeoutMs=50] per request
- * @property {number} [quietMs] RTU: the line's quiet period after a timeout (default: timeoutMs)
+ * @property {number|string} [timeoutMs=50] per request: ms, or a duration such as "50ms" (up to defaults.js SCAN_MAX_TIMEOUT_MS)
+ * @property {number|string} [quietMs] RTU: the line's quiet period after a timeout (default: timeoutMs)
  * @property {[number, number]} [addresses=[0, 9999]] per table
  * @property {readonly number[]} [steps] probe steps across holes (defaults.js SCAN_STEPS)
  * @property {number} [requestsPerUnit=1000] the map budget of one unit
- * @property {number} [maxDurationMs=600000] hard cap on the whole scan
+ * @property {number|string} [maxDurationMs=600000] hard cap on the whole scan
  * @property {boolean} [map=true] false: find and identify only
  * @property {object} [clientOptions] more options for the client (tests: silenceUs)
  * @property {(event: {kind: string, [k: string]: any}) => void} [onProgress]
@@ -77,24 +71,21 @@ function parseUnitRange (text, field = 'units') {
  */
 function normalizeScanOptions (opts = {}) {
   const o = { ...opts };
-  const int = (field, v, lo, hi, dflt) => {
-    if (v === undefined) return dflt;
-    if (!Number.isInteger(v) || v < lo || v > hi) invalid(field, v, `must be an integer from ${lo} to ${hi}`);
-    return v;
-  };
+  // durations by the one reader (a number of ms, or "50ms"), each limit in defaults.js
+  const duration = (field, v, lo, hi, dflt) => (v === undefined ? dflt : readDuration(v, field, { lo, hi }));
   const units = o.units === undefined ? range(D.SCAN_FIRST_UNIT, D.SCAN_LAST_UNIT) : o.units;
   if (!Array.isArray(units) || units.length === 0 || !units.every((u) => Number.isInteger(u) && u >= 0 && u <= D.SCAN_MAX_UNIT)) {
-    invalid('units', units, `must be unit ids from 0 to ${D.SCAN_MAX_UNIT}`);
+    throw invalidArg('units', units, `must be unit ids from 0 to ${D.SCAN_MAX_UNIT}`);
   }
-  const timeoutMs = int('timeout', o.timeoutMs, 1, 60000, D.SCAN_TIMEOUT_MS);
-  const quietMs = int('quiet', o.quietMs, 0, 60000, timeoutMs);
+  const timeoutMs = duration('timeout', o.timeoutMs, 1, D.SCAN_MAX_TIMEOUT_MS, D.SCAN_TIMEOUT_MS);
+  const quietMs = duration('quiet', o.quietMs, 0, D.SCAN_MAX_TIMEOUT_MS, timeoutMs);
   const addresses = o.addresses === undefined ? [0, D.SCAN_LAST_ADDRESS] : o.addresses;
   if (!Array.isArray(addresses) || addresses.length !== 2 || !addresses.every((a) => Number.isInteger(a) && a >= 0 && a <= 65535) || addresses[0] > addresses[1]) {
-    invalid('addresses', addresses, 'must be a range first-last of addresses from 0 to 65535');
+    throw invalidArg('addresses', addresses, 'must be a range first-last of addresses from 0 to 65535');
   }
   const steps = o.steps === undefined ? D.SCAN_STEPS : o.steps;
   if (!Array.isArray(steps) || steps.length === 0 || steps[0] !== 1 || !steps.every((s, i) => Number.isInteger(s) && s >= 1 && (i === 0 || s > steps[i - 1]))) {
-    invalid('steps', steps, 'must be rising whole numbers starting at 1, such as 1,2,5,10,20,50,100');
+    throw invalidArg('steps', steps, 'must be rising whole numbers starting at 1, such as 1,2,5,10,20,50,100');
   }
   return {
     units: [...new Set(units)].sort((a, b) => a - b),
@@ -102,8 +93,8 @@ function normalizeScanOptions (opts = {}) {
     quietMs,
     addresses: /** @type {[number, number]} */ (addresses),
     steps,
-    requestsPerUnit: int('budget', o.requestsPerUnit, 1, 1e6, D.SCAN_REQUESTS_PER_UNIT),
-    maxDurationMs: int('maxDuration', o.maxDurationMs, 1, 24 * 3600 * 1000, D.SCAN_MAX_DURATION_MS),
+    requestsPerUnit: o.requestsPerUnit === undefined ? D.SCAN_REQUESTS_PER_UNIT : intIn(o.requestsPerUnit, 'budget', 1, D.SCAN_MAX_REQUESTS_PER_UNIT),
+    maxDurationMs: duration('maxDuration', o.maxDurationMs, 1, D.SCAN_MAX_DURATION_LIMIT_MS, D.SCAN_MAX_DURATION_MS),
     map: o.map !== false,
     clientOptions: o.clientOptions || {},
     onProgress: o.onProgress || (() => {})
@@ -155,7 +146,7 @@ async function scanLine (target, opts) {
   const t = parseTarget(target);
   if (!t.protocol.startsWith('modbus')) throw new NinesError('NINES_ERR_INVALID_TARGET', `nines scan takes a modbus+tcp://, modbus+rtu:// or modbus+rtutcp:// target; got ${t.protocol}://`, { target: t.url });
   const serial = !isMbap(t);
-  if (serial && o.units.includes(0)) invalid('units', 0, 'must not hold 0 on a serial line, where unit 0 is broadcast (no unit answers it)');
+  if (serial && o.units.includes(0)) throw invalidArg('units', 0, 'must not hold 0 on a serial line, where unit 0 is broadcast (no unit answers it)');
   const { createClient } = require('../drivers/modbus');
   const client = createClient(t, { timeoutMs: o.timeoutMs, quietMs: o.quietMs, ...o.clientOptions });
   const t0 = performance.now();

@@ -29,7 +29,9 @@
 const { EventEmitter } = require('node:events');
 const E = require('./errors');
 const { buildDeviceSpec } = require('./spec');
-const { MAX_QUEUE, MAX_DURATION_MS } = require('./limits');
+const { MAX_QUEUE } = require('./limits');
+const F = require('./fields');
+const { readDuration } = require('../base/duration-field');
 const { DeviceUser } = require('./user');
 const queue = require('./queue');
 const { Units } = require('./unit-health');
@@ -293,10 +295,8 @@ class Device extends EventEmitter {
 
   /** DeviceUser#request. @param {DeviceUser} user @returns {Promise<object>} */
   _request (user, op, opts) {
-    const t = opts !== undefined && opts !== null ? opts.timeoutMs : undefined;
-    const refused = this._refusal(user, t);
-    if (refused !== null) return Promise.reject(refused);
-    const timeoutMs = t === undefined ? this.spec.timeoutMs : t;
+    const timeoutMs = this._admit(user, opts !== undefined && opts !== null ? opts.timeoutMs : undefined);
+    if (typeof timeoutMs !== 'number') return Promise.reject(timeoutMs);
     // notAfter (epoch ms, performance.timeOrigin-based so it means the same in every thread): the
     // latest time it may start, e.g. a write command's maximum age; checked when it is handed to a
     // connection, so nothing starts late
@@ -318,7 +318,7 @@ class Device extends EventEmitter {
    * devices take the promise path and hand its reply over.
    * @param {DeviceUser} user
    * @param {any} op
-   * @param {number|undefined} timeoutMs
+   * @param {number|string|undefined} timeoutMs
    * @param {{onReply: Function, onError: Function, wantsData?: boolean}} handler
    */
   _submit (user, op, timeoutMs, handler) {
@@ -326,9 +326,8 @@ class Device extends EventEmitter {
       settleThrough(this._request(user, op, timeoutMs === undefined ? undefined : { timeoutMs }), handler);
       return;
     }
-    const refused = this._refusal(user, timeoutMs);
-    if (refused !== null) { failSoon(handler, refused); return; }
-    const ms = timeoutMs === undefined ? this.spec.timeoutMs : timeoutMs;
+    const ms = this._admit(user, timeoutMs);
+    if (typeof ms !== 'number') { failSoon(handler, ms); return; }
     const conn = this._place(user);
     if (conn === null) queue.enqueue(this, user, op, ms, now() + ms, handler);
     else if (conn === FULL) failSoon(handler, E.queueFull(this, user));
@@ -336,26 +335,29 @@ class Device extends EventEmitter {
   }
 
   /**
-   * Why a request may not go at all: an invalid timeout, its user or the device closed, the device
-   * down. Such a request is counted as refused at once (an error).
+   * Whether a request may go, and with which timeout. It may not when its own timeout is invalid, its
+   * user or the device is closed, or the device is down; such a request is counted as refused at once
+   * (an error).
    * @param {DeviceUser} user
-   * @param {number|undefined} timeoutMs the request's own, if it names one
-   * @returns {Error|null} null: it may go
+   * @param {unknown} timeoutMs the request's own, if it names one: read as the device's timeoutMs is
+   *   (a number of ms or a duration such as "500ms", whole ms up to the one ceiling of limits.js), so
+   *   a request takes the forms its driver takes
+   * @returns {number|Error} the request's timeout in ms (its own, or the device's), or why it may not go
    */
-  _refusal (user, timeoutMs) {
+  _admit (user, timeoutMs) {
+    let ms = this.spec.timeoutMs;
     let err = null;
-    // the device timeout's one ceiling (limits.js), whether it comes with the device or with the request
-    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_DURATION_MS)) {
-      err = E.invalidArg('timeoutMs', timeoutMs, `must be an integer from 1 to ${MAX_DURATION_MS} (ms)`);
-    } else if (user._closed || this._closing) {
+    if (timeoutMs !== undefined) {
+      try { ms = readDuration(timeoutMs, 'timeoutMs', F.DURATION_BOUNDS, E.invalidArg); } catch (e) { err = e; }
+    }
+    if (err === null && (user._closed || this._closing)) {
       err = E.closedError(this, 'request', user._closed ? user : null, undefined);
-    } else if (this._state === 'down') {
+    } else if (err === null && this._state === 'down') {
       err = E.downError(this, this._since, this._lastError, undefined);
     }
-    if (err !== null) {
-      this._count(user, -1);
-      this._count(user, ERROR);
-    }
+    if (err === null) return ms;
+    this._count(user, -1);
+    this._count(user, ERROR);
     return err;
   }
 

@@ -64,11 +64,12 @@ function queueFull (d, user) {
     { device: d.name, user: user.name, queueMax: user.queueMax });
 }
 
-/** @returns {NinesError} NINES_ERR_INVALID_ARG naming the field, the value and the rule */
-function invalidArg (field, value, rule) {
-  let shown;
-  try { shown = JSON.stringify(value) ?? String(value); } catch (err) { shown = String(value); }
-  return new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${shown}`, { field, value, rule });
-}
-
-module.exports = { downError, closedError, queuedTimeout, expiredError, queueFull, invalidArg };
+module.exports = {
+  downError,
+  closedError,
+  queuedTimeout,
+  expiredError,
+  queueFull,
+  /** NINES_ERR_INVALID_ARG naming the field, the value and the rule, as every edge builds it */
+  invalidArg: require('../base/arg-checks').invalidArg
+};

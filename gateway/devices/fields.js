@@ -8,35 +8,33 @@
  */
 
 const { NinesError } = require('../base/errors');
-const { parseDuration, formatMs } = require('../base/quantities');
+const { readDuration } = require('../base/duration-field');
+const { intIn: checkInt } = require('../base/arg-checks');
 const L = require('./limits');
 const C = require('../base/constants');
 const { tlsAsText } = require('../drivers/tls-options');
 
 const ORDERS = Object.freeze(['ABCD', 'CDAB', 'BADC', 'DCBA']);
 const BACKOFF_KEYS = Object.freeze(['initialMs', 'maxMs']);
-const DURATION_HINT = 'use e.g. "500ms", "1s" or a number of ms';
+
+/** A device's durations (timeouts, backoff): whole ms from 1 ms to the one ceiling of limits.js */
+const DURATION_BOUNDS = Object.freeze({ lo: 1, hi: L.MAX_DURATION_MS });
 
 /**
- * A duration: a whole number of ms, or a string such as "500ms" (base/quantities.js parseDuration), from
- * lo to hi ms.
+ * A duration: a whole number of ms, or a string such as "500ms", from lo to hi ms, read by the one
+ * duration reader (base/duration-field.js) as the drivers read theirs.
  * @param {unknown} v @param {string} field @param {number|undefined} dflt when v is undefined
- * @param {number} [lo=1] @param {number} [hi=L.MAX_DURATION_MS]
+ * @param {number} [lo=DURATION_BOUNDS.lo] @param {number} [hi=DURATION_BOUNDS.hi]
  * @returns {number} ms
  */
-function ms (v, field, dflt, lo = 1, hi = L.MAX_DURATION_MS) {
+function ms (v, field, dflt, lo = DURATION_BOUNDS.lo, hi = DURATION_BOUNDS.hi) {
   if (v === undefined) return dflt;
-  let n;
-  try { n = parseDuration(v, field); } catch { throw invalid(field, v, `is not a duration; ${DURATION_HINT}`); }
-  if (!Number.isInteger(n) || n < lo || n > hi) throw invalid(field, v, `must be a whole number of ms from ${formatMs(lo)} to ${formatMs(hi)}`);
-  return n;
+  return readDuration(v, field, { lo, hi }, invalid);
 }
 
-/** An integer in [lo, hi], else dflt when undefined. */
+/** An integer in [lo, hi] (base/arg-checks.js), else dflt when undefined. */
 function intIn (v, field, lo, hi, dflt) {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw invalid(field, v, `must be an integer from ${lo} to ${hi}`);
-  return v;
+  return v === undefined ? dflt : checkInt(v, field, lo, hi, invalid);
 }
 
 /**
@@ -92,13 +90,6 @@ function functionCodes (raw, field) {
 }
 
 /**
- * @param {string} field the spec's field ('timeoutMs', 'units[2].unitId')
- * @param {unknown} value
- * @param {string} rule what a valid value is
- * @param {object} [extra] more details
- * @returns {NinesError} NINES_ERR_INVALID_ARG
- */
-/**
  * The TLS material of a modbus+tls device (Modbus/TCP Security): PEM texts, checked by the driver's own
  * checker (drivers/tls-options.js: PEM, cert and key together and matching, no switch to skip
  * verification), kept as strings: a spec crosses to worker threads, a secure context cannot.
@@ -118,8 +109,31 @@ function tls (v, field, target) {
   }
 }
 
+/**
+ * The refusal of a field of the device spec: "device <field> <rule>; got <value>".
+ * @param {string} field the spec's field ('timeoutMs', 'units[2].unitId')
+ * @param {unknown} value
+ * @param {string} rule what a valid value is
+ * @param {object} [extra] more details
+ * @returns {NinesError} NINES_ERR_INVALID_ARG
+ */
 function invalid (field, value, rule, extra) {
-  return new NinesError('NINES_ERR_INVALID_ARG', `device ${field} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
+  return refusal(`device ${field}`, field, value, rule, extra);
+}
+
+/**
+ * The refusal of a field that names a part of the device from outside its spec (a job's `unit`):
+ * worded as invalid() is, without "device", for the field is not the device's.
+ * @param {string} field @param {unknown} value @param {string} rule
+ * @returns {NinesError} NINES_ERR_INVALID_ARG
+ */
+function invalidRef (field, value, rule) {
+  return refusal(field, field, value, rule);
+}
+
+/** @returns {NinesError} NINES_ERR_INVALID_ARG "<subject> <rule>; got <value>" with details {field, value, rule} */
+function refusal (subject, field, value, rule, extra) {
+  return new NinesError('NINES_ERR_INVALID_ARG', `${subject} ${rule}; got ${show(value)}`, { field, value, rule, ...extra });
 }
 
 /** @returns {string} the value as the message shows it (never throws: BigInt and cycles are possible input) */
@@ -128,4 +142,4 @@ function show (value) {
   try { return JSON.stringify(value) ?? String(value); } catch { return String(value); }
 }
 
-module.exports = { ms, intIn, backoff, delay, addressBase, order, functionCodes, tls, invalid, ORDERS };
+module.exports = { ms, intIn, DURATION_BOUNDS, backoff, delay, addressBase, order, functionCodes, tls, invalid, invalidRef, ORDERS };

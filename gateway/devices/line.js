@@ -16,6 +16,7 @@ const C = require('../base/constants');
 const { formatTarget, isMbap } = require('../drivers/target');
 const unitList = require('../../resources/nines-units');
 const F = require('./fields');
+const { isName, NAME_RULE } = require('../base/names');
 const L = require('./limits');
 
 /** Units one line may hold (Modbus unit ids 1-247; the editor's list reads the same number) */
@@ -24,8 +25,6 @@ const MAX_UNITS = unitList.MAX_UNITS;
 const UNIT_KEYS = Object.freeze(['name', 'unitId', 'backoff', 'maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
 /** Quirks a unit inherits from its line unless it sets its own */
 const UNIT_INHERITS = Object.freeze(['maxGap', 'maxRegistersPerRequest', 'maxBitsPerRequest', 'addressBase', 'order', 'unsupportedFunctionCodes']);
-/** A unit's name, as config names are (runtime/config/defaults.js NAME_PATTERN) */
-const UNIT_NAME_RE = new RegExp(`^${C.NOT_RESERVED}[A-Za-z0-9_.-]{1,64}$`);
 /**
  * A silent unit is probed after this, doubling to the max: each probe holds the line for a timeout,
  * so they must be rare (industrial masters demote a silent slave for about 10 s too)
@@ -134,7 +133,8 @@ function buildUnits (raw, device) {
     for (const key of Object.keys(u)) {
       if (!UNIT_KEYS.includes(key) && u[key] !== undefined) throw F.invalid(`${at}.${key}`, u[key], `is not a unit option (known: ${UNIT_KEYS.join(', ')})`);
     }
-    if (typeof u.name !== 'string' || !UNIT_NAME_RE.test(u.name)) throw F.invalid(`${at}.name`, u.name, `must be 1-64 letters, digits, _ . or -, not ${C.RESERVED_NAME} (it names the unit in topics and statuses)`);
+    // a unit's name is a name as any other (it names the unit in topics and statuses)
+    if (!isName(u.name)) throw F.invalid(`${at}.name`, u.name, NAME_RULE);
     if (names.has(u.name)) throw F.invalid(`${at}.name`, u.name, 'is the name of another unit of this device');
     names.add(u.name);
     if (!unitIdAllowed(u.unitId, device.target)) throw F.invalid(`${at}.unitId`, u.unitId, unitIdRule(device.target));
@@ -143,8 +143,8 @@ function buildUnits (raw, device) {
     const unit = { name: u.name, unitId: u.unitId, backoff: F.backoff(u.backoff, `${at}.backoff`, UNIT_BACKOFF) };
     for (const key of UNIT_INHERITS) unit[key] = device[key];
     unit.maxGap = F.intIn(u.maxGap, `${at}.maxGap`, 0, L.MAX_GAP, device.maxGap);
-    unit.maxRegistersPerRequest = F.intIn(u.maxRegistersPerRequest, `${at}.maxRegistersPerRequest`, 1, C.MODBUS_MAX_READ_REGISTERS, device.maxRegistersPerRequest);
-    unit.maxBitsPerRequest = F.intIn(u.maxBitsPerRequest, `${at}.maxBitsPerRequest`, 1, C.MODBUS_MAX_READ_BITS, device.maxBitsPerRequest);
+    unit.maxRegistersPerRequest = F.intIn(u.maxRegistersPerRequest, `${at}.maxRegistersPerRequest`, 1, L.MAX_REGISTERS_PER_REQUEST, device.maxRegistersPerRequest);
+    unit.maxBitsPerRequest = F.intIn(u.maxBitsPerRequest, `${at}.maxBitsPerRequest`, 1, L.MAX_BITS_PER_REQUEST, device.maxBitsPerRequest);
     unit.addressBase = F.addressBase(u.addressBase, `${at}.addressBase`, device.addressBase);
     unit.order = F.order(u.order, `${at}.order`, device.order);
     if (u.unsupportedFunctionCodes !== undefined) unit.unsupportedFunctionCodes = F.functionCodes(u.unsupportedFunctionCodes, `${at}.unsupportedFunctionCodes`);
@@ -163,7 +163,8 @@ function buildUnits (raw, device) {
 function resolveUnit (name, device) {
   const units = device && device.units ? device.units : null;
   const given = name !== undefined && name !== null;
-  const fail = (rule) => { const err = F.invalid('unit', name, rule); err.message = err.message.slice('device '.length); return err; };
+  // the job's field, not the device's: worded without "device"
+  const fail = (rule) => F.invalidRef('unit', name, rule);
   if (units === null) {
     if (given) throw fail(device ? `names a unit, but device "${device.name}" is not a line of units (devices.${device.name}.units)` : 'needs a device that is a line of units');
     return null;

@@ -33,8 +33,8 @@ class DeviceUser {
   /**
    * Sends one operation through the device's connections, when this user's turn comes.
    * @param {any} op an ASCII command or a Modbus op, as the device's driver takes it
-   * @param {{timeoutMs?: number, notAfter?: number}} [opts] timeoutMs overrides the device's; counts from
-   *   this call. notAfter: the latest time it may be handed to a connection (epoch ms as
+   * @param {{timeoutMs?: number|string, notAfter?: number}} [opts] timeoutMs overrides the device's (ms, or a
+   *   duration such as "500ms", as the device's own is read); counts from this call. notAfter: the latest time it may be handed to a connection (epoch ms as
    *   performance.timeOrigin + performance.now() count); past it, it fails unsent (NINES_ERR_WRITE_EXPIRED)
    * @returns {Promise<object>} the driver's reply (sentNs, doneNs), or its error unchanged; the device's
    *   own rejections: NINES_ERR_QUEUE_FULL, NINES_ERR_REPLY_TIMEOUT (details.queued), NINES_ERR_NOT_CONNECTED
@@ -51,7 +51,7 @@ class DeviceUser {
    * (drivers/modbus/client.js submit()); `data` is the handler's to keep, and not decoded at all
    * when handler.wantsData is false.
    * @param {any} op as request()
-   * @param {number|undefined} timeoutMs as request()'s opts.timeoutMs
+   * @param {number|string|undefined} timeoutMs as request()'s opts.timeoutMs
    * @param {{onReply: (reply: object) => void, onError: (err: Error) => void, wantsData?: boolean}} handler
    */
   submit (op, timeoutMs, handler) {

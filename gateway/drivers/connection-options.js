@@ -8,14 +8,15 @@
  * so a typo such as `timeout: 500` never runs silently with the default.
  *
  * Every duration option, shared or a protocol's, takes a number of ms or a string such as "500ms" or
- * "1s" (read by base/quantities.js's parseDuration), the same for every driver: clients are configured by
- * hand from flows and YAML. Durations must come to whole milliseconds (microseconds for the options
- * counted in µs); the checked options hold numbers.
+ * "1s", read by the one duration reader (base/duration-field.js) as a device's are: clients are
+ * configured by hand from flows and YAML. Durations must come to whole milliseconds (microseconds for
+ * the options counted in µs); the checked options hold numbers.
  */
 
 const { NinesError } = require('../base/errors');
 const C = require('../base/constants');
-const { parseDuration } = require('../base/quantities');
+const { readDuration } = require('../base/duration-field');
+const { intIn: checkInt } = require('../base/arg-checks');
 
 /** Longest delay setTimeout honours (2^31-1 ms); longer ones fire at once */
 const MAX_TIMER_MS = 2147483647;
@@ -41,15 +42,24 @@ const MAX_QUIRK_DELAY_MS = 60000;
 const QUEUE_MAX_LIMIT = 1e6;
 
 /**
- * Throws the validation error for one option.
+ * The validation error for one option.
  * @param {string} field the option, e.g. "backoff.maxMs"
  * @param {unknown} value
  * @param {string} rule what a valid value looks like
+ * @returns {NinesError} NINES_ERR_INVALID_ARG
+ */
+function invalidOption (field, value, rule) {
+  return new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
+    { field, value: typeof value === 'function' ? 'function' : value, rule });
+}
+
+/**
+ * Throws the validation error for one option.
+ * @param {string} field @param {unknown} value @param {string} rule
  * @returns {never}
  */
 function fail (field, value, rule) {
-  throw new NinesError('NINES_ERR_INVALID_ARG', `${field} ${rule}; got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
-    { field, value: typeof value === 'function' ? 'function' : value, rule });
+  throw invalidOption(field, value, rule);
 }
 
 /**
@@ -61,12 +71,12 @@ function fail (field, value, rule) {
  * @returns {number}
  */
 function intIn (v, field, lo, hi) {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) fail(field, v, `must be an integer from ${lo} to ${hi}`);
-  return v;
+  return checkInt(v, field, lo, hi, invalidOption);
 }
 
 /**
- * A duration option: an integer in [lo, hi] of its unit, given as that number or as a duration string.
+ * A duration option: an integer in [lo, hi] of its unit, given as that number or as a duration string
+ * (base/duration-field.js readDuration, whose rule the refusal states).
  * @param {unknown} v a number (in the option's unit) or a string such as "500ms", "1.5s"
  * @param {string} field
  * @param {number} lo
@@ -76,17 +86,12 @@ function intIn (v, field, lo, hi) {
  * @throws {NinesError} NINES_ERR_INVALID_ARG naming the field
  */
 function durationIn (v, field, lo, hi, perMs = 1) {
-  if (typeof v !== 'string') return intIn(v, field, lo, hi);
-  // "1.1ms" in µs is 1100.0000000000002 in floating point: whole units stay whole
-  const n = Math.round(parseDuration(v, field) * perMs * 1e6) / 1e6;
-  // The error quotes what was written, not what it came to
-  if (!Number.isInteger(n) || n < lo || n > hi) fail(field, v, `must come to a whole number of ${perMs === 1 ? 'ms' : 'µs'} from ${lo} to ${hi}`);
-  return n;
+  return readDuration(v, field, { lo, hi, perMs }, invalidOption);
 }
 
 /**
  * A timeout, as an option or per request: a duration (ms or a string such as "500ms") of whole ms
- * from 1 to MAX_TIMER_MS. A per-request timeout given as a number costs one typeof more than checkTimeoutMs.
+ * from 1 to MAX_TIMER_MS. A per-request timeout given as a whole number in range is taken without parsing.
  * @param {unknown} v
  * @param {string} [field]
  * @returns {number} ms

@@ -5,6 +5,7 @@ const { parseRate } = require('../base/quantities');
 const { parseTarget } = require('../drivers/target');
 const { resolveUnit, unitTarget } = require('../devices/line');
 const { ms } = require('../devices/fields');
+const { isName, NAME_RULE } = require('../base/names');
 const { createOpSource } = require('./op-source');
 const J = require('./limits');
 
@@ -22,7 +23,6 @@ const J = require('./limits');
 
 const { POLICIES, PURPOSE_POLICY, PRECISIONS, PURPOSE_PRECISION, VALUE_MODES } = J;
 const OP_KEYS = Object.freeze(['command', 'generator', 'read', 'write', 'tags']);
-const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * @typedef {object} JobSpec
@@ -66,7 +66,7 @@ function buildJobSpec (input, { device, purpose = 'poll' } = {}) {
   if (!input || typeof input !== 'object') throw invalid('job', input, 'must be an object');
   if (!PURPOSE_POLICY[purpose]) throw invalid('purpose', purpose, 'must be "poll" or "measure"');
   const name = input.name;
-  if (typeof name !== 'string' || !NAME_RE.test(name)) throw invalid('name', name, 'must be 1-64 letters, digits, _ . or -');
+  if (!isName(name)) throw invalid('name', name, NAME_RULE);
   // the one place a job's unit is resolved (devices/line.js), whoever builds the job
   const unit = resolveUnit(input.unit, device);
   // a unit of a line: the job's requests go to its unit id (the device's target names the line)

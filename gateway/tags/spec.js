@@ -37,8 +37,10 @@ const { NinesError } = require('../base/errors');
 const { TYPES, ORDERS, BYTES } = require('../values/registers');
 const { checkEnum } = require('./enum');
 const C = require('../base/constants');
+// a device's read limits and their defaults have one owner, used here when no device names its own
+const DL = require('../devices/limits');
 
-const DEFAULT_MAX_GAP = C.TAGS_MAX_GAP;
+const DEFAULT_MAX_GAP = DL.MAX_GAP_DEFAULT;
 /** Lists built by buildTags (not carried across threads; a worker trusts the spec it is given) */
 const BUILT = new WeakMap();
 /** Tags built by buildTags, with the limits they were checked under */
@@ -159,8 +161,8 @@ function checkTags (list, ctx) {
   }
   const modbus = ctx.protocol !== 'ascii';
   const limits = {
-    registers: ctx.maxRegistersPerRequest === undefined ? C.MODBUS_MAX_READ_REGISTERS : ctx.maxRegistersPerRequest,
-    bits: ctx.maxBitsPerRequest === undefined ? C.MODBUS_MAX_READ_BITS : ctx.maxBitsPerRequest,
+    registers: ctx.maxRegistersPerRequest === undefined ? DL.MAX_REGISTERS_PER_REQUEST : ctx.maxRegistersPerRequest,
+    bits: ctx.maxBitsPerRequest === undefined ? DL.MAX_BITS_PER_REQUEST : ctx.maxBitsPerRequest,
     addressBase: ctx.addressBase === 1 ? 1 : 0,
     // the device's word and byte order, for tags that name none
     order: ctx.order !== undefined && ORDERS[ctx.order] ? ORDERS[ctx.order] : ORDERS.ABCD
@@ -613,8 +615,8 @@ function tagContext (target, device = {}) {
   return {
     protocol: target.protocol,
     maxGap: device.maxGap === undefined ? DEFAULT_MAX_GAP : device.maxGap,
-    maxRegistersPerRequest: device.maxRegistersPerRequest === undefined ? C.MODBUS_MAX_READ_REGISTERS : device.maxRegistersPerRequest,
-    maxBitsPerRequest: device.maxBitsPerRequest === undefined ? C.MODBUS_MAX_READ_BITS : device.maxBitsPerRequest,
+    maxRegistersPerRequest: device.maxRegistersPerRequest === undefined ? DL.MAX_REGISTERS_PER_REQUEST : device.maxRegistersPerRequest,
+    maxBitsPerRequest: device.maxBitsPerRequest === undefined ? DL.MAX_BITS_PER_REQUEST : device.maxBitsPerRequest,
     addressBase: device.addressBase === 1 ? 1 : 0,
     order: device.order === undefined ? 'ABCD' : device.order,
     address: target.address

@@ -16,13 +16,12 @@ const { typeOptions, intField } = require('./modbus-msg');
 const { num } = require('./device-config');
 const { formatUnitList, unitTarget } = require('../../gateway/devices/line');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
+const { toName } = require('../../gateway/base/names');
 const { usesTags, withProfile, rawTags, unitsOf } = require('./tag-list');
 
 /** The dialog's default rate (nines-poll.html), for nodes saved without one */
 const POLL_RATE = '10/s';
 
-/** Characters a job name may not hold (jobs/spec.js NAME_RE) */
-const NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
 
 /**
  * The job's key in the shared pool: unique per node, whatever the node's name.
@@ -30,7 +29,7 @@ const NAME_UNSAFE = /[^A-Za-z0-9_.-]/g;
  * @returns {string}
  */
 function jobKey (nodeId) {
-  return `poll-${String(nodeId).replace(NAME_UNSAFE, '_')}`.slice(0, 64);
+  return toName(`poll-${nodeId}`);
 }
 
 /**

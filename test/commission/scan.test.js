@@ -166,6 +166,19 @@ describe('nines scan: the command', function () {
     }
   });
 
+  it('reads --timeout and --max-duration with the one duration reader and its rules, naming the flag', async () => {
+    const { NOT_A_DURATION } = require('../../gateway/base/duration-field');
+    for (const [args, field, rule] of [
+      [['--timeout', '0'], '--timeout', 'must be a whole number of ms from 1ms to 1m'],
+      [['--timeout', '1.5ms'], '--timeout', 'must be a whole number of ms from 1ms to 1m'],
+      [['--max-duration', 'soon'], '--max-duration', NOT_A_DURATION]
+    ]) {
+      const r = await nines(['scan', 'modbus+tcp://127.0.0.1:1', ...args]);
+      assert.equal(r.code, 1, r.out);
+      assert.deepEqual([r.err.code, r.err.details.field, r.err.details.rule], ['NINES_ERR_INVALID_ARG', field, rule], args.join(' '));
+    }
+  });
+
   it('refuses unit 0 on a serial line, where it is broadcast', async () => {
     const sim = await createModbusRtuTcpSimulator({ port: 0 });
     try {

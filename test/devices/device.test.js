@@ -76,6 +76,26 @@ describe('Device: connections and requests', function () {
     await assert.rejects(a.request(READ, { timeoutMs: 0 }), { code: 'NINES_ERR_INVALID_ARG' });
   });
 
+  it('takes a request\'s own timeout in the forms its driver takes ("500ms" too), and refuses one with the device\'s timeout rule', async function () {
+    const { device, rec } = await t.open(await startModbus(), {}, { open: false });
+    const user = device.user('own-timeout');
+    await user.request(READ); // connected: the next are handed over at once, with their whole timeout
+    await user.request(READ, { timeoutMs: '750ms' });
+    const submitted = await new Promise((resolve, reject) => user.submit(READ, '1.5s', { onReply: () => resolve(true), onError: reject }));
+    assert.equal(submitted, true);
+    // the driver was handed the timeout read, in ms, not the text
+    assert.deepEqual(rec.calls.slice(-2).map((c) => c.timeoutMs), [750, 1500]);
+    const { buildDeviceSpec } = require('../../gateway/devices/spec');
+    const specRule = (v) => { try { buildDeviceSpec({ name: 'd', target: 'modbus+tcp://127.0.0.1:1', timeoutMs: v }); } catch (err) { return err.details.rule; } };
+    for (const v of ['0.5ms', '2h', 'soon', 0]) {
+      const err = await rejectionOf(user.request(READ, { timeoutMs: v }));
+      assert.deepEqual([err.code, err.details.field, err.details.value, err.details.rule], ['NINES_ERR_INVALID_ARG', 'timeoutMs', v, specRule(v)], String(v));
+      const viaSubmit = await new Promise((resolve) => user.submit(READ, v, { onReply: () => resolve(null), onError: resolve }));
+      assert.equal(viaSubmit.details.rule, err.details.rule);
+    }
+    assert.equal(device.stats.users['own-timeout'].errors, 8, 'each refusal counted as an error of its user');
+  });
+
   it('rejects at once with NINES_ERR_QUEUE_FULL when a user\'s queue is full, counting it as dropped for that user only', async function () {
     const { device } = await t.open(await startModbus({ faults: 'latency=200ms' }));
     const flood = device.user('flood', { queueMax: 2 });

@@ -206,4 +206,25 @@ describe('buildDeviceSpec', function () {
     assertRejected(() => new Device({ name: 'd', target: TARGET, maxConnections: 0 }, { createClient }), 'maxConnections');
     assert.equal(made, 0);
   });
+
+  it('a job\'s unit is refused with a message made whole where it is made: the job\'s field, not the device\'s', () => {
+    const { resolveUnit } = require('../../gateway/devices/line');
+    const line = buildDeviceSpec({ name: 'bus', target: 'modbus+rtu:///dev/ttyUSB0?baudRate=9600', units: [{ name: 'm1', unitId: 1 }, { name: 'm2', unitId: 2 }] });
+    const single = buildDeviceSpec({ name: 'plc', target: TARGET });
+    const cases = [
+      [undefined, line, 'unit is required: device "bus" is a line of units (m1, m2); got nothing'],
+      ['m9', line, 'unit is not a unit of device "bus"; units: m1, m2; got "m9"'],
+      ['m1', single, 'unit names a unit, but device "plc" is not a line of units (devices.plc.units); got "m1"'],
+      ['m1', undefined, 'unit needs a device that is a line of units; got "m1"']
+    ];
+    for (const [name, device, message] of cases) {
+      assert.throws(() => resolveUnit(name, device), (err) => {
+        assert.deepEqual([err.code, err.message, err.details.field, err.details.value], ['NINES_ERR_INVALID_ARG', message, 'unit', name]);
+        assert.equal(message, `unit ${err.details.rule}; got ${name === undefined ? 'nothing' : JSON.stringify(name)}`);
+        return true;
+      });
+    }
+    assert.equal(resolveUnit('m2', line).unitId, 2);
+    assert.equal(resolveUnit(undefined, single), null);
+  });
 });

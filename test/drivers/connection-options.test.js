@@ -126,8 +126,10 @@ describe('normalizeConnectionOptions', () => {
     for (const v of [0, -1, 1.5, NaN, '0ms', '0.5ms', '-5', 'soon', MAX_TIMER_MS + 1, '25d']) {
       assert.throws(() => timeoutArg(v, 'x'), (err) => err.code === 'NINES_ERR_INVALID_ARG' && err.details.field === 'x', String(v));
     }
-    // A string that does not come to whole ms is quoted as written
-    assert.throws(() => timeoutArg('0.5ms'), (err) => err.details.value === '0.5ms' && err.message === 'timeoutMs must come to a whole number of ms from 1 to 2147483647; got "0.5ms"');
+    // A string that does not come to whole ms is quoted as written, with the rule a device states (base/duration-field.js)
+    assert.throws(() => timeoutArg('0.5ms'), (err) => err.details.value === '0.5ms' && err.message === 'timeoutMs must be a whole number of ms from 1ms to 2147483647ms; got "0.5ms"');
+    assert.throws(() => timeoutArg(1.5), { details: { field: 'timeoutMs', value: 1.5, rule: 'must be a whole number of ms from 1ms to 2147483647ms' } });
+    assert.throws(() => timeoutArg('soon'), { details: { field: 'timeoutMs', value: 'soon', rule: 'is not a duration; use e.g. "500ms", "10s", "2m" or a number of milliseconds' } });
   });
 
   it('checkTimeoutMs takes integers from 1 to 2^31-1 ms', () => {

@@ -196,9 +196,9 @@ describe('line quirks on every client', function () {
   it('checks the options: whole ms from 0 to 60000, the pause shorter than the timeout, and one request in flight', () => {
     const url = 'modbus+tcp://127.0.0.1:1';
     const bad = [
-      [{ interFrameDelayMs: -1 }, /interFrameDelayMs must be an integer from 0 to 60000/],
-      [{ delayAfterConnectMs: 60001 }, /delayAfterConnectMs must be an integer from 0 to 60000/],
-      [{ interFrameDelayMs: 1.5 }, /interFrameDelayMs must be an integer/],
+      [{ interFrameDelayMs: -1 }, /interFrameDelayMs is not a duration/],
+      [{ delayAfterConnectMs: 60001 }, /delayAfterConnectMs must be a whole number of ms from 0ms to 1m/],
+      [{ interFrameDelayMs: 1.5 }, /interFrameDelayMs must be a whole number of ms/],
       [{ timeoutMs: 100, interFrameDelayMs: 100 }, /interFrameDelayMs must be shorter than timeoutMs \(100\)/],
       [{ maxInflight: 4, interFrameDelayMs: 10 }, /interFrameDelayMs must be 0 with maxInflight 4/]
     ];

@@ -16,7 +16,7 @@ const DL = require('../../gateway/devices/limits');
 const { MAX_QUIRK_DELAY_MS } = require('../../gateway/drivers/connection-options');
 const { checkConfig } = require('../../gateway/runtime/config/validate');
 const { modbusDevice, asciiDevice } = require('../../nodes/lib/device-config');
-const { pollSettings } = require('../../nodes/lib/poll-spec');
+const { pollSettings, jobKey } = require('../../nodes/lib/poll-spec');
 const { flagErrors } = require('../../gateway/cli/args');
 const { runProbe } = require('../../gateway/measure/probe');
 
@@ -84,6 +84,98 @@ describe('one rule, one limit, at every edge', () => {
     assert.deepEqual([n.field, n.rule], ['backoffMax', 'must be at least backoffMin (2000 ms)']);
   });
 
+  it('a duration is read by one reader: the driver, the builder, the config and a Node-RED device give one rule and one hint', () => {
+    const { normalizeConnectionOptions } = require('../../gateway/drivers/connection-options');
+    const { NOT_A_DURATION } = require('../../gateway/base/duration-field');
+    // not a duration at all
+    const d = fromBuilder(() => normalizeConnectionOptions({ timeoutMs: 'soon' }, 'Modbus client', {}));
+    const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: 'soon' }));
+    const c = fromConfig({ devices: { d: { target: TCP, timeout: 'soon' } }, jobs: [oneJob] });
+    const n = fromNode(() => modbusDevice({ transport: 'tcp', host: '127.0.0.1', timeout: 'soon' }, 'd'));
+    assert.equal(NOT_A_DURATION, 'is not a duration; use e.g. "500ms", "10s", "2m" or a number of milliseconds');
+    assert.deepEqual([d.code, d.field, d.rule], ['NINES_ERR_INVALID_ARG', 'timeoutMs', NOT_A_DURATION]);
+    assert.deepEqual([b.field, b.rule], ['timeoutMs', NOT_A_DURATION]);
+    assert.deepEqual([c.path, c.rule], ['devices.d.timeout', NOT_A_DURATION]);
+    assert.deepEqual([n.field, n.rule], ['timeout', NOT_A_DURATION]);
+    // a duration that is no whole ms: the same wording of the range, each with its own ceiling
+    const dq = fromBuilder(() => normalizeConnectionOptions({ interFrameDelayMs: '0.5ms' }, 'Modbus client', {}));
+    const bq = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, interFrameDelayMs: '0.5ms' }));
+    assert.deepEqual([dq.field, dq.rule], ['interFrameDelayMs', 'must be a whole number of ms from 0ms to 1m']);
+    assert.equal(bq.rule, dq.rule);
+    // and both take the same forms
+    assert.equal(normalizeConnectionOptions({ timeoutMs: '1.5s' }, 'Modbus client', {}).timeoutMs, 1500);
+    assert.equal(buildDeviceSpec({ name: 'd', target: TCP, timeoutMs: '1.5s' }).timeoutMs, 1500);
+  });
+
+  it('a name is one rule (base/names.js): the config, the job and unit builders and the MQTT topics refuse the same names with it', () => {
+    const { NAME_RULE, isName, toName } = require('../../gateway/base/names');
+    const { checkName } = require('../../gateway/runtime/mqtt/topics');
+    const read = { fc: 3, address: 0, quantity: 1 };
+    for (const bad of ['a/b', 'a+b', 'x'.repeat(65), '__proto__', 'with space', '']) {
+      const j = fromBuilder(() => buildJobSpec({ name: bad, target: TCP, read: '3:0:1' }));
+      assert.deepEqual([j.code, j.field, j.rule], ['NINES_ERR_INVALID_ARG', 'name', NAME_RULE], bad);
+      const u = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: bad, unitId: 1 }] }));
+      assert.deepEqual([u.field, u.rule], ['units[0].name', NAME_RULE], bad);
+      const t = fromBuilder(() => checkName(bad, 'job'));
+      assert.deepEqual([t.field, t.rule], ['job', NAME_RULE], bad);
+      const c = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, name: bad }] });
+      assert.deepEqual([c.path, c.rule], ['jobs[0].name', NAME_RULE], bad);
+      assert.equal(isName(bad), false);
+    }
+    const cu = fromConfig({ devices: { d: { target: RTU, units: { 'a/b': { unitId: 1 } } } }, jobs: [{ ...oneJob, unit: 'a/b', read }] });
+    assert.deepEqual([cu.path, cu.rule], ['devices.d.units["a/b"].name', NAME_RULE]);
+    // the longest name is taken everywhere
+    const longest = 'x'.repeat(64);
+    assert.equal(buildJobSpec({ name: longest, target: TCP, read: '3:0:1' }).name, longest);
+    assert.equal(buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: longest, unitId: 1 }] }).units[0].name, longest);
+    assert.equal(checkName(longest, 'job'), longest);
+    // a name made from a Node-RED node id (the poll node's job key) is always a valid one
+    const key = jobKey('a1b2:c3/d4 ' + 'y'.repeat(80));
+    assert.deepEqual([key.length, isName(key), key.slice(0, 16)], [64, true, 'poll-a1b2_c3_d4_']);
+    assert.equal(toName('a b', '-'), 'a-b');
+  });
+
+  it('a scan\'s timeout, quiet period, budget and cap: its limits in commission/defaults.js, read by the shared readers', () => {
+    const { normalizeScanOptions } = require('../../gateway/commission/scan');
+    const SD = require('../../gateway/commission/defaults');
+    const { readDuration } = require('../../gateway/base/duration-field');
+    const ruleOf = (v, lo, hi) => fromBuilder(() => readDuration(v, 'x', { lo, hi })).rule;
+    const t = fromBuilder(() => normalizeScanOptions({ timeoutMs: SD.SCAN_MAX_TIMEOUT_MS + 1 }));
+    assert.deepEqual([t.code, t.field, t.rule], ['NINES_ERR_INVALID_ARG', 'timeout', 'must be a whole number of ms from 1ms to 1m']);
+    assert.equal(t.rule, ruleOf(SD.SCAN_MAX_TIMEOUT_MS + 1, 1, SD.SCAN_MAX_TIMEOUT_MS));
+    const q = fromBuilder(() => normalizeScanOptions({ quietMs: 'soon' }));
+    assert.deepEqual([q.field, q.rule], ['quiet', ruleOf('soon', 0, 1)]);
+    const b = fromBuilder(() => normalizeScanOptions({ requestsPerUnit: SD.SCAN_MAX_REQUESTS_PER_UNIT + 1 }));
+    assert.deepEqual([b.field, b.rule], ['budget', `must be an integer from 1 to ${SD.SCAN_MAX_REQUESTS_PER_UNIT}`]);
+    const m = fromBuilder(() => normalizeScanOptions({ maxDurationMs: SD.SCAN_MAX_DURATION_LIMIT_MS + 1 }));
+    assert.deepEqual([m.field, m.rule], ['maxDuration', 'must be a whole number of ms from 1ms to 24h']);
+    // at the limits, and in the forms every duration takes
+    const o = normalizeScanOptions({ timeoutMs: '1m', quietMs: 0, requestsPerUnit: SD.SCAN_MAX_REQUESTS_PER_UNIT, maxDurationMs: '24h' });
+    assert.deepEqual([o.timeoutMs, o.quietMs, o.requestsPerUnit, o.maxDurationMs], [SD.SCAN_MAX_TIMEOUT_MS, 0, SD.SCAN_MAX_REQUESTS_PER_UNIT, SD.SCAN_MAX_DURATION_LIMIT_MS]);
+    assert.equal(normalizeScanOptions({ timeoutMs: '50ms' }).quietMs, 50, 'the quiet period follows the timeout read');
+  });
+
+  it('a unit\'s read limits are its device\'s (devices/limits.js), and the config states the device and job limits from their owners', () => {
+    const over = DL.MAX_REGISTERS_PER_REQUEST + 1;
+    const d = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, maxRegistersPerRequest: over }));
+    const u = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: 'm1', unitId: 1, maxRegistersPerRequest: over }] }));
+    assert.deepEqual([d.rule, u.field, u.rule], [`must be an integer from 1 to ${DL.MAX_REGISTERS_PER_REQUEST}`, 'units[0].maxRegistersPerRequest', d.rule]);
+    const bits = fromBuilder(() => buildDeviceSpec({ name: 'd', target: RTU, units: [{ name: 'm1', unitId: 1, maxBitsPerRequest: DL.MAX_BITS_PER_REQUEST + 1 }] }));
+    assert.equal(bits.rule, `must be an integer from 1 to ${DL.MAX_BITS_PER_REQUEST}`);
+    // the config's schema states the builders' limits, not copies of them
+    const JL = require('../../gateway/jobs/limits');
+    const q = fromConfig({ devices: { d: { target: TCP, queue: DL.MAX_QUEUE + 1 } }, jobs: [oneJob] });
+    assert.match(q.rule, new RegExp(`^must be an integer from 1 to ${DL.MAX_QUEUE} `));
+    const c = fromConfig({ devices: { d: { target: TCP, maxConnections: DL.MAX_CONNECTIONS + 1 } }, jobs: [oneJob] });
+    assert.match(c.rule, new RegExp(`^must be an integer from 1 to ${DL.MAX_CONNECTIONS} `));
+    const j = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, connections: JL.MAX_CONNECTIONS + 1 }] });
+    assert.equal(j.rule, `must be an integer from 1 to ${JL.MAX_CONNECTIONS}`);
+    const defaults = require('../../gateway/runtime/config/defaults');
+    for (const alias of ['DEVICE_QUEUE_LIMIT', 'DEVICE_MAX_CONNECTIONS_LIMIT', 'DEVICE_MAX_INFLIGHT_LIMIT', 'JOB_MAX_CONNECTIONS', 'CATCH_UP_POLICIES', 'PRECISIONS', 'VALUES_MODES', 'GATEWAY_INTERVAL_MS', 'NAME_PATTERN']) {
+      assert.equal(defaults[alias], undefined, `${alias} is read from its owner`);
+    }
+  });
+
   it('a line quirk delay above the driver\'s ceiling is refused with one rule', () => {
     const over = MAX_QUIRK_DELAY_MS + 1;
     const b = fromBuilder(() => buildDeviceSpec({ name: 'd', target: TCP, delayAfterConnectMs: over }));
@@ -122,6 +214,25 @@ describe('one rule, one limit, at every edge', () => {
     const f = fromBuilder(() => flagErrors(() => runProbe({ target: TCP, read: '3:0:1', count: 1, ratePerSec: '2000000/s' }), { ratePerSec: '--rate' }));
     assert.deepEqual([f.field, f.rule], ['--rate', b.rule]);
     assert.match(f.message, /^--rate must be/);
+  });
+
+  it('parseRate says whether a refused rate is out of range or no rate at all, and the config reads that, not the rule\'s text', () => {
+    const { parseRate, RATE_HINT } = require('../../gateway/base/quantities');
+    const over = fromBuilder(() => parseRate('2000000/s'));
+    assert.deepEqual([over.code, over.rule], ['NINES_ERR_INVALID_ARG', 'must be more than 0 and at most 1000000/s']);
+    for (const [v, outOfRange] of [['2000000/s', true], [0, true], ['-5/s', true], ['often', false], ['10/fortnight', false]]) {
+      let err;
+      try { parseRate(v); } catch (e) { err = e; }
+      assert.equal(err.details.outOfRange, outOfRange, String(v));
+      if (!outOfRange) assert.equal(err.details.rule, `is not a rate; ${RATE_HINT}`);
+    }
+    // where "max" is not for the field (a value's maxRate), a misspelt rate gets that field's hint; one out of range parseRate's rule
+    const bad = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, values: { mode: 'on-change', maxRate: 'often' } }] });
+    assert.deepEqual([bad.path, bad.rule], ['jobs[0].values.maxRate', 'is not a rate; use e.g. "10/s" or "1/min"']);
+    const high = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, values: { mode: 'on-change', maxRate: '2000000/s' } }] });
+    assert.deepEqual([high.path, high.rule], ['jobs[0].values.maxRate', over.rule]);
+    const job = fromConfig({ devices: { d: { target: TCP } }, jobs: [{ ...oneJob, rate: 'often' }] });
+    assert.deepEqual([job.path, job.rule], ['jobs[0].rate', `is not a rate; ${RATE_HINT}`]);
   });
 
   it('one default rate (closed loop) for every job that names none', () => {

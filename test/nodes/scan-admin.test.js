@@ -92,7 +92,7 @@ describe('scan from the Modbus device dialog (admin API)', function () {
       [{ ...line(), port: 'x' }, 'port', /port must be an integer/],
       [{ ...line(), units: '0-300' }, 'units', /unit ids from 0 to 247/],
       [{ ...line(), units: '0-3' }, 'units', /unit 0 is broadcast/],
-      [{ ...line(), timeout: '0' }, 'timeout', /from 1 to 60000; got 0/],
+      [{ ...line(), timeout: '0' }, 'timeout', /timeout must be a whole number of ms from 1ms to 1m; got 0/],
       [{ transport: 'tcp', host: 'a b', port: '502' }, 'host', /host must be a host name/],
       [{ transport: 'serial' }, 'transport', /transport must be/]
     ]) {

@@ -1,6 +1,7 @@
 'use strict';
 
 const D = require('./defaults');
+const JL = require('../../jobs/limits');
 const { isMap, durationField, rateField } = require('./fields');
 const { suggestKey } = require('./problems');
 const { checkCommand, checkGenerator, checkOp } = require('./deep-check');
@@ -28,7 +29,7 @@ const ASCII_KINDS = ['command', 'generator'];
  */
 function checkValues (problems, segs, raw) {
   const spec = typeof raw === 'string' ? { mode: raw } : isMap(raw) ? raw : {};
-  const mode = D.VALUES_MODES.includes(spec.mode) ? spec.mode : undefined;
+  const mode = JL.VALUE_MODES.includes(spec.mode) ? spec.mode : undefined;
   // Field combinations only make sense once the mode itself is right
   if (mode !== undefined) {
     if (spec.deadband !== undefined && mode !== 'on-change') problems.add(segs.concat('deadband'), spec.deadband, 'is only used with mode: on-change');

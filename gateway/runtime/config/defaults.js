@@ -1,8 +1,5 @@
 'use strict';
 
-const DL = require('../../devices/limits');
-const JL = require('../../jobs/limits');
-
 /**
  * Defaults of the gateway config, each with one home. Units are in the names. The loader fills
  * these in, so the rest of the gateway never has to guess what an omitted field means.
@@ -16,7 +13,7 @@ module.exports = Object.freeze({
   ...require('../mqtt/defaults'),
   ...require('../http/defaults'),
 
-  GATEWAY_INTERVAL_MS: JL.INTERVAL_MS,
+  /** The summary interval's bounds; its default is a job's (jobs/limits.js INTERVAL_MS) */
   GATEWAY_MIN_INTERVAL_MS: 100,
   GATEWAY_MAX_INTERVAL_MS: 24 * 3600 * 1000,
   GATEWAY_MAX_WORKERS: 256,
@@ -46,14 +43,7 @@ module.exports = Object.freeze({
    */
   CONFIG_WATCH_SETTLE_MS: 1000,
   /** A file still changing after this long is reported (NINES_ERR_CONFIG) and waited for further */
-  CONFIG_WATCH_MAX_WAIT_MS: 30000,
-
-  /** Device and job limits live with the builders (devices/limits.js, jobs/limits.js); the schema states them */
-  DEVICE_QUEUE_LIMIT: DL.MAX_QUEUE,
-  DEVICE_MAX_CONNECTIONS_LIMIT: DL.MAX_CONNECTIONS,
-  DEVICE_MAX_INFLIGHT_LIMIT: DL.MAX_INFLIGHT,
-  JOB_MAX_CONNECTIONS: JL.MAX_CONNECTIONS,
-  CATCH_UP_POLICIES: JL.POLICIES,
-  PRECISIONS: JL.PRECISIONS,
-  VALUES_MODES: JL.VALUE_MODES
+  CONFIG_WATCH_MAX_WAIT_MS: 30000
+  // Device and job limits live with the builders (devices/limits.js, jobs/limits.js): the schema and
+  // the checks take them from there, not from aliases here
 });

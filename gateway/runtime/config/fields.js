@@ -1,7 +1,7 @@
 'use strict';
 
-const { parseDuration, parseRate, formatMs } = require('../../base/quantities');
-const { DURATION_HINT } = require('./schema');
+const { parseRate } = require('../../base/quantities');
+const { readDuration } = require('../../base/duration-field');
 const C = require('../../base/constants');
 
 /**
@@ -31,10 +31,9 @@ function reservedKey (problems, segs, key) {
   return true;
 }
 
-/** A millisecond figure for a rule text (base/quantities.js formatMs) */
-
 /**
- * Reads a duration field.
+ * Reads a duration field, by the one duration reader (base/duration-field.js) with its rules; a
+ * config's durations need not be whole ms unless the reader of the value says so.
  * @param {import('./problems').Problems} problems
  * @param {Array<string|number>} segs field path
  * @param {*} value as written (undefined when omitted)
@@ -42,26 +41,18 @@ function reservedKey (problems, segs, key) {
  * @param {number|null} opts.def default in ms, used when omitted or wrong
  * @param {number} [opts.minMs=0] smallest allowed value, ms
  * @param {number} [opts.maxMs=Infinity] largest allowed value, ms
- * @param {boolean} [opts.zeroOk=true] whether 0 is allowed even when below minMs (0 = off)
+ * @param {boolean} [opts.zeroOk=false] whether 0 is allowed even when below minMs (0 = off)
  * @returns {number|null} milliseconds
  */
 function durationField (problems, segs, value, { def, minMs = 0, maxMs = Infinity, zeroOk = false }) {
   if (value === undefined) return def;
   if (typeof value !== 'string' && typeof value !== 'number') return def;
-  let ms;
   try {
-    ms = parseDuration(value);
-  } catch {
-    problems.add(segs, value, `is not a duration; ${DURATION_HINT}`);
+    return readDuration(value, segs.join('.'), { lo: minMs, hi: maxMs, whole: false, zeroOk });
+  } catch (err) {
+    problems.add(segs, value, err.details.rule);
     return def;
   }
-  if (zeroOk && ms === 0) return 0;
-  if (ms < minMs || ms > maxMs) {
-    const range = maxMs === Infinity ? `at least ${formatMs(minMs)}` : `from ${formatMs(minMs)} to ${formatMs(maxMs)}`;
-    problems.add(segs, value, `must be ${range}${zeroOk ? ' (or 0 to turn it off)' : ''}`);
-    return def;
-  }
-  return ms;
 }
 
 /**
@@ -82,9 +73,9 @@ function rateField (problems, segs, value, { def, allowMax = true, maxRule = 'mu
   try {
     perSec = parseRate(value);
   } catch (err) {
-    // parseRate's rule: out of range, or not a rate at all (then with the hint of this field)
-    const rule = err.details.rule;
-    problems.add(segs, value, allowMax || !rule.startsWith('is not a rate') ? rule : 'is not a rate; use e.g. "10/s" or "1/min"');
+    // parseRate's rule when out of range; not a rate at all: with this field's hint when "max" is not for it
+    const { rule, outOfRange } = err.details;
+    problems.add(segs, value, allowMax || outOfRange ? rule : 'is not a rate; use e.g. "10/s" or "1/min"');
     return def;
   }
   if (perSec === Infinity && !allowMax) {

@@ -2,10 +2,9 @@
 
 const { isMap, reservedKey } = require('./fields');
 const { suggestKey } = require('./problems');
-const { NAME_RULE } = require('./schema');
+const { isName, NAME_RULE } = require('../../base/names');
 const { shippedNames, shippedProfile } = require('./shipped-profiles');
 const { QUIRKS, DEVICE_ONLY, PROFILE_FIELDS } = require('./profile-keys');
-const D = require('./defaults');
 
 /**
  * Profiles: a device description many devices or units share (a meter model on 50 units of a line,
@@ -69,8 +68,6 @@ const D = require('./defaults');
  * @property {Array<{name: string, value: *, at: Array<string|number>}>} scan scan classes
  */
 
-const NAME_RE = new RegExp(D.NAME_PATTERN);
-
 /**
  * The profiles a config defines, by name.
  * @param {import('./problems').Problems} problems
@@ -84,7 +81,7 @@ function readProfiles (problems, raw, baseDir) {
   for (const [name, body] of Object.entries(raw)) {
     const at = ['profiles', name];
     if (reservedKey(problems, at, name)) continue;
-    if (!NAME_RE.test(name)) { problems.add(at, name, `is not a valid profile name; ${NAME_RULE}`); continue; }
+    if (!isName(name)) { problems.add(at, name, `is not a valid profile name; ${NAME_RULE}`); continue; }
     const b = isMap(body) ? body : {};
     if (b.csv !== undefined && b.tags !== undefined) problems.add(at.concat('csv'), b.csv, 'cannot be combined with tags: a profile is one tag sheet, or tag groups (each may be a sheet: tags: { x: { csv: x.csv } })');
     out.set(name, { name, body: b, at, shipped: null, baseDir });

@@ -1,9 +1,14 @@
 'use strict';
 
 const D = require('./defaults');
+const DL = require('../../devices/limits');
+const JL = require('../../jobs/limits');
 const C = require('../../base/constants');
 const SP = require('../sparkplug/defaults');
 const { PROFILE_FIELDS } = require('./profile-keys');
+const { DURATION_HINT, NOT_A_DURATION } = require('../../base/duration-field');
+const { RATE_HINT } = require('../../base/quantities');
+const { NAME_PATTERN, NAME_RULE } = require('../../base/names');
 
 /**
  * JSON Schema (draft-07, checked with ajv) of the gateway config: the structure, types and
@@ -16,16 +21,13 @@ const { PROFILE_FIELDS } = require('./profile-keys');
  *   hint: appended when the field is required but missing ("is required; use …")
  */
 
-const NAME_RULE = `must match ${D.NAME_PATTERN} (it becomes an MQTT topic level: letters, digits, _ . - only; no / + # or spaces; not ${C.RESERVED_NAME})`;
-const DURATION_HINT = 'use e.g. "500ms", "10s", "2m" or a number of milliseconds';
-const RATE_HINT = 'use "max" or e.g. "1000/s"';
 const SIZE_HINT = 'use e.g. "1GB", "512MiB" or a number of bytes';
 
 /** The entries of an object under these keys */
 const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
-const name = { type: 'string', pattern: D.NAME_PATTERN, rule: NAME_RULE };
-const duration = { type: ['string', 'number'], rule: `is not a duration; ${DURATION_HINT}`, hint: DURATION_HINT };
+const name = { type: 'string', pattern: NAME_PATTERN, rule: NAME_RULE };
+const duration = { type: ['string', 'number'], rule: NOT_A_DURATION, hint: DURATION_HINT };
 const rate = { type: ['string', 'number'], rule: `is not a rate; ${RATE_HINT}`, hint: RATE_HINT };
 const register = { type: 'integer', minimum: 0, maximum: 65535, rule: 'must be an integer from 0 to 65535' };
 const unitId = { type: 'integer', minimum: 0, maximum: 255, rule: 'must be an integer from 0 to 255' };
@@ -56,17 +58,17 @@ const write = {
   }
 };
 
-const valuesModes = D.VALUES_MODES.join(', ');
+const valuesModes = JL.VALUE_MODES.join(', ');
 const values = {
   if: { type: 'string' },
-  then: { enum: D.VALUES_MODES, rule: `must be one of ${valuesModes}, or an object such as { mode: on-change, deadband: 0.5, maxRate: 10/s }` },
+  then: { enum: JL.VALUE_MODES, rule: `must be one of ${valuesModes}, or an object such as { mode: on-change, deadband: 0.5, maxRate: 10/s }` },
   else: {
     type: 'object',
     rule: `must be one of ${valuesModes}, or an object such as { mode: on-change, deadband: 0.5, maxRate: 10/s }`,
     additionalProperties: false,
     required: ['mode'],
     properties: {
-      mode: { enum: D.VALUES_MODES, rule: `must be one of ${valuesModes}`, hint: `one of ${valuesModes}` },
+      mode: { enum: JL.VALUE_MODES, rule: `must be one of ${valuesModes}`, hint: `one of ${valuesModes}` },
       deadband: { type: 'number', minimum: 0, rule: 'must be a number >= 0 (a change smaller than this is not published)' },
       n: { type: 'integer', minimum: 1, rule: 'must be an integer >= 1 (publish every n-th reply)' },
       maxRate: rate
@@ -102,9 +104,9 @@ const job = {
     write,
     tags: jobTags,
     rate,
-    connections: { type: 'integer', minimum: 1, maximum: D.JOB_MAX_CONNECTIONS, rule: `must be an integer from 1 to ${D.JOB_MAX_CONNECTIONS}` },
-    catchUp: { enum: D.CATCH_UP_POLICIES, rule: `must be one of ${D.CATCH_UP_POLICIES.join(', ')}` },
-    precision: { enum: D.PRECISIONS, rule: `must be one of ${D.PRECISIONS.join(', ')} (spin: the last stretch before each send is spun, tens of µs late at most, for CPU; sleep: 50-90 µs late)` },
+    connections: { type: 'integer', minimum: 1, maximum: JL.MAX_CONNECTIONS, rule: `must be an integer from 1 to ${JL.MAX_CONNECTIONS}` },
+    catchUp: { enum: JL.POLICIES, rule: `must be one of ${JL.POLICIES.join(', ')}` },
+    precision: { enum: JL.PRECISIONS, rule: `must be one of ${JL.PRECISIONS.join(', ')} (spin: the last stretch before each send is spun, tens of µs late at most, for CPU; sleep: 50-90 µs late)` },
     count: { type: 'integer', minimum: 1, rule: 'must be an integer >= 1 (requests to send, then the job ends)' },
     duration,
     values
@@ -212,18 +214,18 @@ const device = {
     tls: deviceTls,
     timeout: duration,
     connectTimeout: duration,
-    queue: { type: 'integer', minimum: 1, maximum: D.DEVICE_QUEUE_LIMIT, rule: `must be an integer from 1 to ${D.DEVICE_QUEUE_LIMIT} (requests waiting per job)` },
+    queue: { type: 'integer', minimum: 1, maximum: DL.MAX_QUEUE, rule: `must be an integer from 1 to ${DL.MAX_QUEUE} (requests waiting per job)` },
     maxConnections: {
       type: 'integer',
       minimum: 1,
-      maximum: D.DEVICE_MAX_CONNECTIONS_LIMIT,
-      rule: `must be an integer from 1 to ${D.DEVICE_MAX_CONNECTIONS_LIMIT} (the TCP connections the device accepts; every job on it shares them)`
+      maximum: DL.MAX_CONNECTIONS,
+      rule: `must be an integer from 1 to ${DL.MAX_CONNECTIONS} (the TCP connections the device accepts; every job on it shares them)`
     },
     maxInflight: {
       type: 'integer',
       minimum: 1,
-      maximum: D.DEVICE_MAX_INFLIGHT_LIMIT,
-      rule: `must be an integer from 1 to ${D.DEVICE_MAX_INFLIGHT_LIMIT} (requests one Modbus TCP connection carries at once; 1 unless the device serves pipelined requests)`
+      maximum: DL.MAX_INFLIGHT,
+      rule: `must be an integer from 1 to ${DL.MAX_INFLIGHT} (requests one Modbus TCP connection carries at once; 1 unless the device serves pipelined requests)`
     },
     ...quirks,
     // the line's pauses (drivers/connection.js): one line, one timing, so not per unit
@@ -424,4 +426,4 @@ const schema = {
   }
 };
 
-module.exports = { schema, NAME_RULE, DURATION_HINT, RATE_HINT, SIZE_HINT };
+module.exports = { schema, SIZE_HINT };

@@ -4,6 +4,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseTarget } = require('../../drivers/target');
 const D = require('./defaults');
+const JL = require('../../jobs/limits');
 const { Problems } = require('./problems');
 const { checkSchema } = require('./schema-check');
 const { isMap, durationField, reservedKey } = require('./fields');
@@ -11,7 +12,7 @@ const { checkMqtt } = require('./check-mqtt');
 const { checkJobs } = require('./check-jobs');
 const { checkSparkplugTags } = require('./check-sparkplug');
 const { checkEndpoint } = require('./check-http');
-const { NAME_RULE } = require('./schema');
+const { isName, toName, NAME_RULE } = require('../../base/names');
 const { checkLimits, countSections } = require('./limits');
 const { buildDeviceSpec } = require('../../devices/spec');
 const { sharedLines, parseUnitList, unitName, transportOf } = require('../../devices/line');
@@ -53,20 +54,18 @@ const { readTlsFile } = require('./tls-files');
  * @property {{path: string|null, format: 'yaml'|'json'|null}} source where the config came from
  */
 
-const NAME_RE = new RegExp(D.NAME_PATTERN);
-
 /** The host name as a valid gateway id (topic level), for the default. */
 function defaultGatewayId () {
-  const id = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64);
-  return id || 'gateway';
+  const id = toName(os.hostname(), '-');
+  return isName(id) ? id : 'gateway';
 }
 
 function checkGateway (problems, raw, baseDir, env) {
   const g = isMap(raw) ? raw : {};
   return {
-    id: typeof g.id === 'string' && NAME_RE.test(g.id) ? g.id : defaultGatewayId(),
+    id: isName(g.id) ? g.id : defaultGatewayId(),
     intervalMs: durationField(problems, ['gateway', 'interval'], g.interval, {
-      def: D.GATEWAY_INTERVAL_MS, minMs: D.GATEWAY_MIN_INTERVAL_MS, maxMs: D.GATEWAY_MAX_INTERVAL_MS
+      def: JL.INTERVAL_MS, minMs: D.GATEWAY_MIN_INTERVAL_MS, maxMs: D.GATEWAY_MAX_INTERVAL_MS
     }),
     workers: Number.isInteger(g.workers) ? g.workers : 'auto',
     mode: g.mode === 'inline' ? 'inline' : 'worker',
@@ -214,7 +213,7 @@ function checkDevices (problems, raw, baseDir, profiles) {
   for (const [name, d] of Object.entries(raw)) {
     const at = (key) => ['devices', name, key];
     // checked all the same, but kept only under a valid name (never as the prototype, C.RESERVED_NAME)
-    const valid = NAME_RE.test(name);
+    const valid = isName(name);
     if (!valid) problems.add(['devices', name], name, `is not a valid device name; ${NAME_RULE}`);
     if (!isMap(d)) continue;
     let target;

@@ -4,6 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, notFound } = require('./serve');
 const { renderPage } = require('./page');
+const { NAME_LEVEL } = require('../../base/names');
 
 /**
  * The status page: one HTML page, its script and style, status.json (what the script polls) and
@@ -22,7 +23,8 @@ const SECURITY = Object.freeze({
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer'
 });
-const PLOT_RE = /^\/plot\/([A-Za-z0-9_.-]{1,64})\.svg$/;
+/** A job's plot: the job is named as every job is (base/names.js) */
+const PLOT_RE = new RegExp(`^/plot/(${NAME_LEVEL})\\.svg$`);
 
 /**
  * @param {import('node:http').ServerResponse} res

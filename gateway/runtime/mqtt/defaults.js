@@ -1,6 +1,7 @@
 'use strict';
 
 const C = require('../../base/constants');
+const { NAME_LEVEL } = require('../../base/names');
 
 /**
  * Defaults and limits of MQTT: the gateway's publisher, its embedded broker and its write commands,
@@ -8,10 +9,8 @@ const C = require('../../base/constants');
  * section against these and fills them in; the modules here use them when no config is given.
  */
 module.exports = Object.freeze({
-  /** Job names, device names and gateway.id become MQTT topic levels: no `/ + #`, no spaces */
-  NAME_PATTERN: `^${C.NOT_RESERVED}[A-Za-z0-9_.-]{1,64}$`,
-  /** The prefix may have several levels (`site-a/nines`) but no wildcards or empty levels */
-  PREFIX_PATTERN: '^[A-Za-z0-9_.-]{1,64}(/[A-Za-z0-9_.-]{1,64}){0,7}$',
+  /** The prefix may have several levels (`site-a/nines`), each as a name is (base/names.js), but no wildcards or empty levels */
+  PREFIX_PATTERN: `^${NAME_LEVEL}(/${NAME_LEVEL}){0,7}$`,
 
   MQTT_EMBEDDED_HOST: '127.0.0.1',
   MQTT_EMBEDDED_PORT: C.MQTT_DEFAULT_PORT,

@@ -2,6 +2,7 @@
 
 const { NinesError } = require('../../base/errors');
 const D = require('./defaults');
+const { isName, NAME_RULE } = require('../../base/names');
 
 /**
  * Topic layout (design.md, MQTT):
@@ -13,7 +14,6 @@ const D = require('./defaults');
  * layout or turn a publish into an invalid topic.
  */
 
-const NAME_RE = new RegExp(D.NAME_PATTERN);
 const PREFIX_RE = new RegExp(D.PREFIX_PATTERN);
 
 /**
@@ -23,9 +23,9 @@ const PREFIX_RE = new RegExp(D.PREFIX_PATTERN);
  * @throws {NinesError} NINES_ERR_INVALID_ARG
  */
 function checkName (name, field) {
-  if (typeof name !== 'string' || !NAME_RE.test(name)) {
-    throw new NinesError('NINES_ERR_INVALID_ARG',
-      `${field}: ${JSON.stringify(name)} must match ${D.NAME_PATTERN} (it is an MQTT topic level)`, { field, value: name });
+  if (!isName(name)) {
+    // "field: value rule", as the publisher's other option errors read
+    throw new NinesError('NINES_ERR_INVALID_ARG', `${field}: ${JSON.stringify(name)} ${NAME_RULE}`, { field, value: name, rule: NAME_RULE });
   }
   return name;
 }
