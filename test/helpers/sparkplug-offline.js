@@ -60,7 +60,8 @@ async function runOfflineScenario ({ mosq, offlineMs, ratePerSec, spool }) {
     await gw.start();
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc', 10000);
     timer = setInterval(() => sim.model.setRegisters('holdingRegisters', 100, [++n]), 1000 / ratePerSec);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // live values at the host before it goes offline: half a second of the counter
+    await until(() => host.messages.filter((m) => m.type === 'DDATA').flatMap(countsOf).length >= ratePerSec / 2, 'live DATA before the host goes offline', 15000);
 
     const offAt = host.messages.length;
     await host.send({ cmd: 'state', online: false });
