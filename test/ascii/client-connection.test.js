@@ -6,7 +6,8 @@ const { once } = require('node:events');
 const { Worker } = require('node:worker_threads');
 const { AsciiClient } = require('../../gateway/drivers/ascii/client');
 const { ScriptedServer, startScriptedServer, freePort, ED588 } = require('./scripted-server');
-const { rejectsWith, waitFor } = require('./helpers');
+const { rejectsWith } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 const FAST_BACKOFF = { initialMs: 20, maxMs: 80 };
 
@@ -65,7 +66,7 @@ describe('ascii client: connecting, dropping, reconnecting', function () {
     client.on('reconnecting', (info) => attempts.push(info));
     const err = await rejectsWith(client.connect(), 'NINES_ERR_CONNECT_FAILED');
     assert.equal(err.details.cause, 'ECONNREFUSED');
-    await waitFor(() => attempts.length >= 3);
+    await until(() => attempts.length >= 3);
     assert.deepEqual(attempts.slice(0, 3).map((a) => a.attempt), [1, 2, 3]);
     for (const a of attempts) assert.ok(a.delayMs >= FAST_BACKOFF.initialMs / 2 && a.delayMs <= FAST_BACKOFF.maxMs);
     assert.equal(client.state, 'reconnecting');
@@ -76,7 +77,7 @@ describe('ascii client: connecting, dropping, reconnecting', function () {
     const port = await freePort();
     client = new AsciiClient(`ascii://127.0.0.1:${port}`, { backoff: FAST_BACKOFF, timeoutMs: 5000 });
     const pending = client.request('$01M');
-    await waitFor(() => client.stats.connectFailures >= 2);
+    await until(() => client.stats.connectFailures >= 2);
     server = new ScriptedServer((line) => ED588[line]);
     await server.listen(port);
     assert.equal((await pending).name, 'ED-588');
@@ -86,10 +87,10 @@ describe('ascii client: connecting, dropping, reconnecting', function () {
     const port = await freePort();
     client = new AsciiClient(`ascii://127.0.0.1:${port}`, { backoff: FAST_BACKOFF });
     client.connect().catch(() => {});
-    await waitFor(() => client.stats.connectFailures >= 2);
+    await until(() => client.stats.connectFailures >= 2);
     const errors = [];
     client.on('error', (e) => errors.push(e.code));
-    await waitFor(() => errors.length >= 1);
+    await until(() => errors.length >= 1);
     assert.equal(errors[0], 'NINES_ERR_CONNECT_FAILED');
   });
 
@@ -137,14 +138,14 @@ describe('ascii client: connecting, dropping, reconnecting', function () {
     assert.equal((await client.request('@01')).value, 0xff);
 
     const inflight = client.request('$01M');
-    await waitFor(() => server.lines.includes('$01M'));
+    await until(() => server.lines.includes('$01M'));
     await server.kill();
     const err = await rejectsWith(inflight, 'NINES_ERR_CONNECTION_CLOSED');
     assert.equal(typeof err.sentNs, 'bigint');
     assert.deepEqual(closes, ['NINES_ERR_CONNECTION_CLOSED']);
 
     const queued = client.request('@01'); // waits while the device is away
-    await waitFor(() => attempts.length >= 3); // refused a few times, backing off
+    await until(() => attempts.length >= 3); // refused a few times, backing off
     await server.listen(port);
     assert.equal((await queued).value, 0xff);
     assert.equal((await client.request('@01')).value, 0xff);

@@ -3,7 +3,8 @@
 const assert = require('node:assert/strict');
 const { AsciiClient } = require('../../gateway/drivers/ascii/client');
 const { startScriptedServer, ED588 } = require('./scripted-server');
-const { rejectsWith, waitFor } = require('./helpers');
+const { rejectsWith } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 // Timeouts here are short on purpose; every late reply comes well after its request's timeout, and
 // every "fast" reply is immediate, so the margins are wide on a busy machine.
@@ -58,7 +59,7 @@ describe('ascii client: timeouts and late replies never mis-correlate', function
     let n = 0;
     await start(() => (++n === 1 ? { delayMs: 200, then: '>AAAA' } : '>0001'), { timeoutMs: 50, drainMs: 10 });
     await rejectsWith(client.request('@01'), 'NINES_ERR_REPLY_TIMEOUT');
-    await waitFor(() => client.stats.lateReplies === 1);
+    await until(() => client.stats.lateReplies === 1);
     assert.equal((await client.request('@01')).value, 1);
     assert.equal(client.stats.resyncs, 0);
   });

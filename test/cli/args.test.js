@@ -6,21 +6,11 @@
  */
 
 const assert = require('node:assert/strict');
-const { execFile } = require('node:child_process');
-const path = require('node:path');
 const { parse, suggest } = require('../../gateway/cli/args');
+const { nines } = require('../helpers/nines-cli');
 
-const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 const USAGE = 'Usage: nines probe <target> [options]\n\nlong help text\n';
 const OPTIONS = { rate: { type: 'string' }, command: { type: 'string' }, connections: { type: 'string' }, json: { type: 'boolean' } };
-
-function nines (args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 30000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** @returns {import('../../gateway/base/errors').NinesError} */
 function parseError (argv) {

@@ -5,23 +5,14 @@
  */
 
 const assert = require('node:assert/strict');
-const { execFile, spawn } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const mqtt = require('mqtt');
 const { startChildSim } = require('../helpers/child-sim');
 const { parseHgrm } = require('../../gateway/latency');
-
-const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
-
-function nines (args, { timeoutMs = 60000 } = {}) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const { nines, NINES_BIN } = require('../helpers/nines-cli');
 
 describe('nines CLI', function () {
   this.timeout(60000);
@@ -200,7 +191,7 @@ describe('nines CLI', function () {
       const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
       const broker = await startEmbeddedBroker({ port: 0 });
       try {
-        const child = spawn(process.execPath, [BIN, 'watch', broker.url, '--duration', '20s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [NINES_BIN, 'watch', broker.url, '--duration', '20s'], { stdio: ['ignore', 'pipe', 'pipe'] });
         let stderr = '';
         child.stderr.on('data', (d) => { stderr += d; });
         // head -1: read the first line, then close the pipe

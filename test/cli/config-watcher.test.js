@@ -11,16 +11,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { watchConfigFile } = require('../../gateway/cli/config-watcher');
+const { until } = require('../helpers/wait');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until (cond, ms = 10000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
 
 describe('config watcher: a change counts once the file holds still', function () {
   this.timeout(20000);

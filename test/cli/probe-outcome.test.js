@@ -8,19 +8,8 @@
  */
 
 const assert = require('node:assert/strict');
-const { execFile } = require('node:child_process');
-const path = require('node:path');
 const { startChildSim } = require('../helpers/child-sim');
-
-const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
-
-function nines (args, { timeoutMs = 60000 } = {}) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const { nines } = require('../helpers/nines-cli');
 
 describe('nines probe: fixed rates held or marked, failures with their reasons', function () {
   this.timeout(60000);

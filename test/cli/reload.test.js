@@ -11,8 +11,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { NINES_BIN } = require('../helpers/nines-cli');
 
-const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 
 function yamlFor (url, jobs) {
   return `gateway: { id: hup, interval: 500ms, workers: 1 }\nmqtt: { embedded: { port: 0 } }\ndevices:\n  plc: { target: "${url}" }\njobs:\n` +
@@ -21,7 +21,7 @@ function yamlFor (url, jobs) {
 
 /** Starts `nines run`, collecting stderr; lines() waits for a line matching re */
 function startRun (args) {
-  const child = spawn(process.execPath, [BIN, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [NINES_BIN, 'run', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => { err += d; });
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));

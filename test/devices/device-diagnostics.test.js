@@ -9,7 +9,8 @@
 const assert = require('node:assert/strict');
 const { Device, buildDeviceSpec } = require('../../gateway/devices');
 const { createModbusTcpSimulator, createModbusRtuTcpSimulator, createModbusLineModel } = require('../../gateway/simulators/modbus');
-const { READ, waitFor } = require('./helpers');
+const { READ } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 const PERIOD_MS = 1000;
 
@@ -29,14 +30,14 @@ describe('Device: FC8 diagnostics counters in the health', function () {
     cleanup.push(device);
     await device.open();
     assert.deepEqual(diag(device), { periodMs: PERIOD_MS, units: [{ unitId: 1, at: null, counters: null, deltas: null, rounds: 0, deferred: 0, lastError: null }] });
-    await waitFor(() => diag(device).units[0].rounds === 1, 'a first round', 3000);
+    await until(() => diag(device).units[0].rounds === 1, 'a first round', 3000);
     const first = diag(device).units[0];
     assert.equal(first.deltas, null, 'nothing to compare the first read with');
     assert.deepEqual(Object.keys(first.counters), ['busMessages', 'busCommunicationErrors', 'busExceptions', 'serverMessages', 'serverNoResponses', 'serverNaks', 'serverBusy', 'characterOverruns']);
     // the simulator counts what it was sent: the counter requests are messages too
     assert.ok(first.counters.busMessages >= 1, JSON.stringify(first.counters));
     for (let i = 0; i < 5; i++) await device.request(READ);
-    await waitFor(() => diag(device).units[0].rounds === 2, 'a second round', 3000);
+    await until(() => diag(device).units[0].rounds === 2, 'a second round', 3000);
     const second = diag(device).units[0];
     // five reads and the eight counter requests of the round before (the counter read's own request
     // is counted after the model answers it, so the 8 of this round are partly in)
@@ -55,7 +56,7 @@ describe('Device: FC8 diagnostics counters in the health', function () {
     const events = [];
     device.on('health', (h) => events.push(h.diagnostics));
     await device.open();
-    await waitFor(() => diag(device).units[0].rounds === 2, 'two rounds', 4000);
+    await until(() => diag(device).units[0].rounds === 2, 'two rounds', 4000);
     const [a, b] = diag(device).units;
     assert.deepEqual([a.unit, a.unitId, a.lastError], ['a', 2, null]);
     assert.deepEqual([b.unit, b.unitId, b.unsupported, b.lastError.code, b.counters], ['b', 3, true, 'NINES_ERR_FC_UNSUPPORTED', null]);
@@ -71,13 +72,13 @@ describe('Device: FC8 diagnostics counters in the health', function () {
     cleanup.push(device);
     await device.open();
     // three requests always waiting, for a little more than the first round's whole period
-    const until = performance.now() + 2 * PERIOD_MS + 200;
-    const flood = async () => { while (performance.now() < until) await device.user('poll').request(READ); };
+    const floodEnd = performance.now() + 2 * PERIOD_MS + 200;
+    const flood = async () => { while (performance.now() < floodEnd) await device.user('poll').request(READ); };
     await Promise.all([flood(), flood(), flood(), flood()]);
     const u = diag(device).units[0];
     assert.ok(u.deferred >= 1, JSON.stringify(u));
     assert.equal(u.rounds, 0, 'no counter was read while the queue held requests');
-    await waitFor(() => diag(device).units[0].rounds === 1, 'a round once the queue is empty', 3000);
+    await until(() => diag(device).units[0].rounds === 1, 'a round once the queue is empty', 3000);
   });
 
   it('is checked at the edge: a period from 1s to 24h, on Modbus devices only; none by default', () => {

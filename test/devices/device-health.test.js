@@ -2,7 +2,8 @@
 
 const assert = require('node:assert/strict');
 const { Device } = require('../../gateway/devices');
-const { READ, startModbus, freePort, rejectionOf, waitFor, healthLog } = require('./helpers');
+const { READ, startModbus, freePort, rejectionOf, healthLog } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 const BACKOFF = { initialMs: 20, maxMs: 100 };
 
@@ -40,7 +41,7 @@ describe('Device: health', function () {
       inflight: { max: 1, effective: 1 }, warning: null });
     await device.open();
     await device.open(); // idempotent
-    await waitFor(() => sim.stats.connections === 3, 'the simulator to accept three connections');
+    await until(() => sim.stats.connections === 3, 'the simulator to accept three connections');
     // one state change; then each connection that comes up updates connections.open
     assert.deepEqual([...new Set(story(log))], ['up']);
     assert.deepEqual(log.map((h) => h.connections.open), [1, 2, 3]);
@@ -94,7 +95,7 @@ describe('Device: health', function () {
     }
     // While down: rejected at once, and the reconnect failures show as a new lastError
     for (let i = 0; i < 5; i++) assert.equal((await atOnce(device.request(READ))).code, 'NINES_ERR_NOT_CONNECTED');
-    await waitFor(() => log.some((x) => x.state === 'down' && x.lastError.code === 'NINES_ERR_CONNECT_FAILED'), 'a health event with the connect failure');
+    await until(() => log.some((x) => x.state === 'down' && x.lastError.code === 'NINES_ERR_CONNECT_FAILED'), 'a health event with the connect failure');
     assert.equal(device.stats.queued, 0, 'no backlog');
 
     const up = nextHealth(device, 'up');

@@ -5,7 +5,8 @@
 // and the fallback of one client becomes the whole device's, said in its health.
 
 const assert = require('node:assert/strict');
-const { READ, startModbus, waitFor, healthLog, sendOrder, deviceFixture } = require('./helpers');
+const { READ, startModbus, healthLog, sendOrder, deviceFixture } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 describe('Device: several requests in flight per connection', function () {
   this.timeout(20000);
@@ -78,7 +79,7 @@ describe('Device: several requests in flight per connection', function () {
       }
     };
     const loops = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => loop(device.user(n)));
-    await waitFor(() => device.health.warning !== null, 'the pipelining warning in the health');
+    await until(() => device.health.warning !== null, 'the pipelining warning in the health');
     stopped = true;
     await Promise.all(loops);
     const h = device.health;

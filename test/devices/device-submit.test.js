@@ -7,7 +7,8 @@
 const assert = require('node:assert/strict');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
-const { READ, startModbus, startAscii, waitFor, deviceFixture } = require('./helpers');
+const { READ, startModbus, startAscii, deviceFixture } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 /** A handler that records outcomes, resolving `settled(n)` once n of them came. */
 function handler (wantsData) {
@@ -17,7 +18,7 @@ function handler (wantsData) {
     errors: [],
     onReply (reply) { h.replies.push({ data: reply.data, sentNs: reply.sentNs, doneNs: reply.doneNs }); },
     onError (err) { h.errors.push(err); },
-    settled: (n) => waitFor(() => h.replies.length + h.errors.length >= n, `${n} outcomes`)
+    settled: (n) => until(() => h.replies.length + h.errors.length >= n, `${n} outcomes`)
   };
   return h;
 }

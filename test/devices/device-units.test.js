@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const { EventEmitter } = require('node:events');
 const { Device } = require('../../gateway/devices');
 const { NinesError } = require('../../gateway/base/errors');
-const { waitFor } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 /** A client whose requests settle when the test says so; records when and how each was handed over. */
 function scriptedClient () {
@@ -47,7 +47,7 @@ describe('Device: a line of units on a serial line', function () {
     assert.equal((await silent).code, 'NINES_ERR_REPLY_TIMEOUT');
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(client.handed.length, 1, 'nothing goes to the driver while it keeps the line quiet');
-    await waitFor(() => client.handed.length === 2, 'the neighbour handed over', 1000);
+    await until(() => client.handed.length === 2, 'the neighbour handed over', 1000);
     const handed = client.handed[1];
     assert.ok(handed.at - timedOutAt >= 99, `handed over ${handed.at - timedOutAt} ms after the timeout`);
     assert.equal(handed.timeoutMs, 100, 'with its whole timeout');

@@ -5,7 +5,8 @@ const { DeviceUser } = require('../../gateway/devices');
 const { NinesError } = require('../../gateway/base/errors');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
-const { READ, startModbus, startAscii, rejectionOf, waitFor, healthLog, sendOrder, deviceFixture } = require('./helpers');
+const { READ, startModbus, startAscii, rejectionOf, healthLog, sendOrder, deviceFixture } = require('./helpers');
+const { until } = require('../helpers/wait');
 
 describe('Device: connections and requests', function () {
   const t = deviceFixture();
@@ -156,7 +157,7 @@ describe('Device: connections and requests', function () {
       assert.equal(log[log.length - 1].state, 'closed');
       await assert.rejects(device.request(READ), { code: 'NINES_ERR_CLOSED' });
       await assert.rejects(device.open(), { code: 'NINES_ERR_CLOSED' });
-      await waitFor(() => sim.stats.open === 0, 'the simulator to see both sockets closed');
+      await until(() => sim.stats.open === 0, 'the simulator to see both sockets closed');
       assert.equal(device.stats.errors, 7);
     });
 

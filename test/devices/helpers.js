@@ -113,20 +113,6 @@ async function rejectionOf (promise) {
 }
 
 /**
- * Waits until pred() holds, checking every 5 ms; fails after ms rather than hang.
- * @param {() => boolean} pred
- * @param {string} what said in the failure
- * @param {number} [ms=10000]
- */
-async function waitFor (pred, what, ms = 10000) {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/**
  * Collects a device's 'health' events.
  * @param {import('node:events').EventEmitter} device
  * @returns {object[]} filled as events come
@@ -146,4 +132,4 @@ function sendOrder (done) {
   return [...done].sort((a, b) => (a.sentNs < b.sentNs ? -1 : a.sentNs > b.sentNs ? 1 : 0)).map((x) => x.user);
 }
 
-module.exports = { READ, startModbus, startAscii, freePort, recordingFactory, deviceFixture, rejectionOf, waitFor, healthLog, sendOrder };
+module.exports = { READ, startModbus, startAscii, freePort, recordingFactory, deviceFixture, rejectionOf, healthLog, sendOrder };

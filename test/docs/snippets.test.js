@@ -24,8 +24,9 @@ const { spawn, execFileSync } = require('node:child_process');
 const YAML = require('yaml');
 const { ROOT, docPages, blocksOf, shellCommands, ninesArgs, withOption } = require('./snippets');
 const { TOOLS } = require('../helpers/system-tools');
+const { until } = require('../helpers/wait');
+const { NINES_BIN } = require('../helpers/nines-cli');
 
-const BIN = path.join(ROOT, 'bin', 'nines.js');
 /** Blocks marked unchecked, at most: a new one needs a reason good enough to raise this */
 const MAX_UNCHECKED = 2;
 /**
@@ -72,7 +73,7 @@ function start (file, args, { cwd = ROOT, ready = null, timeoutMs = 15000 } = {}
  * @returns {Promise<{code: number|null, out: string}>}
  */
 async function nines (args, { cwd = ROOT, timeoutMs = 30000 } = {}) {
-  const p = await start(process.execPath, [BIN, ...args], { cwd, timeoutMs });
+  const p = await start(process.execPath, [NINES_BIN, ...args], { cwd, timeoutMs });
   const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
   const code = await p.exited;
   clearTimeout(timer);
@@ -96,20 +97,6 @@ async function ninesHere (args) {
     return { code: 1, out: out + `${err.code}: ${err.message}` };
   } finally {
     [process.stdout.write, process.stderr.write] = writes;
-  }
-}
-
-/**
- * Waits until check() is true, at most timeoutMs.
- * @param {() => boolean} check
- * @param {number} timeoutMs
- * @param {string} what said when it does not happen
- */
-async function until (check, timeoutMs, what) {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
@@ -166,7 +153,7 @@ describe('docs: every snippet of README.md and docs/ runs', function () {
     const t0 = Date.now();
     try {
       // its simulator, on a free port instead of 5020 (the config follows it)
-      const sim = await start(process.execPath, [BIN, ...withOption(simArgs, '--port', '0')], { ready: /modbus\+tcp:\/\/127\.0\.0\.1:(\d+)/ });
+      const sim = await start(process.execPath, [NINES_BIN, ...withOption(simArgs, '--port', '0')], { ready: /modbus\+tcp:\/\/127\.0\.0\.1:(\d+)/ });
       procs.push(sim);
       const yaml = yamlBlock.code.replace(/127\.0\.0\.1:5020/g, `127.0.0.1:${sim.match[1]}`);
       assert.notEqual(yaml, yamlBlock.code, 'the walkthrough config polls the simulator on 127.0.0.1:5020');
@@ -177,7 +164,7 @@ describe('docs: every snippet of README.md and docs/ runs', function () {
       assert.equal(check.code, 0, check.out);
       assert.match(check.out, /gateway\.yaml: valid \(2 jobs, 1 devices\)/);
 
-      const gw = await start(process.execPath, [BIN, ...runArgs], { cwd: dir, ready: /embedded MQTT broker mqtt:\/\/127\.0\.0\.1:(\d+)/ });
+      const gw = await start(process.execPath, [NINES_BIN, ...runArgs], { cwd: dir, ready: /embedded MQTT broker mqtt:\/\/127\.0\.0\.1:(\d+)/ });
       procs.push(gw);
       const port = gw.match[1];
       const sub = await start('mosquitto_sub', [...subArgs.slice(1), '-p', port]);
@@ -194,18 +181,24 @@ describe('docs: every snippet of README.md and docs/ runs', function () {
           published.get(topic).push(JSON.parse(l.slice(sp + 1)));
         }
       });
-      const watch = nines([...watchArgs, `mqtt://127.0.0.1:${port}`, '--duration', '12s'], { cwd: dir });
+      // --duration bounds a watch that never shows both jobs; once it has shown them, Ctrl-C ends it
+      // as a user would, rather than waiting out a duration long enough for a loaded machine
+      const watch = await start(process.execPath, [NINES_BIN, ...watchArgs, `mqtt://127.0.0.1:${port}`, '--duration', '20s'], { cwd: dir });
+      procs.push(watch);
       const has = (t) => published.has(`nines/edge-1/${t}`);
-      await until(() => has('plc1-tags/value') && has('plc1-raw/value'), 15000, 'values of both jobs on MQTT');
+      await until(() => has('plc1-tags/value') && has('plc1-raw/value'), 'values of both jobs on MQTT', 15000);
       const valuesAfterMs = Date.now() - t0;
-      await until(() => has('plc1-tags/latency') && has('plc1-raw/latency'), 20000, 'latency summaries of both jobs on MQTT');
+      await until(() => has('plc1-tags/latency') && has('plc1-raw/latency'), 'latency summaries of both jobs on MQTT', 20000);
       const percentilesAfterMs = Date.now() - t0;
-      walk.watchOut = (await watch).out;
+      await until(() => ['plc1-tags', 'plc1-raw'].every((job) => watch.out().includes(job)) || watch.child.exitCode !== null, 'nines watch showing both jobs', 20000);
+      watch.child.kill('SIGINT');
+      assert.equal(await watch.exited, 0, watch.out());
+      walk.watchOut = watch.out();
 
       // Ctrl-C: the last interval goes out, then the status says offline
       gw.child.kill('SIGINT');
       assert.equal(await gw.exited, 0, gw.out());
-      await until(() => (published.get('nines/edge-1/status') || []).some((s) => s.state === 'offline'), 5000, 'the status offline after Ctrl-C');
+      await until(() => (published.get('nines/edge-1/status') || []).some((s) => s.state === 'offline'), 'the status offline after Ctrl-C', 5000);
       console.log(`      walkthrough: values after ${(valuesAfterMs / 1000).toFixed(1)} s, percentiles after ${(percentilesAfterMs / 1000).toFixed(1)} s`);
     } finally {
       for (const p of procs) p.child.kill('SIGTERM');
@@ -388,7 +381,7 @@ describe('docs: every snippet of README.md and docs/ runs', function () {
       const scheme = /^([a-z+]+):\/\/127\.0\.0\.1:\d+/.exec(first);
       if (!scheme) return;
       const kind = { ascii: 'ascii', 'modbus+tcp': 'modbus', 'modbus+rtutcp': 'rtutcp' }[scheme[1]];
-      const sim = await start(process.execPath, [BIN, 'sim', kind, '--port', '0'], { ready: /:\/\/127\.0\.0\.1:(\d+)/ });
+      const sim = await start(process.execPath, [NINES_BIN, 'sim', kind, '--port', '0'], { ready: /:\/\/127\.0\.0\.1:(\d+)/ });
       try {
         const target = first.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${sim.match[1]}`);
         const r = await nines(withOption(['probe', target, ...args.slice(2)], '--count', '10'), { cwd: dir });

@@ -13,6 +13,7 @@ const { Connection } = require('../../gateway/drivers/connection');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { freePort, rejectionOf, eventOf } = require('../modbus/helpers');
+const { until } = require('../helpers/wait');
 
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -44,15 +45,6 @@ function recordEvents (client) {
   client.on('close', (err) => events.push(err ? `close ${err.code}` : 'close'));
   client.on('reconnecting', ({ attempt }) => events.push(`reconnecting ${attempt}`));
   return events;
-}
-
-/** Waits until predicate() holds, bounded in time. */
-async function until (predicate, what, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await wait(2);
-  }
 }
 
 /** @param {Record<string, number>} s stats @returns {void} every valid request is accounted for exactly once */

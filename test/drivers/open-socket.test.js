@@ -19,6 +19,7 @@ const C = require('../../gateway/base/constants');
 const { openSocket } = require('../../gateway/drivers/open-socket');
 const { createClient } = require('../../gateway/drivers');
 const { freePort } = require('../modbus/helpers');
+const { until } = require('../helpers/wait');
 
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -254,12 +255,3 @@ describe('openSocket in every driver', () => {
     }
   });
 });
-
-/** Waits until predicate() holds, bounded in time. */
-async function until (predicate, what = 'the condition', ms = 3000) {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await wait(2);
-  }
-}

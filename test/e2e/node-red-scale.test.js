@@ -18,6 +18,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const { startNodeRed, debugTap } = require('./launch');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { until } = require('../helpers/wait');
 
 const DEVICES = 5;
 const POLLS_PER_DEVICE = 20;
@@ -51,16 +52,6 @@ function rssMbOf (pid) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `check()` is truthy, polling every 50 ms; throws `what` after limitMs. */
-async function until (check, what, limitMs) {
-  const t0 = Date.now();
-  for (;;) {
-    if (check()) return;
-    if (Date.now() - t0 > limitMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 function scaleFlow (sims) {
   const tab = { id: 'scale-tab', type: 'tab', label: 'scale', disabled: false };

@@ -141,6 +141,7 @@ describe('Node-RED editor (headless Chromium)', function () {
   }
 
   const closeEditors = () => ui.closeEditors(page);
+  const openConfig = (type) => ui.openConfigDialog(page, type);
   const markedInvalid = (selector, value) => ui.markedInvalid(page, selector, value);
 
   async function translatedLabels (formSelector) {
@@ -166,8 +167,7 @@ describe('Node-RED editor (headless Chromium)', function () {
 
   for (const type of CONFIG_NODES) {
     it(`opens the ${type} config dialog, translated, and validates as you type`, async () => {
-      await page.evaluate((t) => RED.editor.editConfig('', t, '_ADD_', 'node-input'), type);
-      await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
+      await openConfig(type);
       try {
         assert.deepEqual(await translatedLabels('#node-config-dialog-edit-form'), [], 'untranslated catalog keys');
         const [field, bad, good] = VALIDATION[type];
@@ -177,16 +177,6 @@ describe('Node-RED editor (headless Chromium)', function () {
         await closeEditors();
       }
     });
-  }
-
-  /** Opens the config dialog of a new `type` config node. */
-  async function openConfig (type) {
-    await page.evaluate((t) => RED.editor.editConfig('', t, '_ADD_', 'node-input'), type);
-    await page.waitForSelector('#node-config-dialog-edit-form input', { state: 'visible' });
-    // the Modbus device names a config node of another type (its TLS configuration): the editor prepares
-    // that picker first and may show the form before the dialog's own oneditprepare has run; it has run
-    // once the fields of the other transports are hidden
-    if (type === 'nines-modbus-device') await page.waitForSelector('#node-config-input-path', { state: 'hidden' });
   }
 
   /** Per device config node: [field, value, refused?], typed in order into one dialog */

@@ -27,22 +27,19 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const mqtt = require('mqtt');
 const { startMosquitto, freePort } = require('../helpers/mosquitto');
+const { until } = require('../helpers/wait');
 
-const NINES = path.join(__dirname, '..', '..', 'bin', 'nines.js');
+const { NINES_BIN } = require('../helpers/nines-cli');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * The shared wait with the fault runs' longer default bound: a gateway restarting its broker
+ * connection or its workers on a loaded machine.
  * @param {() => boolean} cond
  * @param {string} what
  * @param {number} [timeoutMs]
  */
-async function waitFor (cond, what, timeoutMs = 15000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}
+const waitFor = (cond, what, timeoutMs = 15000) => until(cond, what, timeoutMs);
 
 /**
  * A TCP relay to the broker that can be shut (new connections are cut at once, as a refused
@@ -83,7 +80,7 @@ async function startGate (brokerPort) {
  * @returns {Promise<{url: string, port: number, stop: () => Promise<void>}>}
  */
 function startSim ({ port = 0, faults } = {}) {
-  const args = [NINES, 'sim', 'modbus', '--port', String(port)];
+  const args = [NINES_BIN, 'sim', 'modbus', '--port', String(port)];
   if (faults) args.push('--faults', faults);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -188,7 +185,7 @@ async function startRig (o) {
 
   /** Starts `nines run` (again: with a spool, it resumes where the last one left). */
   rig.startGateway = () => {
-    const child = spawn(process.execPath, [NINES, 'run', '--quiet', rig.file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NINES_FAULT_DRILLS: '1' } });
+    const child = spawn(process.execPath, [NINES_BIN, 'run', '--quiet', rig.file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NINES_FAULT_DRILLS: '1' } });
     return rig.adopt(child);
   };
   rig.adopt = (child) => {
@@ -213,7 +210,7 @@ async function startRig (o) {
     const dir = rig.config.mqtt.spool.dir;
     fs.mkdirSync(dir, { recursive: true });
     const script = `mount -t tmpfs -o size=${kib}k nines-spool "$0" && exec "$@"`;
-    const child = spawn('unshare', ['-m', 'sh', '-c', script, dir, process.execPath, NINES, 'run', '--quiet', rig.file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, dir, process.execPath, NINES_BIN, 'run', '--quiet', rig.file], { stdio: ['ignore', 'ignore', 'pipe'] });
     return rig.adopt(child);
   };
 

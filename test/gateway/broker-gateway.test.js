@@ -11,19 +11,12 @@ const mqtt = require('mqtt');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
+const { until } = require('../helpers/wait');
 
 const PREFIX = 'nines-sec';
 const ID = 'gw-sec';
 const STATUS = `${PREFIX}/${ID}/status`;
 const LATENCY = `${PREFIX}/${ID}/inputs/latency`;
-
-async function waitFor (cond, what, timeoutMs = 15000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('gateway with the embedded broker: nothing forged, nobody kicked off', function () {
   this.timeout(40000);
@@ -79,7 +72,7 @@ describe('gateway with the embedded broker: nothing forged, nobody kicked off', 
     assert.equal(events.broker.length, 1);
     assert.deepEqual({ ...events.broker[0], url: undefined }, { url: undefined, embedded: true, host: '127.0.0.1', loopback: true, login: null, passwordSource: null, prefix: PREFIX });
     const sub = await reader({ clientId: 'dashboard' });
-    await waitFor(() => sub.latency.length >= 2 && gw.publisher.stats.connected, 'the first summaries');
+    await until(() => sub.latency.length >= 2 && gw.publisher.stats.connected, 'the first summaries', 15000);
     const reconnects = gw.publisher.stats.reconnects;
 
     // 1. take over the gateway's client id
@@ -97,7 +90,7 @@ describe('gateway with the embedded broker: nothing forged, nobody kicked off', 
 
     // the gateway was never kicked off and goes on publishing, seq contiguous
     const seen = sub.latency.length;
-    await waitFor(() => sub.latency.length >= seen + 3, 'summaries after the attacks');
+    await until(() => sub.latency.length >= seen + 3, 'summaries after the attacks', 15000);
     assert.equal(gw.publisher.stats.connected, true);
     assert.equal(gw.publisher.stats.reconnects, reconnects, 'no reconnect: the gateway was not disconnected');
     assert.ok(sub.latency.every((m, i) => m.seq === sub.latency[0].seq + i && !m.forged), `seq ${sub.latency.map((m) => m.seq)}`);
@@ -105,7 +98,7 @@ describe('gateway with the embedded broker: nothing forged, nobody kicked off', 
 
     // a late subscriber finds the gateway's own retained status
     const late = await reader({ clientId: 'late' });
-    await waitFor(() => late.status.length >= 1, 'the retained status');
+    await until(() => late.status.length >= 1, 'the retained status', 15000);
     assert.equal(late.status[0].retain, true);
     assert.equal(late.status[0].body.state, 'online');
     assert.equal(late.status[0].body.forged, undefined);
@@ -121,7 +114,7 @@ describe('gateway with the embedded broker: nothing forged, nobody kicked off', 
     assert.equal((await attempt({ clientId: 'anon' })).code, 4);
     assert.equal((await attempt({ clientId: 'guess', username: 'reader', password: 'nope' })).code, 4);
     const sub = await reader({ clientId: 'dashboard', username: 'reader', password: 'reader-pw' });
-    await waitFor(() => sub.latency.length >= 2 && sub.status.length >= 1, 'status and summaries');
+    await until(() => sub.latency.length >= 2 && sub.status.length >= 1, 'status and summaries', 15000);
     assert.equal(sub.status[0].body.state, 'online');
     assert.ok(sub.all.includes(STATUS) && sub.all.includes(LATENCY));
     // a logged-in reader still cannot publish under the prefix

@@ -9,19 +9,11 @@ const assert = require('node:assert/strict');
 const mqtt = require('mqtt');
 const { startEmbeddedBroker, localUrl } = require('../../gateway/runtime/mqtt/broker');
 const { createBrokerGuard } = require('../../gateway/runtime/mqtt/broker-guard');
+const { until } = require('../helpers/wait');
 
 const GATEWAY = { clientId: 'nines-gw', prefix: 'nines' };
 const STATUS = 'nines/gw/status';
 const LATENCY = 'nines/gw/job-a/latency';
-
-/** Polls a condition; rejects with `what` after timeoutMs (a wait bound, not a timing assertion). */
-async function waitFor (cond, what, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded broker', () => {
   let cleanups;
@@ -107,7 +99,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       const gw = await gatewayClient(b);
       await gw.publishAsync(STATUS, 'online', { qos: 1, retain: true });
       await gw.publishAsync(LATENCY, '{"seq":1}', { qos: 1 });
-      await waitFor(() => r.got.length >= 2, 'both messages');
+      await until(() => r.got.length >= 2, 'both messages');
       assert.deepEqual(r.got, [[STATUS, 'online', false], [LATENCY, '{"seq":1}', false]]);
       assert.deepEqual(b.refused(), { 'bad-login': 3, 'reserved-client-id': 0, 'client-id-in-use': 0, 'publish-under-prefix': 0, 'packet-too-large': 0, 'too-many-clients': 0 });
     });
@@ -118,7 +110,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       const r = await reader(b.url, { clientId: 'local-sub' });
       const gw = await gatewayClient(b);
       await gw.publishAsync(LATENCY, 'x', { qos: 1 });
-      await waitFor(() => r.got.length === 1, 'the summary');
+      await until(() => r.got.length === 1, 'the summary');
     });
 
     it('the gateway\'s username with a wrong password is refused', async () => {
@@ -143,7 +135,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       const gw = await gatewayClient(b);
       await gw.publishAsync(STATUS, '{"state":"online"}', { qos: 1, retain: true });
       const r = await reader(b.url, { clientId: 'sub' });
-      await waitFor(() => r.on(STATUS).length === 1, 'the retained status');
+      await until(() => r.on(STATUS).length === 1, 'the retained status');
 
       for (const [topic, payload, retain] of [[STATUS, '{"state":"offline","forged":true}', true], [LATENCY, '{"seq":99,"forged":true}', false], ['nines', 'bare prefix', true]]) {
         const { client } = await attempt(b.url, { clientId: `forger-${topic.length}` });
@@ -157,11 +149,11 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       // the gateway is unaffected and goes on publishing
       assert.equal(gw.connected, true);
       await gw.publishAsync(LATENCY, '{"seq":2}', { qos: 1 });
-      await waitFor(() => r.on(LATENCY).length === 1, 'the real summary');
+      await until(() => r.on(LATENCY).length === 1, 'the real summary');
       assert.deepEqual(r.got.map((m) => m.slice(0, 2)), [[STATUS, '{"state":"online"}'], [LATENCY, '{"seq":2}']], 'no forged message reached the subscriber');
       // a late subscriber finds the gateway's retained status, not the forged one
       const late = await reader(b.url, { clientId: 'late' });
-      await waitFor(() => late.on(STATUS).length === 1, 'the retained status');
+      await until(() => late.on(STATUS).length === 1, 'the retained status');
       assert.deepEqual(late.on(STATUS), [[STATUS, '{"state":"online"}', true]]);
       assert.equal(b.refused()['publish-under-prefix'], 3);
     });
@@ -172,7 +164,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       const other = await connect(b.url, { clientId: 'other' });
       await other.publishAsync('plant/line1/temp', '21.5', { qos: 1 });
       await other.publishAsync('nines-other/x', 'y', { qos: 1 });
-      await waitFor(() => r.got.length === 2, 'both messages');
+      await until(() => r.got.length === 2, 'both messages');
       assert.equal(other.connected, true);
       assert.equal(b.refused()['publish-under-prefix'], 0);
     });
@@ -182,12 +174,12 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       const gw = await gatewayClient(b);
       await gw.publishAsync(STATUS, '{"state":"online"}', { qos: 1, retain: true });
       const r = await reader(b.url, { clientId: 'sub' });
-      await waitFor(() => r.on(STATUS).length === 1, 'the retained status');
+      await until(() => r.on(STATUS).length === 1, 'the retained status');
       const { client } = await attempt(b.url, { clientId: 'will-forger', will: { topic: STATUS, payload: Buffer.from('{"state":"offline","forged":true}'), qos: 1, retain: true } });
       client.stream.destroy(); // no DISCONNECT: the broker would publish the will
-      await waitFor(() => b.refused()['publish-under-prefix'] === 1, 'the will refused');
+      await until(() => b.refused()['publish-under-prefix'] === 1, 'the will refused');
       const late = await reader(b.url, { clientId: 'late' });
-      await waitFor(() => late.on(STATUS).length === 1, 'the retained status');
+      await until(() => late.on(STATUS).length === 1, 'the retained status');
       assert.deepEqual(late.on(STATUS), [[STATUS, '{"state":"online"}', true]]);
       assert.equal(r.on(STATUS).length, 1, 'no forged will reached the subscriber');
     });
@@ -197,7 +189,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       const r = await reader(b.url, { clientId: 'sub' });
       const gw = await gatewayClient(b, { will: { topic: STATUS, payload: Buffer.from('{"state":"offline"}'), qos: 1, retain: true } });
       gw.stream.destroy();
-      await waitFor(() => r.on(STATUS).length === 1, 'the will');
+      await until(() => r.on(STATUS).length === 1, 'the will');
       assert.equal(r.on(STATUS)[0][1], '{"state":"offline"}');
     });
   });
@@ -217,7 +209,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       // the gateway is still the one connected, and still publishes
       const r = await reader(b.url, { clientId: 'sub' });
       await gw.publishAsync(LATENCY, '{"seq":3}', { qos: 1 });
-      await waitFor(() => r.on(LATENCY).length === 1, 'the summary after the attempt');
+      await until(() => r.on(LATENCY).length === 1, 'the summary after the attempt');
       assert.equal(gwClosed, false);
       assert.equal(gw.connected, true);
       assert.deepEqual(r.on(STATUS), [[STATUS, 'online', true]]);
@@ -233,7 +225,7 @@ describe('gateway/runtime/mqtt/broker-guard: who may do what on the embedded bro
       assert.equal(second.code, 2);
       const gw = await gatewayClient(b);
       await gw.publishAsync(LATENCY, 'still here', { qos: 1 });
-      await waitFor(() => first.got.length === 1, 'the first subscriber still reading');
+      await until(() => first.got.length === 1, 'the first subscriber still reading');
       assert.equal(firstClosed, false);
       // once the first has gone, the id is free again
       await first.client.endAsync();

@@ -18,7 +18,7 @@ const { PacketSizeScanner, GuardedConnection } = require('../../gateway/runtime/
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 
-const NINES = path.join(__dirname, '..', '..', 'bin', 'nines.js');
+const { NINES_BIN } = require('../helpers/nines-cli');
 const MB = 1000 * 1000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -254,7 +254,7 @@ describe('nines run: a 200 MB publish to the embedded broker is refused and cost
       devices: { plc: { target: sim.url } },
       jobs: [{ name: 'hr', device: 'plc', read: { fc: 3, address: 0, quantity: 4 }, rate: '20/s' }]
     }));
-    child = spawn(process.execPath, [NINES, 'run', '--quiet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [NINES_BIN, 'run', '--quiet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     // nines run says where its broker listens on stderr
     port = await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`nines run did not start its broker within 15 s: ${stderr}`)), 15000);

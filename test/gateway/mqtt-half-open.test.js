@@ -21,8 +21,9 @@ const { validateConfig } = require('../../gateway/runtime/config');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { findMosquitto, freePort } = require('../helpers/mosquitto');
+const { until } = require('../helpers/wait');
 
-const NINES = path.join(__dirname, '..', '..', 'bin', 'nines.js');
+const { NINES_BIN } = require('../helpers/nines-cli');
 
 /**
  * Starts a Mosquitto child whose pid this test owns, so it can be frozen (SIGSTOP) and thawed
@@ -70,14 +71,6 @@ async function startFreezableMosquitto () {
   }
 }
 
-async function waitFor (cond, what, timeoutMs = 15000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A plain subscriber; its keepalive (60 s) outlasts the freezes here, so it stays connected. */
 async function subscriber (url, topic) {
   const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, keepalive: 60 });
@@ -121,7 +114,7 @@ describe('MQTT with a half-open (frozen) broker', function () {
     const failures = [];
     p.on('error', (err) => failures.push(err.message));
     await p.start();
-    await waitFor(() => p.stats.published >= 1, 'the online status');
+    await until(() => p.stats.published >= 1, 'the online status', 15000);
     const s = await subscriber(broker.url, 'nines/gw/job-a/latency');
     cleanups.push(() => s.end());
 
@@ -136,14 +129,14 @@ describe('MQTT with a half-open (frozen) broker', function () {
     // an attempt against the frozen broker times out, and the buffer holds
     let attempts = 0;
     p.on('reconnecting', () => attempts++);
-    await waitFor(() => attempts >= 1, 'a failed attempt on the frozen broker');
+    await until(() => attempts >= 1, 'a failed attempt on the frozen broker', 15000);
     assert.equal(p.stats.buffered, 15);
     assert.equal(p.stats.dropped, 0);
 
     broker.thaw();
-    await waitFor(() => firstSeen(s.on('nines/gw/job-a/latency')).length >= 15, 'seq 1-15 after the thaw');
+    await until(() => firstSeen(s.on('nines/gw/job-a/latency')).length >= 15, 'seq 1-15 after the thaw', 15000);
     assert.deepEqual(firstSeen(s.on('nines/gw/job-a/latency')), range(1, 15));
-    await waitFor(() => p.stats.buffered === 0 && p.stats.inflight === 0, 'acks');
+    await until(() => p.stats.buffered === 0 && p.stats.inflight === 0, 'acks', 15000);
     assert.equal(p.stats.dropped, 0);
     assert.ok(!failures.some((f) => /publish .* failed/.test(f)), `no publish reported as failed: ${failures.join(' | ')}`);
   });
@@ -170,7 +163,7 @@ describe('MQTT with a half-open (frozen) broker', function () {
     gw.on('job-error', () => {});
     await gw.start();
     const latency = (job) => s.on(`nines/gw-frozen/${job}/latency`);
-    await waitFor(() => latency('inputs').length >= 2 && latency('hr').length >= 2, 'summaries before the freeze');
+    await until(() => latency('inputs').length >= 2 && latency('hr').length >= 2, 'summaries before the freeze', 15000);
 
     let offline = false;
     gw.publisher.once('offline', () => { offline = true; });
@@ -178,15 +171,15 @@ describe('MQTT with a half-open (frozen) broker', function () {
     const frozenAt = { ...produced };
     // summaries handed over after the freeze sit unacknowledged in the frozen connection until the
     // keepalive gives up (1.5 s), then go back to the buffer
-    await waitFor(() => offline && produced.inputs > frozenAt.inputs && produced.hr > frozenAt.hr, 'the keepalive timeout, and summaries during the freeze');
+    await until(() => offline && produced.inputs > frozenAt.inputs && produced.hr > frozenAt.hr, 'the keepalive timeout, and summaries during the freeze', 15000);
     let attempts = 0;
     gw.publisher.on('reconnecting', () => attempts++);
-    await waitFor(() => attempts >= 1, 'a failed attempt on the frozen broker');
+    await until(() => attempts >= 1, 'a failed attempt on the frozen broker', 15000);
     assert.equal(gw.publisher.stats.dropped, 0);
 
     broker.thaw();
     const upTo = { ...produced };
-    await waitFor(() => ['inputs', 'hr'].every((j) => firstSeen(latency(j)).includes(upTo[j])), 'every summary up to the thaw', 20000);
+    await until(() => ['inputs', 'hr'].every((j) => firstSeen(latency(j)).includes(upTo[j])), 'every summary up to the thaw', 20000);
     for (const job of ['inputs', 'hr']) {
       const seqs = firstSeen(latency(job));
       assert.deepEqual(seqs.slice(0, upTo[job] + 1), range(0, upTo[job]), `${job}: seq contiguous`);
@@ -212,12 +205,12 @@ describe('MQTT with a half-open (frozen) broker', function () {
     }));
     const s = await subscriber(broker.url, 'nines/gw-term/#');
     cleanups.push(() => s.end());
-    const child = spawn(process.execPath, [NINES, 'run', '--quiet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [NINES_BIN, 'run', '--quiet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
     cleanups.push(async () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); await exited; });
-    await waitFor(() => s.on('nines/gw-term/inputs/latency').length >= 2, `the gateway's summaries (stderr: ${stderr})`);
+    await until(() => s.on('nines/gw-term/inputs/latency').length >= 2, `the gateway's summaries (stderr: ${stderr})`, 15000);
 
     // from here every publish (the last summaries, the `stopped` status) waits for an ack that
     // cannot come, and MQTT.js's keepalive would not notice for 45 s
@@ -233,10 +226,10 @@ describe('MQTT with a half-open (frozen) broker', function () {
     // What subscribers get: the final `stopped` status went into the frozen socket, but without an
     // acknowledgement there was no clean DISCONNECT, so the broker, once thawed, sends the will
     broker.thaw();
-    await waitFor(() => s.on('nines/gw-term/status').some((m) => m.json.reason === 'connection lost'), 'the will after the thaw');
+    await until(() => s.on('nines/gw-term/status').some((m) => m.json.reason === 'connection lost'), 'the will after the thaw', 15000);
     const late = await subscriber(broker.url, 'nines/gw-term/status');
     cleanups.push(() => late.end());
-    await waitFor(() => late.messages.length >= 1, 'the retained status');
+    await until(() => late.messages.length >= 1, 'the retained status', 15000);
     assert.equal(late.messages[0].retain, true);
     assert.deepEqual([late.messages[0].json.state, late.messages[0].json.reason], ['offline', 'connection lost']);
   });

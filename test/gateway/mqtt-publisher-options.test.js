@@ -12,15 +12,7 @@ const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { freePort } = require('../helpers/mosquitto');
 const { assertTools } = require('../helpers/system-tools');
-
-/** Polls a condition; rejects with `what` after timeoutMs (a wait bound, not a timing assertion). */
-async function waitFor (cond, what, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+const { until } = require('../helpers/wait');
 
 function nextEvent (emitter, name) {
   return new Promise((resolve) => emitter.once(name, resolve));
@@ -117,7 +109,7 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     const errors = [];
     wrong.on('error', (e) => errors.push(e));
     await wrong.start();
-    await waitFor(() => errors.length >= 2, 'two refused attempts');
+    await until(() => errors.length >= 2, 'two refused attempts');
     assert.equal(wrong.stats.connected, false);
     assert.ok(errors.every((e) => e.code === 'NINES_ERR_MQTT'));
     assert.doesNotMatch(JSON.stringify(errors.map((e) => e.toJSON())), /wrong"/);
@@ -165,7 +157,7 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     const p = make({ url: `mqtt://127.0.0.1:${port}`, reconnectInitialMs: 20, reconnectMaxMs: 80, random: () => 0.5 });
     p.on('reconnecting', ({ delayMs }) => delays.push(delayMs));
     await p.start();
-    await waitFor(() => delays.length >= 4, 'four failed attempts');
+    await until(() => delays.length >= 4, 'four failed attempts');
     // delay n = ceiling·(1 + random)/2 with ceiling = min(80, 20·2^n)
     assert.deepEqual(delays.slice(0, 4), [15, 30, 60, 60]);
   });
@@ -212,9 +204,9 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     const s = await sub(b.url);
     p.publishValue('job', { v: 1 });
     p.publishValue('job', { v: 2 });
-    await waitFor(() => s.messages.length >= 2, 'the retained status and the first value');
+    await until(() => s.messages.length >= 2, 'the retained status and the first value');
     await p.stop();
-    await waitFor(() => s.messages.length >= 4, 'the second value and offline');
+    await until(() => s.messages.length >= 4, 'the second value and offline');
     assert.deepEqual(s.messages.map((m) => [m.topic, m.json.v ?? m.json.state]), [
       ['nines/gw/status', 'online'], ['nines/gw/job/value', 1], ['nines/gw/job/value', 2], ['nines/gw/status', 'offline']
     ]);
@@ -225,13 +217,13 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     const p = make({ url: b.url, valuesMinIntervalMs: 60000 });
     await p.start();
     const s = await sub(b.url);
-    await waitFor(() => s.on('nines/gw/status').length === 1, 'the first status');
+    await until(() => s.on('nines/gw/status').length === 1, 'the first status');
     p.setJobs([{ name: 'fast', valuesMinIntervalMs: 0 }, 'slow']);
     for (let v = 1; v <= 5; v++) {
       p.publishValue('fast', { v });
       p.publishValue('slow', { v });
     }
-    await waitFor(() => s.on('nines/gw/fast/value').length === 5, 'five fast values');
+    await until(() => s.on('nines/gw/fast/value').length === 5, 'five fast values');
     assert.deepEqual(s.on('nines/gw/status').map((m) => m.json.jobs), [[], ['fast', 'slow']]);
     assert.deepEqual(s.on('nines/gw/slow/value').map((m) => m.json.v), [1]);
   });
@@ -242,7 +234,7 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     await p.start();
     const s = await sub(b.url);
     p.publishLatency('job', { seq: 1 });
-    await waitFor(() => s.on('nines/gw/job/latency').length === 1, 'the latency message');
+    await until(() => s.on('nines/gw/job/latency').length === 1, 'the latency message');
     assert.equal(s.on('nines/gw/job/latency')[0].qos, 0);
     assert.equal(s.on('nines/gw/status')[0].qos, 1);
   });
@@ -259,7 +251,7 @@ describe('gateway/runtime/mqtt/publisher: options, credentials, TLS, backoff, li
     await nextEvent(p, 'reconnecting'); // the next attempt is 300 ms away
     const b = await broker(port);
     const s = await sub(b.url);
-    await waitFor(() => s.messages.length >= 5, 'status, three values and an error');
+    await until(() => s.messages.length >= 5, 'status, three values and an error');
     assert.deepEqual(s.on('nines/gw/job/value').map((m) => m.json.v), [1, 2, 3]);
     const [err] = s.on('nines/gw/job/error').map((m) => m.json);
     assert.deepEqual([err.message, err.count, err.suppressed], ['e3', 4, 3]);

@@ -9,6 +9,7 @@ const mqtt = require('mqtt');
 const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { startMosquitto, freePort } = require('../helpers/mosquitto');
+const { until } = require('../helpers/wait');
 
 /**
  * The publisher against two real brokers: the embedded aedes and a Mosquitto process. The same
@@ -32,18 +33,6 @@ const BROKERS = {
 };
 
 /**
- * Polls a condition; rejects with `what` after timeoutMs (a wait bound, never a timing assertion:
- * generous, because another test run may share the cores).
- */
-async function waitFor (cond, what, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/**
  * The next `name` event. Unlike events.once(), an 'error' event does not reject it: the publisher
  * reports each failed attempt as 'error' while it keeps trying, and these tests wait through them.
  */
@@ -62,7 +51,7 @@ async function subscriber (url, topic = 'nines/#') {
   return {
     messages,
     on: (t) => messages.filter((m) => m.topic === t),
-    until: (cond, what) => waitFor(() => cond(messages), `${what} (got: ${messages.map((m) => m.topic).join(', ') || 'nothing'})`),
+    until: (cond, what) => until(() => cond(messages), `${what} (got: ${messages.map((m) => m.topic).join(', ') || 'nothing'})`),
     end: () => client.endAsync(true)
   };
 }
@@ -102,7 +91,7 @@ const LATENCY = 'nines/gw/job-a/latency';
 /** Starts a publisher and waits until the broker has acknowledged its retained online status. */
 async function startOnline (p) {
   await p.start();
-  await waitFor(() => p.stats.published >= 1, 'the broker to acknowledge the online status');
+  await until(() => p.stats.published >= 1, 'the broker to acknowledge the online status');
 }
 
 for (const [name, startBroker] of Object.entries(BROKERS)) {
@@ -159,7 +148,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       const got = s.on(LATENCY);
       assert.deepEqual(got.map((m) => m.json.seq), Array.from({ length: 200 }, (_, i) => i));
       assert.ok(got.every((m) => m.qos === 1 && m.retain === false));
-      await waitFor(() => p.stats.published >= 201, 'acks');
+      await until(() => p.stats.published >= 201, 'acks');
       assert.equal(p.stats.dropped, 0);
     });
 
@@ -230,7 +219,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       cleanups.push(async () => { child.kill('SIGKILL'); await exited; });
       let out = '';
       child.stdout.on('data', (d) => { out += d; });
-      await waitFor(() => out.includes('online'), 'the child to be online');
+      await until(() => out.includes('online'), 'the child to be online');
       const s = await sub();
       await s.until(() => s.on(STATUS).some((m) => m.json.state === 'online'), 'the retained online');
       assert.deepEqual(s.on(STATUS).map((m) => [m.json.state, m.retain]), [['online', true]]);
@@ -278,7 +267,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       const s1 = await sub();
       for (let seq = 1; seq <= 3; seq++) p.publishLatency('job-a', { seq });
       await s1.until(() => s1.on(LATENCY).length === 3, 'seq 1-3');
-      await waitFor(() => p.stats.inflight === 0, 'acks');
+      await until(() => p.stats.inflight === 0, 'acks');
 
       const offline = nextEvent(p, 'offline');
       gate.refuse();
@@ -327,7 +316,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       gate.accept();
       await connected;
       await s.until(() => s.on(LATENCY).length === 2, 'the buffered seq 4-5');
-      await waitFor(() => p.stats.inflight === 0, 'acks');
+      await until(() => p.stats.inflight === 0, 'acks');
       assert.equal(p.stats.reconnects, 1);
 
       // the connection dies without a DISCONNECT: the broker sends the will it holds
@@ -352,7 +341,7 @@ for (const [name, startBroker] of Object.entries(BROKERS)) {
       const late = await startBroker(port);
       cleanups.push(() => late.stop());
       await connected;
-      await waitFor(() => p.stats.buffered === 0 && p.stats.inflight === 0, 'the buffered message to go');
+      await until(() => p.stats.buffered === 0 && p.stats.inflight === 0, 'the buffered message to go');
       assert.ok(errors.length >= 1);
       assert.ok(errors.every((e) => e.code === 'NINES_ERR_MQTT'));
       assert.equal(errors[0].details.cause, 'ECONNREFUSED');

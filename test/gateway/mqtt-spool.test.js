@@ -8,19 +8,12 @@ const mqtt = require('mqtt');
 const { Publisher } = require('../../gateway/runtime/mqtt/publisher');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { freePort } = require('../helpers/mosquitto');
+const { until } = require('../helpers/wait');
 
 /**
  * The publisher with a disk spool, and values through the ordered buffer (issue 12 store and
  * forward, issue 14 item 6), against the embedded broker. Waits are bounded conditions, never timing.
  */
-
-async function waitFor (cond, what, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function subscriber (url, topic = 'nines/#') {
   const client = await mqtt.connectAsync(url, { reconnectPeriod: 0 });
@@ -60,7 +53,7 @@ describe('gateway/runtime/mqtt/publisher with a spool', function () {
     await p1.start(); // no broker yet
     for (let seq = 0; seq < 20; seq++) p1.publishLatency('job-a', { seq, start: seq * 100, end: (seq + 1) * 100 });
     p1.publishLatency('job-b', { seq: 7, start: 0, end: 50 });
-    await waitFor(() => p1.stats.spool.latency.records === 21, 'the summaries on disk');
+    await until(() => p1.stats.spool.latency.records === 21, 'the summaries on disk');
     await p1.stop();
     assert.equal(p1.stats.dropped, 0, 'kept, not dropped');
 
@@ -72,9 +65,9 @@ describe('gateway/runtime/mqtt/publisher with a spool', function () {
     await p2.start();
     assert.deepEqual(Object.fromEntries(p2.resumePoints()), { 'job-a': { seq: 19, end: 2000 }, 'job-b': { seq: 7, end: 50 } });
     p2.publishLatency('job-a', { seq: 20, start: 2000, end: 2100 });
-    await waitFor(() => s.on('nines/gw/job-a/latency').length === 21, 'every summary of job-a');
+    await until(() => s.on('nines/gw/job-a/latency').length === 21, 'every summary of job-a');
     assert.deepEqual(s.on('nines/gw/job-a/latency').map((m) => m.json.seq), Array.from({ length: 21 }, (_, i) => i));
-    await waitFor(() => p2.stats.spool.latency.records === 0, 'acknowledged off the spool');
+    await until(() => p2.stats.spool.latency.records === 0, 'acknowledged off the spool');
   });
 
   it('values wait in order while the broker is away, each with its read time; none are thinned to the latest', async () => {
@@ -87,7 +80,7 @@ describe('gateway/runtime/mqtt/publisher with a spool', function () {
     cleanups.push(() => broker.close());
     const s = await subscriber(url);
     cleanups.push(() => s.end());
-    await waitFor(() => s.on('nines/gw/job-a/value').length === 50, 'the 50 values');
+    await until(() => s.on('nines/gw/job-a/value').length === 50, 'the 50 values');
     assert.deepEqual(s.on('nines/gw/job-a/value').map((m) => m.json.ts), Array.from({ length: 50 }, (_, i) => 1000 + i));
     assert.equal(p.stats.valuesDropped, 0);
   });
@@ -103,11 +96,11 @@ describe('gateway/runtime/mqtt/publisher with a spool', function () {
     cleanups.push(() => broker.close());
     const s = await subscriber(url);
     cleanups.push(() => s.end());
-    await waitFor(() => s.on('nines/gw/job-a/value').length === 10, 'the newest 10');
+    await until(() => s.on('nines/gw/job-a/value').length === 10, 'the newest 10');
     assert.deepEqual(s.on('nines/gw/job-a/value').map((m) => m.json.ts), Array.from({ length: 10 }, (_, i) => 15 + i));
     const late = await subscriber(url, 'nines/gw/status');
     cleanups.push(() => late.end());
-    await waitFor(() => late.messages.length > 0, 'the retained status');
+    await until(() => late.messages.length > 0, 'the retained status');
     assert.deepEqual(late.messages[0].json.droppedValues, { total: 15, jobs: { 'job-a': 15 } });
   });
 
@@ -128,7 +121,7 @@ describe('gateway/runtime/mqtt/publisher with a spool', function () {
     cleanups.push(() => s.end());
     const p2 = publisher(url, { spool: { dir, maxBytes: 1024 * 1024, syncIntervalMs: 5 } });
     await p2.start();
-    await waitFor(() => s.on('nines/gw/job-a/latency').length === 400 - dropped, 'what the spool kept');
+    await until(() => s.on('nines/gw/job-a/latency').length === 400 - dropped, 'what the spool kept');
     assert.deepEqual(s.on('nines/gw/job-a/latency').map((m) => m.json.seq)[0], dropped);
     const online = s.on('nines/gw/status').filter((m) => m.json.state === 'online').pop();
     assert.deepEqual(online.json.dropped, { total: dropped, jobs: { 'job-a': dropped } });

@@ -6,6 +6,7 @@ const { loadConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusRtuTcpSimulator } = require('../../gateway/simulators/modbus');
+const { until } = require('../helpers/wait');
 
 /** Starts a gateway from YAML on the embedded broker (port 0), with a subscriber keeping the last value of each job */
 async function startGateway (yaml) {
@@ -19,14 +20,6 @@ async function startGateway (yaml) {
   });
   await client.subscribeAsync('nines/+/+/value', { qos: 1 });
   return { gw, client, values };
-}
-
-async function until (cond, ms = 20000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('profiles and scan classes, polled', function () {
@@ -51,7 +44,7 @@ devices:
       lines: { rate: 20/s, tags: [inputs, outputs] }
       counts: { rate: 2/s, tags: counters }
 `);
-    await until(() => run.values.has('io.lines') && run.values.has('io.counts'));
+    await until(() => run.values.has('io.lines') && run.values.has('io.counts'), 'values of io.lines and io.counts', 20000);
     const lines = run.values.get('io.lines');
     // factory state: unwired inputs read 1, outputs 0 (docs/ascii-protocol.md)
     for (let i = 0; i < 8; i++) {
@@ -82,7 +75,7 @@ devices:
   bus: { target: "modbus+rtutcp://127.0.0.1:${sim.port}", profile: meter, units: "1-50" }
 `);
     // a job's first poll comes within one period of its start (jobs/job.js spreads them by name)
-    await until(() => ids.every((u) => run.values.has(`bus.unit-${u}.fast`) && run.values.has(`bus.unit-${u}.slow`)));
+    await until(() => ids.every((u) => run.values.has(`bus.unit-${u}.fast`) && run.values.has(`bus.unit-${u}.slow`)), 'fast and slow values of every unit', 20000);
     for (const u of ids) {
       assert.deepEqual(run.values.get(`bus.unit-${u}.fast`).values, { id: u * 1000 }, `unit ${u}`);
       assert.deepEqual(run.values.get(`bus.unit-${u}.slow`).values, { next: u * 1000 + 1 }, `unit ${u}`);

@@ -8,14 +8,7 @@ const mqtt = require('mqtt');
 const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
-
-async function until (cond, ms = 15000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const { until } = require('../helpers/wait');
 
 /** Ten jobs on two devices of one simulator; `edit` changes the raw config */
 function rawConfig (url, edit = () => {}) {
@@ -53,7 +46,7 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     });
     await sub.subscribeAsync('nines/reload/+/latency', { qos: 1 });
     const count = (job) => (got.get(job) || []).length;
-    await until(() => Array.from({ length: 10 }, (_, i) => `j${i}`).every((j) => count(j) >= 2));
+    await until(() => Array.from({ length: 10 }, (_, i) => `j${i}`).every((j) => count(j) >= 2), 'two summaries of every job', 15000);
 
     const next = rawConfig(sim.url, (c) => {
       c.jobs[1].rate = '20/s'; // changed
@@ -68,7 +61,7 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     assert.deepEqual(report, { kept: ['j0', 'j2', 'j3', 'j4', 'j5', 'j8'], changed: ['j1', 'j6', 'j7'], added: ['n1', 'n2'], removed: ['j9'] });
 
     const kept = report.kept;
-    await until(() => kept.every((j) => count(j) >= before.get(j) + 4) && count('n1') >= 2 && count('n2') >= 2);
+    await until(() => kept.every((j) => count(j) >= before.get(j) + 4) && count('n1') >= 2 && count('n2') >= 2, 'summaries of the kept and the new jobs', 15000);
     for (const job of kept) {
       const list = got.get(job);
       list.forEach((s, i) => {
@@ -97,7 +90,7 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
       return true;
     });
     const n0 = count('j0');
-    await until(() => count('j0') >= n0 + 2);
+    await until(() => count('j0') >= n0 + 2, 'two more summaries of j0', 15000);
     assert.equal(got.get('j0').at(-1).offered, 50);
     assert.equal(gw.config.jobs.length, 11);
   });
@@ -109,12 +102,12 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     const got = { j0: [], j1: [] };
     gw.on('summary', (job, p) => got[job].push(p));
     await gw.start();
-    await until(() => got.j0.length >= 2);
+    await until(() => got.j0.length >= 2, 'two summaries of j0', 15000);
     // j0 on the same device with a new rate, j1 on a device whose settings change: both restart
     const report = await gw.reload(validateConfig(rawConfig(sim.url, (c) => { two(c); c.jobs[0].rate = '40/s'; c.devices.a.timeout = '750ms'; }), { env: {} }));
     assert.deepEqual(report.changed, ['j0', 'j1']);
     const at = { j0: got.j0.length, j1: got.j1.length };
-    await until(() => got.j0.length >= at.j0 + 2 && got.j1.length >= at.j1 + 2);
+    await until(() => got.j0.length >= at.j0 + 2 && got.j1.length >= at.j1 + 2, 'two more summaries of j0 and j1', 15000);
     for (const job of ['j0', 'j1']) {
       const list = got[job];
       list.forEach((s, i) => {
@@ -134,16 +127,16 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     const got = { j0: [], j1: [] };
     gw.on('summary', (job, p) => got[job].push(p));
     await gw.start();
-    await until(() => got.j1.length >= 2);
+    await until(() => got.j1.length >= 2, 'two summaries of j1', 15000);
     const removed = await gw.reload(validateConfig(rawConfig(sim.url, only(['j0'])), { env: {} }));
     assert.deepEqual(removed.removed, ['j1']);
     const old = got.j1.length;
     const lastEnd = got.j1.at(-1).end;
-    await until(() => got.j0.length >= 3);
+    await until(() => got.j0.length >= 3, 'three summaries of j0', 15000);
     const readdedAt = Date.now();
     const added = await gw.reload(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
     assert.deepEqual(added, { kept: ['j0'], changed: [], added: ['j1'], removed: [] });
-    await until(() => got.j1.length >= old + 2);
+    await until(() => got.j1.length >= old + 2, 'two more summaries of j1', 15000);
     const fresh = got.j1.slice(old);
     // the time it was away is no part of the new stream, and the new stream says where it began
     assert.equal(fresh[0].seq, 0);
@@ -164,11 +157,11 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
       let j1 = 0;
       gw.on('summary', (job) => { if (job === 'j1') j1++; });
       await gw.start();
-      await until(() => j1 >= 1);
+      await until(() => j1 >= 1, 'a summary of j1', 15000);
       await gw.reload(validateConfig(rawConfig(sim.url, only(['j0'])), { env: {} }));
       await gw.reload(validateConfig(rawConfig(sim.url, only(['j0', 'j1'])), { env: {} }));
       const before = j1;
-      await until(() => j1 >= before + 1);
+      await until(() => j1 >= before + 1, 'another summary of j1', 15000);
       assert.deepEqual(errors.filter((e) => e.code === 'NINES_ERR_IO'), []);
       assert.equal(fs.readdirSync(dir).filter((f) => f.startsWith('j1-')).length, 2);
     } finally {
@@ -187,7 +180,7 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
     assert.deepEqual(report.changed, ['j5', 'j6', 'j7', 'j8', 'j9']);
     assert.deepEqual(report.kept, ['j0', 'j1', 'j2', 'j3', 'j4']);
     // the replaced device serves its jobs again: summaries that began after the reload, with replies
-    await until(() => ['j5', 'j9'].every((j) => gw.latest.has(j) && gw.latest.get(j).start >= reloadedAt && gw.latest.get(j).ok > 0));
+    await until(() => ['j5', 'j9'].every((j) => gw.latest.has(j) && gw.latest.get(j).start >= reloadedAt && gw.latest.get(j).ok > 0), 'answered polls of j5 and j9 since the reload', 15000);
     assert.equal(gw.health.get('b').state, 'up');
   });
 
@@ -201,11 +194,11 @@ describe('config reload: unchanged jobs go on without a gap, the rest follow the
       const m = new RegExp(`^nines_job_requests_total\\{[^}]*job_name="${job}"[^}]*outcome="ok"[^}]*\\} (\\d+)`, 'm').exec(text);
       return m ? Number(m[1]) : null;
     };
-    await until(() => gw.latest.has('j1') && gw.latest.get('j1').ok > 0);
+    await until(() => gw.latest.has('j1') && gw.latest.get('j1').ok > 0, 'an answered poll of j1', 15000);
     const before = await okOf('j0');
     assert.ok(before > 0);
     await gw.reload(validateConfig(rawConfig(sim.url, (c) => { withMetrics(c); c.jobs[1] = { name: 'n1', device: 'a', read: { fc: 3, address: 9, quantity: 1 }, rate: '50/s' }; }), { env: {} }));
-    await until(() => gw.latest.has('n1') && gw.latest.get('n1').ok > 0);
+    await until(() => gw.latest.has('n1') && gw.latest.get('n1').ok > 0, 'an answered poll of n1', 15000);
     assert.equal(await okOf('j1'), null);
     assert.ok((await okOf('n1')) > 0);
     assert.ok((await okOf('j0')) >= before);

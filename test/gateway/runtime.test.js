@@ -16,6 +16,7 @@ const { parseLatencyPayload, summarize, readHlog } = require('../../gateway/late
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { startMosquitto } = require('../helpers/mosquitto');
+const { until } = require('../helpers/wait');
 
 const PREFIX = 'nines-test';
 
@@ -51,14 +52,6 @@ async function subscribe (url) {
   await client.subscribeAsync(`${PREFIX}/#`, { qos: 1 });
   return { client, got };
 }
-
-const until = async (cond, timeoutMs = 10000) => {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
 
 describe('gateway runtime with a real Mosquitto', function () {
   this.timeout(30000);
@@ -129,7 +122,7 @@ describe('gateway runtime with a real Mosquitto', function () {
     broker = await startMosquitto({ port });
     sub = await subscribe(broker.url);
     const upTo = seen.length;
-    await until(() => (sub.got.latency.get('inputs') || []).some((m) => m.seq >= upTo + 1), 15000);
+    await until(() => (sub.got.latency.get('inputs') || []).some((m) => m.seq >= upTo + 1), 'a summary after the broker came back', 15000);
     const got = sub.got.latency.get('inputs').map((m) => m.seq);
     // everything from the outage was buffered (bufferMax 1000): nothing dropped, and what arrives
     // comes in order without a gap (the subscriber may subscribe after the first flushed ones)
@@ -151,8 +144,8 @@ describe('gateway runtime with a real Mosquitto', function () {
     await until(() => last >= down + 8);
     broker = await startMosquitto({ port });
     sub = await subscribe(broker.url);
-    await until(() => sub.got.status.some((s) => s.body.state === 'online' && s.body.dropped.total > 0 && s.body.dropped.jobs.inputs > 0), 15000);
-    await until(() => (sub.got.latency.get('inputs') || []).length >= 3, 15000);
+    await until(() => sub.got.status.some((s) => s.body.state === 'online' && s.body.dropped.total > 0 && s.body.dropped.jobs.inputs > 0), 'an online status counting the dropped summaries', 15000);
+    await until(() => (sub.got.latency.get('inputs') || []).length >= 3, 'three summaries of inputs', 15000);
     const seqs = sub.got.latency.get('inputs').map((m) => m.seq);
     assert.ok(seqs.some((s, i) => i > 0 && s > seqs[i - 1] + 1) || seqs[0] > down + 1, `a gap is visible: ${seqs.join(',')}`);
     assert.ok(gw.publisher.stats.dropped > 0);
@@ -169,7 +162,7 @@ describe('gateway runtime with a real Mosquitto', function () {
     await until(() => seen.some((p) => p.errors + p.timeouts > 0));
     ascii = await createAsciiSimulator({ port });
     const mark = seen.length;
-    await until(() => seen.slice(mark).some((p) => p.ok > 0 && p.errors + p.timeouts === 0), 15000);
+    await until(() => seen.slice(mark).some((p) => p.ok > 0 && p.errors + p.timeouts === 0), 'a clean summary after the device came back', 15000);
     const bad = seen.find((p) => p.errors + p.timeouts > 0);
     assert.equal(bad.count, bad.ok + bad.errors + bad.timeouts + bad.skipped, 'failures are samples in the count');
   });
@@ -212,7 +205,7 @@ describe('gateway runtime with a real Mosquitto', function () {
     await until(() => exits.length === 1);
     assert.deepEqual(exits[0].jobs.sort(), ['hr', 'inputs']);
     const mark = seen.length;
-    await until(() => seen.length >= mark + 2, 15000);
+    await until(() => seen.length >= mark + 2, 'two summaries after the worker restart', 15000);
     // seq stays contiguous across the restart: the main thread numbers it
     seen.forEach((p, i) => assert.equal(p.seq, i));
   });

@@ -12,6 +12,7 @@ const mqtt = require('mqtt');
 const { runWatch } = require('../../gateway/cli/watch');
 const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
 const { Recorder, latencyPayload } = require('../../gateway/latency');
+const { until } = require('../helpers/wait');
 
 /** A writable that keeps what was written */
 function sink (isTTY = false) {
@@ -24,14 +25,6 @@ function summary (gateway, job, seq, { n = 50, ms = 2, lagMs = 0.5 } = {}) {
   const rec = new Recorder({ policy: 'capped' });
   for (let i = 0; i < n; i++) rec.recordOk(ms * 1e6, ms * 1e6, lagMs * 1e6);
   return JSON.stringify(latencyPayload({ ...rec.snapshot(), seq }, { gateway, job, target: 'ascii://x:9500', op: '@AA' }));
-}
-
-async function waitFor (cond, what, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('nines watch', function () {
@@ -68,7 +61,7 @@ describe('nines watch', function () {
     cleanups.push(() => new Promise((resolve) => server.close(resolve)));
     const stderr = sink();
     const w = watch({ url: `mqtt://127.0.0.1:${server.address().port}`, stdout: sink(), stderr, backoff: { initialMs: 10, maxMs: 40 } });
-    await waitFor(() => attempts >= 5, 'five attempts');
+    await until(() => attempts >= 5, 'five attempts');
     await w.stop();
     const lines = stderr.text.trim().split('\n');
     assert.equal(lines.length, 1, stderr.text);
@@ -84,11 +77,11 @@ describe('nines watch', function () {
     cleanups.push(() => pub.endAsync(true));
     // retained: the watch gets it once, whenever it subscribes
     await pub.publishAsync('nines/gw-a/plc/latency', summary('gw-a', 'plc', 0), { qos: 1, retain: true });
-    await waitFor(() => /plc gateway=gw-a/.test(stdout.text), 'the first row');
+    await until(() => /plc gateway=gw-a/.test(stdout.text), 'the first row');
     await new Promise((resolve) => setTimeout(resolve, 200)); // several refreshes with nothing new
     // the watch is subscribed now (it printed a row): a live publish reaches it once
     await pub.publishAsync('nines/gw-b/plc/latency', summary('gw-b', 'plc', 0, { lagMs: 4 }), { qos: 1 });
-    await waitFor(() => /gateway=2_gateways/.test(stdout.text), 'the merged row');
+    await until(() => /gateway=2_gateways/.test(stdout.text), 'the merged row');
     await w.stop();
     const lines = stdout.text.trim().split('\n');
     assert.match(lines[0], /^# nines watch mqtt:\/\/127\.0\.0\.1:\d+ nines\/\+\/\+\/latency/);
@@ -107,7 +100,7 @@ describe('nines watch', function () {
     const pub = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
     cleanups.push(() => pub.endAsync(true));
     await pub.publishAsync('nines/gw-a/plc/latency', summary('gw-a', 'plc', 0, { lagMs: 1.5 }), { qos: 1, retain: true });
-    await waitFor(() => /\nplc /.test(stdout.text), 'the table');
+    await until(() => /\nplc /.test(stdout.text), 'the table');
     await w.stop();
     const screen = stdout.text.split('\x1b[H\x1b[2J').pop();
     const lines = screen.split('\n');

@@ -1,9 +1,7 @@
 'use strict';
 
 const { spawn } = require('node:child_process');
-const path = require('node:path');
-
-const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
+const { NINES_BIN } = require('./nines-cli');
 
 /**
  * Runs `nines sim <kind> --port 0 …` in a child process, so blocking this process's event loop
@@ -16,7 +14,7 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 function startChildSim (kind, args = [], { env = process.env } = {}) {
   // a serial simulator opens the path given, and listens on no port
   const port = kind === 'rtu' ? [] : ['--port', '0'];
-  const child = spawn(process.execPath, [BIN, 'sim', kind, ...port, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, [NINES_BIN, 'sim', kind, ...port, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   let err = '';
   const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -12,7 +12,8 @@ const { buildDeviceSpec } = require('../../gateway/devices');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const { until, sleep } = require('./wait');
+
 const TICK_MS = 10;
 
 /**
@@ -43,7 +44,8 @@ async function runOutage ({ ratePerSec, downMs, afterMs = 3000, policy, backoff 
       name: 'poll', read: { fc: 4, address: 0, quantity: 2 }, ratePerSec, policy, intervalMs: 1000,
       values: { mode: 'every', n: 1, minIntervalMs: 0 }
     }, { device }));
-    await sleep(1500);
+    // polling before the outage: its first values are in
+    await until(() => values.length > 0, 'values before the outage');
     await sim.close();
     await sleep(downMs);
     sim = await createModbusTcpSimulator({ port, modelOptions: { animate: true } });

@@ -5,6 +5,7 @@ const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { startSparkplugHost } = require('./sparkplug-host');
+const { until } = require('./wait');
 
 /**
  * The primary host offline while values keep coming: the store-and-forward scenario of issue 22,
@@ -18,14 +19,6 @@ const GROUP = 'plant';
 const NODE = 'edge1';
 const HOST = 'scada';
 const START = 1000;
-
-const waitUntil = async (cond, ms, what) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 /** The `count` values of a message: a flat metric, or a member of the `pump` template instance */
 function countsOf (m) {
@@ -67,7 +60,8 @@ async function runOfflineScenario ({ mosq, offlineMs, ratePerSec, spool }) {
     await gw.start();
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc', 10000);
     timer = setInterval(() => sim.model.setRegisters('holdingRegisters', 100, [++n]), 1000 / ratePerSec);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // live values at the host before it goes offline: half a second of the counter
+    await until(() => host.messages.filter((m) => m.type === 'DDATA').flatMap(countsOf).length >= ratePerSec / 2, 'live DATA before the host goes offline', 15000);
 
     const offAt = host.messages.length;
     await host.send({ cmd: 'state', online: false });
@@ -81,7 +75,7 @@ async function runOfflineScenario ({ mosq, offlineMs, ratePerSec, spool }) {
     const onAt = host.messages.length;
     await host.send({ cmd: 'state', online: true });
     const nbirth = await host.waitFor((m) => m.type === 'NBIRTH', 10000, onAt);
-    await waitUntil(() => gw.sparkplug.edge.stats.held.count === 0, 30000, 'the held DATA published');
+    await until(() => gw.sparkplug.edge.stats.held.count === 0, 'the held DATA published', 30000);
     clearInterval(timer);
     timer = null;
     await new Promise((resolve) => setTimeout(resolve, 500));

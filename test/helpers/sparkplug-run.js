@@ -5,7 +5,11 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const assert = require('node:assert/strict');
+const { startMosquitto } = require('./mosquitto');
 const { startSparkplugHost } = require('./sparkplug-host');
+const { NINES_BIN } = require('./nines-cli');
+const { sleep } = require('./wait');
 
 /**
  * The parts of a Sparkplug fault run (test/integrations/sparkplug-restarts.test.js), all real: a
@@ -14,7 +18,6 @@ const { startSparkplugHost } = require('./sparkplug-host');
  * of it (what the register held when the gateway read it), and the independent Tahu-based host.
  */
 
-const NINES = path.join(__dirname, '..', '..', 'bin', 'nines.js');
 const GROUP = 'plant';
 const NODE = 'edge1';
 const HOST = 'scada';
@@ -88,7 +91,7 @@ function writeConfig ({ brokerUrl, simUrl, ratePerSec, spoolDir = null }) {
  * @returns {Promise<{statusUrl: string, status: () => Promise<object>, stderr: () => string, kill: (signal?: string) => Promise<{code: number|null, signal: string|null}>}>}
  */
 function startNines (file) {
-  const child = spawn(process.execPath, [NINES, 'run', '--quiet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [NINES_BIN, 'run', '--quiet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return new Promise((resolve, reject) => {
@@ -130,4 +133,51 @@ function changes (reads) {
   return reads.filter((r, i) => i === 0 || r.value !== reads[i - 1].value);
 }
 
-module.exports = { countingSim, writeConfig, startNines, startHost, changes, GROUP, NODE, HOST, START };
+/**
+ * A fault run's parts, started in order, each one's teardown pushed onto `cleanups` (the caller runs
+ * them in reverse): a Mosquitto, the counting simulator, the host (its STATE online), the gateway's
+ * config file (with a disk spool in a fresh directory when `spool`). `startGateway()` starts a
+ * `nines run` on it, killed at cleanup if still running; `rig.mosq` may be replaced (a broker
+ * restarted), and the cleanup stops whichever is there.
+ * @param {Array<() => Promise<unknown>>} cleanups
+ * @param {{ratePerSec: number, spool?: boolean}} o
+ * @returns {Promise<{mosq: object|null, sim: object, host: object, dir: string|null, file: string, startGateway: () => Promise<object>}>}
+ */
+async function startRig (cleanups, { ratePerSec, spool = false }) {
+  const rig = { mosq: await startMosquitto(), dir: null };
+  cleanups.push(async () => { if (rig.mosq) await rig.mosq.stop(); });
+  if (spool) {
+    rig.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-sp-kill-'));
+    cleanups.push(async () => fs.rmSync(rig.dir, { recursive: true, force: true }));
+  }
+  rig.sim = await countingSim(ratePerSec);
+  cleanups.push(() => rig.sim.close());
+  rig.host = await startHost(rig.mosq.port);
+  cleanups.push(() => rig.host.stop());
+  rig.file = writeConfig({ brokerUrl: rig.mosq.url, simUrl: rig.sim.url, ratePerSec, spoolDir: rig.dir });
+  rig.startGateway = async () => {
+    const g = await startNines(rig.file);
+    cleanups.push(() => g.kill('SIGKILL'));
+    return g;
+  };
+  return rig;
+}
+
+/**
+ * Ends a run: the counter stops, the last polls' DATA go out, the gateway's status is read, and the
+ * gateway stops cleanly (exit 0), its NDEATH at the host.
+ * @param {object} rig from startRig
+ * @param {object} g the running gateway, from rig.startGateway()
+ * @returns {Promise<object>} the status read before the stop
+ */
+async function endRun (rig, g) {
+  rig.sim.stop();
+  await sleep(300);
+  const status = await g.status();
+  const exit = await g.kill('SIGTERM');
+  assert.equal(exit.code, 0, g.stderr());
+  await sleep(300);
+  return status;
+}
+
+module.exports = { countingSim, writeConfig, startNines, startHost, startRig, endRun, changes, GROUP, NODE, HOST, START };

@@ -11,19 +11,11 @@ const assert = require('node:assert/strict');
 const net = require('node:net');
 const D = require('../../gateway/runtime/config/defaults');
 const { startServer } = require('../../gateway/runtime/http/serve');
+const { until } = require('../helpers/wait');
 
 const LOGIN = { username: 'viewer', password: 'correct horse battery staple' };
 const basic = (u, p) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** @param {() => boolean|Promise<boolean>} cond @param {string} what @param {number} timeoutMs */
-async function waitFor (cond, what, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** Open server-side connections */
 const connections = (server) => new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
@@ -54,7 +46,7 @@ describe('metrics endpoint and status page server: timeouts, connection cap, log
         sleep(D.HTTP_HEADERS_TIMEOUT_MS + 3000).then(() => ({ kind, text: '(nothing)', afterMs: Date.now() - started, socket: c }))
       ]);
     });
-    await waitFor(async () => (await connections(s.server)) === 2, 'both connections accepted', 2000);
+    await until(async () => (await connections(s.server)) === 2, 'both connections accepted', 2000);
     const got = await Promise.all(clients);
     for (const g of got) {
       assert.match(g.text, /^HTTP\/1\.1 408 /, g.kind);
@@ -62,7 +54,7 @@ describe('metrics endpoint and status page server: timeouts, connection cap, log
       assert.ok(g.afterMs >= D.HTTP_HEADERS_TIMEOUT_MS - 500 && g.afterMs <= D.HTTP_HEADERS_TIMEOUT_MS + 2000, `${g.kind}: 408 after ${g.afterMs} ms`);
     }
     // the server's side is gone, not waiting for the client's FIN that never comes
-    await waitFor(async () => (await connections(s.server)) === 0, 'the server to close both connections', 2000);
+    await until(async () => (await connections(s.server)) === 0, 'the server to close both connections', 2000);
     for (const g of got) g.socket.destroy();
   });
 
@@ -77,11 +69,11 @@ describe('metrics endpoint and status page server: timeouts, connection cap, log
       await new Promise((resolve) => c.once('connect', resolve));
       sockets.push(c);
     }
-    await waitFor(() => closed.length === 3, 'three connections closed', 5000);
+    await until(() => closed.length === 3, 'three connections closed', 5000);
     assert.deepEqual(closed.sort(), [3, 4, 5]);
     assert.equal(await connections(s.server), 3);
     sockets[0].destroy();
-    await waitFor(async () => (await connections(s.server)) === 2, 'a slot free', 2000);
+    await until(async () => (await connections(s.server)) === 2, 'a slot free', 2000);
     assert.equal((await fetch(`${s.url}/`)).status, 200);
     for (const c of sockets) c.destroy();
   });
@@ -117,11 +109,11 @@ describe('metrics endpoint and status page server: timeouts, connection cap, log
     const during = await get(LOGIN.password);
     assert.equal(during.status, 429);
     // after the lockout the right login works and clears the address's record
-    await waitFor(async () => {
+    await until(async () => {
       const r = await get(LOGIN.password);
       await r.arrayBuffer();
       return r.status === 200;
-    }, 'the lockout to end', D.HTTP_LOGIN_LOCKOUT_MAX_MS);
+    }, 'the lockout to end', D.HTTP_LOGIN_LOCKOUT_MAX_MS, { everyMs: 20 });
     assert.equal((await get('one-typo')).status, 401, 'a typo after a right login is a fresh start');
   });
 

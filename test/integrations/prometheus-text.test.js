@@ -13,11 +13,6 @@
  */
 
 const assert = require('node:assert/strict');
-const { collectLatency } = require('../helpers/latency-sub');
-const { Gateway } = require('../../gateway/runtime/gateway');
-const { validateConfig } = require('../../gateway/runtime/config');
-const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
-const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createAccumulator, mergeInto, decodeHistogram } = require('../../gateway/latency');
 const { BucketLayout, ClassicHistogram } = require('../../gateway/runtime/metrics/classic-buckets');
 const { labelFloat } = require('../../gateway/runtime/metrics/text');
@@ -25,6 +20,7 @@ const D = require('../../gateway/runtime/http/defaults');
 const { startPrometheus } = require('../helpers/prometheus');
 const { startVictoriaMetrics } = require('../helpers/victoria-metrics');
 const { histogramQuantile } = require('../helpers/histogram-quantile');
+const { startTwoGateways } = require('../helpers/two-gateways');
 
 /** docs/integrations.md: the summary is nines' own figure; 1 % is the issue's bound */
 const SUMMARY_ERROR = 0.01;
@@ -37,20 +33,9 @@ const FIELDS = [
   ['lag', 'dispatch_lag', (p) => p.lag]
 ];
 
-const until = async (cond, what, timeoutMs = 30000) => {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > end) throw new Error(`${what}: not in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-};
-
 describe('Prometheus without feature flags and VictoriaMetrics scraping two gateways (summaries, classic buckets)', function () {
   this.timeout(120000);
-  let broker, sub;
-  const sims = [];
-  const gateways = [];
+  let rig;
   /** gateway → job → payloads received over MQTT */
   let published;
   /** field → encoded histograms of job hr's intervals, both gateways */
@@ -59,50 +44,32 @@ describe('Prometheus without feature flags and VictoriaMetrics scraping two gate
   const scrapers = new Map();
 
   before(async () => {
-    broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
-    ({ sub, published } = await collectLatency(broker.url, PREFIX));
-
-    sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=1ms-3ms,seed=3' }));
-    sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=2ms-9ms,seed=4' }));
-    const ended = [];
-    for (const [i, id] of ['gw-a', 'gw-b'].entries()) {
-      const gw = new Gateway(validateConfig({
+    rig = await startTwoGateways({
+      prefix: PREFIX,
+      faults: ['latency=1ms-3ms,seed=3', 'latency=2ms-9ms,seed=4'],
+      config: ({ id, brokerUrl, simUrl }) => ({
         gateway: { id, interval: '1s', workers: 1, metrics: { listen: '127.0.0.1:0' } },
-        mqtt: { url: broker.url, prefix: PREFIX },
-        devices: { plc: { target: sims[i].url, timeout: '100ms' } },
+        mqtt: { url: brokerUrl, prefix: PREFIX },
+        devices: { plc: { target: simUrl, timeout: '100ms' } },
         jobs: [{ name: 'hr', device: 'plc', read: { fc: 3, address: 0, quantity: 10 }, rate: '250/s', count: 1100 }]
-      }, { env: {} }));
-      gw.on('summary', (job, payload, h) => {
+      }),
+      onSummary: (gatewayId, job, payload, h) => {
         hists.response.push(payload.hist);
         hists.service.push(h.service);
         hists.lag.push(h.lag);
-      });
-      ended.push(new Promise((resolve) => gw.once('end', resolve)));
-      gateways.push(gw);
-    }
-    await Promise.all(gateways.map((gw) => gw.start()));
-    const targets = gateways.map((gw) => new URL(gw.metrics.url).host);
-    scrapers.set('Prometheus 2.42, no flags', await startPrometheus({ targets, nativeHistograms: false }));
-    scrapers.set('VictoriaMetrics', await startVictoriaMetrics({ targets }));
-    await Promise.all(ended);
-    // every summary is in: wait until each scraper has the final values of both gateways
-    const intervals = hists.response.length;
-    const received = () => [...published.values()].reduce((n, byJob) => n + byJob.get('hr').length, 0);
-    await until(() => received() === intervals, 'every interval reached the metrics and the MQTT subscriber');
-    for (const [name, s] of scrapers) {
-      await until(async () => {
-        const r = await s.query('sum(nines_job_intervals_total)');
-        return r.length === 1 && Number(r[0].value[1]) === intervals;
-      }, `${name} has every interval`);
-    }
+      }
+    });
+    published = rig.published;
+    // both scrapers start side by side while the gateways poll; one that started is stopped by after() even if the other failed
+    const started = await Promise.allSettled([startPrometheus({ targets: rig.targets, nativeHistograms: false }), startVictoriaMetrics({ targets: rig.targets })]);
+    started.forEach((s, i) => { if (s.status === 'fulfilled') scrapers.set(['Prometheus 2.42, no flags', 'VictoriaMetrics'][i], s.value); });
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    await rig.waitScraped(scrapers);
   });
 
   after(async () => {
     for (const s of scrapers.values()) await s.stop();
-    for (const gw of gateways) await gw.stop().catch(() => {});
-    if (sub) await sub.endAsync();
-    for (const s of sims) await s.close();
-    if (broker) await broker.close();
+    if (rig) await rig.stop();
   });
 
   const each = (title, fn) => {

@@ -8,88 +8,56 @@
  */
 
 const assert = require('node:assert/strict');
-const { collectLatency } = require('../helpers/latency-sub');
-const { Gateway } = require('../../gateway/runtime/gateway');
-const { validateConfig } = require('../../gateway/runtime/config');
-const { startEmbeddedBroker } = require('../../gateway/runtime/mqtt/broker');
-const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createAccumulator, mergeInto, decodeHistogram } = require('../../gateway/latency');
 const { startPrometheus } = require('../helpers/prometheus');
+const { startTwoGateways } = require('../helpers/two-gateways');
 
 /** The figure in docs/integrations.md: schema 5's bucket width (2^(1/32) − 1 = 2.19 %) and the HDR bucket (0.1 %) */
 const DOCUMENTED_ERROR = 0.023;
 const PREFIX = 'nines-prom';
 
-const until = async (cond, what, timeoutMs = 30000) => {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > end) throw new Error(`${what}: not in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-};
-
-function gatewayConfig ({ id, brokerUrl, sim, faultyJob }) {
+function gatewayConfig ({ id, brokerUrl, simUrl, faultyJob }) {
   const jobs = [{ name: 'hr', device: 'plc', read: { fc: 3, address: 0, quantity: 10 }, rate: '200/s', count: 700 }];
   // an address past the simulator's 10,000 registers: every reply is a Modbus exception (an error)
   if (faultyJob) jobs.push({ name: 'bad', device: 'plc', read: { fc: 3, address: 60000, quantity: 4 }, rate: '50/s', count: 150 });
-  return validateConfig({
+  return {
     gateway: { id, interval: '500ms', workers: 1, metrics: { listen: '127.0.0.1:0' } },
     mqtt: { url: brokerUrl, prefix: PREFIX },
-    devices: { plc: { target: sim.url, timeout: '40ms' } },
+    devices: { plc: { target: simUrl, timeout: '40ms' } },
     jobs
-  }, { env: {} });
+  };
 }
 
 describe('Prometheus scraping two gateways (native histograms)', function () {
   this.timeout(90000);
-  let broker, sub, prom;
-  const sims = [];
-  const gateways = [];
+  let rig, prom;
   /** gateway → job → payloads received over MQTT */
   let published;
   /** job → field → encoded histograms of every interval, both gateways (service and lag from the gateways' events) */
   const hists = new Map();
 
   before(async () => {
-    broker = await startEmbeddedBroker({ host: '127.0.0.1', port: 0 });
-    ({ sub, published } = await collectLatency(broker.url, PREFIX));
-
     // two devices with different latencies; b drops 0.5 % of requests (below p99's 1 %), so it has timeouts
-    sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=1ms-3ms,seed=1' }));
-    sims.push(await createModbusTcpSimulator({ port: 0, faults: 'latency=2ms-8ms,drop=0.005,seed=2' }));
-    const ended = [];
-    for (const [i, id] of ['gw-a', 'gw-b'].entries()) {
-      const gw = new Gateway(gatewayConfig({ id, brokerUrl: broker.url, sim: sims[i], faultyJob: i === 0 }));
-      gw.on('summary', (job, payload, h) => {
+    rig = await startTwoGateways({
+      prefix: PREFIX,
+      faults: ['latency=1ms-3ms,seed=1', 'latency=2ms-8ms,drop=0.005,seed=2'],
+      config: (g) => gatewayConfig({ ...g, faultyJob: g.index === 0 }),
+      onSummary: (gatewayId, job, payload, h) => {
         if (!hists.has(job)) hists.set(job, { response: [], service: [], lag: [] });
         const e = hists.get(job);
         e.response.push(payload.hist);
         e.service.push(h.service);
         e.lag.push(h.lag);
-      });
-      const jobs = gw.config.jobs.length;
-      let count = 0;
-      ended.push(new Promise((resolve) => gw.on('end', () => { if (++count === jobs) resolve(); })));
-      gateways.push(gw);
-    }
-    await Promise.all(gateways.map((gw) => gw.start()));
-    prom = await startPrometheus({ targets: gateways.map((gw) => new URL(gw.metrics.url).host) });
-    await Promise.all(ended);
-    // every summary is in: wait until Prometheus has scraped the final values of both gateways
-    const intervals = () => [...published.values()].reduce((n, byJob) => n + [...byJob.values()].reduce((m, list) => m + list.length, 0), 0);
-    await until(async () => {
-      const r = await prom.query('sum(nines_job_intervals_total)');
-      return r.length === 1 && Number(r[0].value[1]) === intervals() && intervals() === [...hists.values()].reduce((n, e) => n + e.response.length, 0);
-    }, 'Prometheus has every interval');
+      }
+    });
+    published = rig.published;
+    prom = await startPrometheus({ targets: rig.targets });
+    await rig.waitScraped(new Map([['Prometheus', prom]]));
   });
 
   after(async () => {
     if (prom) await prom.stop();
-    for (const gw of gateways) await gw.stop().catch(() => {});
-    if (sub) await sub.endAsync();
-    for (const s of sims) await s.close();
-    if (broker) await broker.close();
+    if (rig) await rig.stop();
   });
 
   it('scrapes both gateways as up, over the protobuf exposition', async () => {

@@ -10,25 +10,17 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { startMosquitto } = require('../helpers/mosquitto');
 const { countsOf } = require('../helpers/sparkplug-offline');
-const { countingSim, writeConfig, startNines, startHost, changes } = require('../helpers/sparkplug-run');
+const { startRig, endRun, changes } = require('../helpers/sparkplug-run');
+const { until, sleep } = require('../helpers/wait');
 
 const RATE = 100;
 /** How long before a broker's or a gateway's death a read counts as "in the instant" of it: one poll and a half */
 const DEATH_MS = 15;
 /** DATA the instant of a broker's death may take uncounted (QoS 0); more than this is a defect to fix */
 const HANDFUL = 3;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const waitUntil = async (cond, ms, what) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-};
 
 /**
  * Every count value the host received in DATA, in arrival order, with its flag.
@@ -65,6 +57,14 @@ function compare (reads, got, born) {
   return { changes: read.length, missing: read.filter((r) => !seen.has(r.value)) };
 }
 
+/**
+ * Waits for `n` live (not historical) count values at the host from message index `from` on: the
+ * run under way, where a fixed sleep gave it time enough on a quiet machine and too little on a busy one.
+ */
+const liveData = (host, from, n, what) => until(() => dataValues(host.messages).filter((x) => x.index >= from && !x.historical).length >= n, what, 15000);
+/** Live values awaited before a fault and after the recovery: half a second of the counter at RATE */
+const LIVE = 50;
+
 /** The host's violations, as lines */
 const violations = (host) => host.messages.filter((m) => m.violations && m.violations.length).map((m) => `${m.topic} seq ${m.seq}: ${m.violations.join('; ')}`);
 
@@ -81,38 +81,28 @@ describe('Sparkplug B store and forward across a broker restart and a gateway SI
 
   for (const [how, what] of [['stop', 'restarted (SIGTERM)'], ['kill', 'crashed (SIGKILL) and restarted']]) {
     it(`broker ${what} mid-run at 100 values/s: rebirth with a new bdSeq, every change delivered once, in order, the outage's as historical`, async () => {
-      let mosq = await startMosquitto();
-      const port = mosq.port;
-      cleanups.push(async () => { if (mosq) await mosq.stop(); });
-      const sim = await countingSim(RATE);
-      cleanups.push(() => sim.close());
-      const host = await startHost(port);
-      cleanups.push(() => host.stop());
-      const g = await startNines(writeConfig({ brokerUrl: mosq.url, simUrl: sim.url, ratePerSec: RATE }));
-      cleanups.push(() => g.kill('SIGKILL'));
+      const rig = await startRig(cleanups, { ratePerSec: RATE });
+      const { sim, host } = rig;
+      const port = rig.mosq.port;
+      const g = await rig.startGateway();
 
       const firstBirth = await host.waitFor((m) => m.type === 'NBIRTH', 15000);
       await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc', 10000);
       sim.start();
-      await sleep(1500);
+      await liveData(host, 0, LIVE, 'live DATA before the outage');
 
       const downAt = Date.now();
       const beforeDown = host.messages.length;
-      await mosq[how]();
+      await rig.mosq[how]();
       const goneAt = Date.now();
-      mosq = null;
+      rig.mosq = null;
       await sleep(2000);
-      mosq = await startMosquitto({ port });
+      rig.mosq = await startMosquitto({ port });
       const upAt = Date.now();
       const nbirth = await host.waitFor((m) => m.type === 'NBIRTH', 20000, beforeDown);
-      await waitUntil(async () => { const s = await g.status(); return s.sparkplug.held.count === 0; }, 20000, 'the held DATA published');
-      await sleep(1000);
-      sim.stop();
-      await sleep(300);
-      const status = await g.status();
-      const exit = await g.kill('SIGTERM');
-      assert.equal(exit.code, 0, g.stderr());
-      await sleep(300);
+      await until(async () => { const s = await g.status(); return s.sparkplug.held.count === 0; }, 'the held DATA published', 20000, { everyMs: 50 });
+      await liveData(host, host.messages.indexOf(nbirth), LIVE, 'live DATA after the rebirth');
+      const status = await endRun(rig, g);
 
       assert.deepEqual(violations(host), []);
       const bdSeq = (m) => Number(m.metrics.find((x) => x.name === 'bdSeq').value);
@@ -140,21 +130,13 @@ describe('Sparkplug B store and forward across a broker restart and a gateway SI
   }
 
   it('gateway SIGKILLed while holding on disk and restarted: the held values replayed once, in order, historical; the aliases kept', async () => {
-    const mosq = await startMosquitto();
-    cleanups.push(() => mosq.stop());
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-sp-kill-'));
-    cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-    const sim = await countingSim(RATE);
-    cleanups.push(() => sim.close());
-    const host = await startHost(mosq.port);
-    cleanups.push(() => host.stop());
-    const file = writeConfig({ brokerUrl: mosq.url, simUrl: sim.url, ratePerSec: RATE, spoolDir: dir });
-    const g1 = await startNines(file);
-    cleanups.push(() => g1.kill('SIGKILL'));
+    const rig = await startRig(cleanups, { ratePerSec: RATE, spool: true });
+    const { sim, host, dir } = rig;
+    const g1 = await rig.startGateway();
 
     const dbirth1 = await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc', 15000);
     sim.start();
-    await sleep(1000);
+    await liveData(host, 0, LIVE, 'live DATA before the host goes offline');
     const offAt = host.messages.length;
     await host.send({ cmd: 'state', online: false });
     await host.waitFor((m) => m.type === 'NDEATH', 10000, offAt);
@@ -166,20 +148,14 @@ describe('Sparkplug B store and forward across a broker restart and a gateway SI
     const killedAt = Date.now();
     assert.ok(fs.existsSync(path.join(dir, 'sparkplug', 'aliases.json')), 'the alias map is on disk');
 
-    const g2 = await startNines(file);
-    cleanups.push(() => g2.kill('SIGKILL'));
+    const g2 = await rig.startGateway();
     await sleep(1000);
     const onAt = host.messages.length;
     await host.send({ cmd: 'state', online: true });
     const nbirth = await host.waitFor((m) => m.type === 'NBIRTH', 10000, onAt);
-    await waitUntil(async () => { const s = await g2.status(); return s.sparkplug.held.count === 0; }, 20000, 'the held DATA published');
-    await sleep(1000);
-    sim.stop();
-    await sleep(300);
-    const status = await g2.status();
-    const exit = await g2.kill('SIGTERM');
-    assert.equal(exit.code, 0, g2.stderr());
-    await sleep(300);
+    await until(async () => { const s = await g2.status(); return s.sparkplug.held.count === 0; }, 'the held DATA published', 20000, { everyMs: 50 });
+    await liveData(host, host.messages.indexOf(nbirth), LIVE, 'live DATA after the rebirth');
+    const status = await endRun(rig, g2);
 
     assert.deepEqual(violations(host), []);
     const dbirth2 = host.messages.slice(host.messages.indexOf(nbirth)).find((m) => m.type === 'DBIRTH');
@@ -201,17 +177,9 @@ describe('Sparkplug B store and forward across a broker restart and a gateway SI
     assert.ok(historical.every((x) => x.index > host.messages.indexOf(nbirth)), 'history only after the new NBIRTH');
   });
   it('gateway SIGKILLed just after its replay and restarted: nothing of the replay is sent again', async () => {
-    const mosq = await startMosquitto();
-    cleanups.push(() => mosq.stop());
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-sp-kill-'));
-    cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-    const sim = await countingSim(RATE);
-    cleanups.push(() => sim.close());
-    const host = await startHost(mosq.port);
-    cleanups.push(() => host.stop());
-    const file = writeConfig({ brokerUrl: mosq.url, simUrl: sim.url, ratePerSec: RATE, spoolDir: dir });
-    const g1 = await startNines(file);
-    cleanups.push(() => g1.kill('SIGKILL'));
+    const rig = await startRig(cleanups, { ratePerSec: RATE, spool: true });
+    const { sim, host } = rig;
+    const g1 = await rig.startGateway();
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc', 15000);
     sim.start();
     const offAt = host.messages.length;
@@ -221,7 +189,7 @@ describe('Sparkplug B store and forward across a broker restart and a gateway SI
     const onAt = host.messages.length;
     await host.send({ cmd: 'state', online: true });
     await host.waitFor((m) => m.type === 'NBIRTH', 10000, onAt);
-    await waitUntil(async () => (await g1.status()).sparkplug.held.count === 0, 20000, 'the held DATA published');
+    await until(async () => (await g1.status()).sparkplug.held.count === 0, 'the held DATA published', 20000, { everyMs: 50 });
     // well within the hold's checkpoint interval: its cursor on disk must already be past the replay
     await sleep(100);
     const killAt = Date.now();
@@ -230,16 +198,11 @@ describe('Sparkplug B store and forward across a broker restart and a gateway SI
     const replayed = host.messages.filter((m) => m.type === 'DDATA').flatMap(countsOf).filter((c) => c.historical).length;
 
     const restartAt = host.messages.length;
-    const g2 = await startNines(file);
-    cleanups.push(() => g2.kill('SIGKILL'));
+    const g2 = await rig.startGateway();
     await host.waitFor((m) => m.type === 'NBIRTH', 10000, restartAt);
-    await waitUntil(async () => (await g2.status()).sparkplug.held.count === 0, 20000, 'the held DATA published');
+    await until(async () => (await g2.status()).sparkplug.held.count === 0, 'the held DATA published', 20000, { everyMs: 50 });
     await sleep(500);
-    sim.stop();
-    await sleep(300);
-    const status = await g2.status();
-    assert.equal((await g2.kill('SIGTERM')).code, 0, g2.stderr());
-    await sleep(300);
+    const status = await endRun(rig, g2);
 
     assert.deepEqual(violations(host), []);
     const got = dataValues(host.messages);

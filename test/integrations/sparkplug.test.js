@@ -13,6 +13,7 @@ const { Gateway } = require('../../gateway/runtime/gateway');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { startMosquitto } = require('../helpers/mosquitto');
 const { startSparkplugHost } = require('../helpers/sparkplug-host');
+const { until } = require('../helpers/wait');
 
 const GROUP = 'plant';
 const NODE = 'edge1';
@@ -117,14 +118,6 @@ const noViolations = (messages) => {
   assert.deepEqual(bad.map((m) => `${m.topic} seq ${m.seq}: ${m.violations.join('; ')}`), []);
 };
 
-const waitUntil = async (cond, ms = 10000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
 describe('Sparkplug B: the gateway as an edge node, checked by an independent host', function () {
   this.timeout(60000);
   let mosq, sim, host, gw, errors;
@@ -161,7 +154,7 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc');
     assert.equal(host.messages.filter((m) => m.device === 'meter').length, 0);
     // both jobs' tags, every one read and good (the DBIRTH, then DDATA for tags the other job read after it)
-    await waitUntil(() => { const s = deviceState(host.messages, 'plc'); return s.size === 10 && [...s.values()].every((x) => !x.is_null); });
+    await until(() => { const s = deviceState(host.messages, 'plc'); return s.size === 10 && [...s.values()].every((x) => !x.is_null); });
     assertValues(deviceState(host.messages, 'plc'), want);
     const dbirth = host.messages.find((m) => m.type === 'DBIRTH');
     assert.equal(dbirth.metrics.find((m) => m.name === 'temp').properties.engUnit.value, '°C');
@@ -195,7 +188,7 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     sim = await createModbusTcpSimulator({ port });
     fill(sim.model);
     await host.waitFor((m) => m.type === 'DBIRTH' && m.device === 'plc', 10000, deathAt);
-    await waitUntil(() => { const s = deviceState(host.messages, 'plc', deathAt); return s.size === 10 && [...s.values()].every((x) => !x.is_null); });
+    await until(() => { const s = deviceState(host.messages, 'plc', deathAt); return s.size === 10 && [...s.values()].every((x) => !x.is_null); });
     assertValues(deviceState(host.messages, 'plc', deathAt), want);
     // a value in the new birth is good, a missing one is null with a bad quality, never a mix
     const reborn = host.messages.slice(deathAt).find((m) => m.type === 'DBIRTH');
@@ -239,7 +232,7 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     await host.send({ cmd: 'ncmd', metrics: [{ name: 'Node Control/Rebirth', datatype: 'Int32', value: 1 }] });
     await host.send({ cmd: 'ncmd', metrics: [{ name: 'Node Control/Rebirth', datatype: 'Boolean', value: true }, { name: 'bdSeq', datatype: 'Int64', value: 7 }] });
     await host.send({ cmd: 'dcmd', device: 'plc', metrics: [{ name: 'temp', datatype: 'Double', value: 20 }] });
-    await waitUntil(() => errors.length >= 5);
+    await until(() => errors.length >= 5);
     assert.deepEqual(errors.map((e) => e.code), Array(5).fill('NINES_ERR_SPARKPLUG'));
     assert.match(errors[0].message, /not a Sparkplug B protobuf payload/);
     assert.match(errors[1].message, /unknown metric "Node Control\/Reboot"/);
@@ -263,13 +256,13 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
     await start({ writes: true, allowWrites: true });
     await host.waitFor((m) => m.type === 'DBIRTH');
     await host.send({ cmd: 'dcmd', device: 'plc', metrics: [{ name: 'temp', datatype: 'Double', value: 20.5 }, { name: 'pump', datatype: 'Boolean', value: false }] });
-    await waitUntil(() => sim.model.banks.holdingRegisters[100] === 205 && sim.model.banks.coils[3] === 0);
+    await until(() => sim.model.banks.holdingRegisters[100] === 205 && sim.model.banks.coils[3] === 0);
     // the new values come back as DDATA from the next poll
-    await waitUntil(() => { const s = deviceState(host.messages, 'plc'); return s.get('temp').value === 20.5 && s.get('pump').value === false; });
+    await until(() => { const s = deviceState(host.messages, 'plc'); return s.get('temp').value === 20.5 && s.get('pump').value === false; });
     // 20.55 does not fit an int16 at scale 0.1: writeTags refuses, nothing is written
     await host.send({ cmd: 'dcmd', device: 'plc', metrics: [{ name: 'temp', datatype: 'Double', value: 20.55 }] });
     await host.send({ cmd: 'dcmd', device: 'plc', metrics: [{ name: 'temp', datatype: 'Int16', value: 3 }] });
-    await waitUntil(() => errors.length >= 2);
+    await until(() => errors.length >= 2);
     assert.equal(errors[0].code, 'NINES_ERR_INVALID_VALUE');
     assert.equal(errors[1].code, 'NINES_ERR_SPARKPLUG');
     assert.match(errors[1].message, /is Double \(as in its DBIRTH\); got Int16/);
@@ -280,7 +273,7 @@ describe('Sparkplug B: the gateway as an edge node, checked by an independent ho
   it('a reload that changes a device\'s tags is its DDEATH and a DBIRTH with the new metric set; a new job is a rebirth', async () => {
     await start();
     await host.waitFor((m) => m.type === 'DBIRTH');
-    await waitUntil(() => deviceState(host.messages, 'plc').size === 10);
+    await until(() => deviceState(host.messages, 'plc').size === 10);
     const c = config(sim, { url: mosq.url });
     c.devices.plc.tags.fast = FAST.slice(0, 2); // level and pump go
     let from = host.messages.length;

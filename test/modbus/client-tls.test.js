@@ -15,6 +15,7 @@ const { checkTlsOptions } = require('../../gateway/drivers/tls-options');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { makeCerts } = require('../helpers/tls-certs');
 const { rejectionOf } = require('./helpers');
+const { nines } = require('../helpers/nines-cli');
 
 /** FC3 at 0x0A0B, two registers: its PDU is what must never cross the wire in clear */
 const READ = Object.freeze({ fc: 3, address: 0x0A0B, quantity: 2 });
@@ -190,11 +191,11 @@ describe('modbus client over TLS (Modbus/TCP Security)', function () {
   });
 
   it('nines probe reads the certificate files its --ca, --cert and --key name, and reports a refusal by its code', async () => {
-    const { execFile } = require('node:child_process');
-    const bin = require('node:path').join(__dirname, '..', '..', 'bin', 'nines.js');
     const { sim } = await start();
-    const probe = (...args) => new Promise((resolve) => execFile(process.execPath, [bin, 'probe', sim.url, '--read', '3:0:1', '--count', '20', ...args],
-      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, out: stdout + stderr })));
+    const probe = async (...args) => {
+      const r = await nines(['probe', sim.url, '--read', '3:0:1', '--count', '20', ...args]);
+      return { code: r.code, out: r.stdout + r.stderr };
+    };
     const ok = await probe('--ca', certs.ca.file, '--cert', certs.client.file, '--key', certs.client.keyFile);
     assert.equal(ok.code, 0, ok.out);
     const refused = await probe('--ca', certs.ca.file);

@@ -6,12 +6,13 @@
  */
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitFor, lastStatus, withModbusSim } = require('./harness');
+const { helper, roundTrip, expectError, lastStatus, withModbusSim } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const readNode = require('../../nodes/nines-modbus-read');
 const writeNode = require('../../nodes/nines-modbus-write');
 const pollNode = require('../../nodes/nines-poll');
+const { until } = require('../helpers/wait');
 
 const NODES = [deviceNode, readNode, writeNode, pollNode];
 const POLLS = Array.from({ length: 10 }, (_, i) => `p${i}`);
@@ -37,7 +38,7 @@ function state (s) {
 
 /** Waits until every node shows the same state and `pred` holds for it; returns that state. */
 function allAgree (ids, pred, what, limitMs = 10000) {
-  return waitFor(() => {
+  return until(() => {
     const states = ids.map((id) => state(lastStatus(helper.getNode(id))));
     if (!states[0] || !pred(states[0])) return null;
     return states.every((s) => s && s.fill === states[0].fill && s.shape === states[0].shape && s.text === states[0].text) ? states[0] : null;
@@ -54,7 +55,7 @@ describe('nodes sharing one device', function () {
     await helper.load(NODES, flow(sim.port));
     const seen = new Map();
     helper.getNode('values').on('input', (m) => seen.set(m.topic, m.payload));
-    await waitFor(() => seen.size === POLLS.length, 'values from every poll node');
+    await until(() => seen.size === POLLS.length, 'values from every poll node');
     POLLS.forEach((id, i) => assert.deepEqual(seen.get(`poll ${i}`), [100 + i]));
     const out = helper.getNode('out');
     const [read, written] = await Promise.all([
@@ -86,7 +87,7 @@ describe('nodes sharing one device', function () {
     await allAgree(ids, (s) => s.fill === 'red' && s.text === 'connect failed', 'still connect failed');
     sim = await createModbusTcpSimulator({ port });
     await allAgree(ids, (s) => s.fill === 'green', 'connected again');
-    await waitFor(() => sim.stats.requests > 0, 'polls on the restarted device');
+    await until(() => sim.stats.requests > 0, 'polls on the restarted device');
     assert.equal(sim.stats.connections, 1);
   });
 });
@@ -108,7 +109,7 @@ describe('a device\'s own warnings', function () {
     for (const id of ['r1', 'r2']) helper.getNode(id).on('call:warn', (c) => warned.push([id, String(c.args[0])]));
     // a request makes the device connect (and fail)
     helper.getNode('r1').receive({ payload: 1 });
-    await waitFor(() => warned.length > 0, 'the device\'s warning', 10000);
+    await until(() => warned.length > 0, 'the device\'s warning', 10000);
     assert.equal(warned[0][0], 'r2', JSON.stringify(warned));
     // (the test runtime gives the catalog key; Node-RED's catalog names the device in it)
     assert.match(warned[0][1], /nines-modbus-device\.errors\.connection/);

@@ -6,30 +6,10 @@
  */
 
 const helper = require('node-red-node-test-helper');
+const { until } = require('../helpers/wait');
 
 // NINES_NODE_RED names another Node-RED install (CI runs the node tests on Node-RED 5 this way)
 helper.init(require.resolve(process.env.NINES_NODE_RED || 'node-red'));
-
-/**
- * Waits until `check()` returns a truthy value, polling; rejects after `limitMs` with `what`.
- * @param {() => unknown} check
- * @param {string} what description for the timeout error
- * @param {number} [limitMs=5000]
- * @returns {Promise<unknown>} the truthy value
- */
-function waitFor (check, what, limitMs = 5000) {
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    const tick = () => {
-      let v;
-      try { v = check(); } catch (err) { reject(err); return; }
-      if (v) { resolve(v); return; }
-      if (Date.now() - t0 > limitMs) { reject(new Error(`timed out waiting for ${what}`)); return; }
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 /**
  * The last status a node set (the helper spies on Node.prototype.status).
@@ -49,7 +29,7 @@ function lastStatus (node) {
  * @param {number} [limitMs]
  */
 function waitStatus (node, pred, what, limitMs) {
-  return waitFor(() => { const s = lastStatus(node); return s && pred(s) ? s : null; }, `${node.type} status ${what}`, limitMs);
+  return until(() => { const s = lastStatus(node); return s && pred(s) ? s : null; }, `${node.type} status ${what}`, limitMs);
 }
 
 /**
@@ -120,4 +100,4 @@ function withModbusSim (get, set) {
   });
 }
 
-module.exports = { helper, waitFor, waitStatus, lastStatus, roundTrip, expectError, withModbusSim };
+module.exports = { helper, waitStatus, lastStatus, roundTrip, expectError, withModbusSim };

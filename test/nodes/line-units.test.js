@@ -10,12 +10,13 @@
  */
 
 const assert = require('node:assert/strict');
-const { helper, waitFor, waitStatus, lastStatus, roundTrip, expectError } = require('./harness');
+const { helper, waitStatus, lastStatus, roundTrip, expectError } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const readNode = require('../../nodes/nines-modbus-read');
 const pollNode = require('../../nodes/nines-poll');
 const statusNode = require('../../nodes/nines-device-status');
+const { until } = require('../helpers/wait');
 
 const NODES = [deviceNode, readNode, pollNode, statusNode];
 const UNITS = [1, 2, 3, 4, 5];
@@ -76,7 +77,7 @@ describe('Node-RED: a device that is a line of units', function () {
     helper.getNode('health').on('input', (m) => health.push({ at: Date.now(), payload: m.payload }));
     const polls = UNITS.map((id) => helper.getNode(`poll${id}`));
     for (const p of polls) await waitStatus(p, green, 'green', 10000);
-    await waitFor(() => health.some((h) => h.payload.state === 'up' && Object.values(h.payload.units).every((u) => u.state === 'up')), 'every unit up');
+    await until(() => health.some((h) => h.payload.state === 'up' && Object.values(h.payload.units).every((u) => u.state === 'up')), 'every unit up');
     const up = health.at(-1).payload;
     assert.deepEqual(Object.keys(up.units), ['unit-1', 'unit-2', 'unit-3', 'unit-4', 'unit-5']);
     assert.deepEqual(up.units['unit-3'], { ...up.units['unit-3'], unitId: 3, state: 'up' });
@@ -92,7 +93,7 @@ describe('Node-RED: a device that is a line of units', function () {
     const healthFrom = health.length;
     sim.model.serve(3, false);
     await waitStatus(polls[2], unit3Down, '"unit 3 down"', 5000);
-    await waitFor(() => health.slice(healthFrom).some((h) => h.payload.units['unit-3'].state === 'down'), 'device status: unit-3 down');
+    await until(() => health.slice(healthFrom).some((h) => h.payload.units['unit-3'].state === 'down'), 'device status: unit-3 down');
     const down = health.slice(healthFrom).find((h) => h.payload.units['unit-3'].state === 'down');
     // reported within one poll period and one timeout of going silent (and some slack for a busy machine)
     assert.ok(down.at - silentAt <= 1000 / RATE + TIMEOUT_MS + 500, `down after ${down.at - silentAt} ms`);
@@ -132,7 +133,7 @@ describe('Node-RED: a device that is a line of units', function () {
 
     // it answers again: its probe finds it within its backoff, and every node of it turns green by itself
     sim.model.serve(3, true);
-    await waitFor(() => health.some((h) => h.at >= backAt && h.payload.units['unit-3'].state === 'up'), 'device status: unit-3 up', 15000);
+    await until(() => health.some((h) => h.at >= backAt && h.payload.units['unit-3'].state === 'up'), 'device status: unit-3 up', 15000);
     await waitStatus(polls[2], green, 'green again', 5000);
     await waitStatus(read3, green, 'green again');
     await waitStatus(helper.getNode('status'), green, 'device status node green again');

@@ -1,10 +1,11 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitStatus, waitFor } = require('./harness');
+const { helper, roundTrip, expectError, waitStatus } = require('./harness');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const deviceNode = require('../../nodes/nines-ascii-device');
 const asciiNode = require('../../nodes/nines-ascii');
+const { until } = require('../helpers/wait');
 
 function device (port, extra = {}) {
   return { id: 'dev', type: 'nines-ascii-device', host: '127.0.0.1', port, address: '01', checksum: false, timeout: 300, maxConnections: 1, ...extra };
@@ -53,7 +54,7 @@ describe('nines-ascii-device', function () {
       roundTrip(helper.getNode('b'), out, {})
     ]);
     assert.deepEqual(replies.map((m) => m.command).sort(), ['$01M', '@01']);
-    await waitFor(() => sim.stats.connections === 2, 'two connections');
+    await until(() => sim.stats.connections === 2, 'two connections');
   });
 
   it('closes its connections when the flow stops', async () => {
@@ -61,7 +62,7 @@ describe('nines-ascii-device', function () {
     await waitStatus(helper.getNode('a'), (s) => s.fill === 'green', 'connected');
     assert.equal(sim.openConnections, 1);
     await helper.unload();
-    await waitFor(() => sim.openConnections === 0, 'the simulator to see the connection close');
+    await until(() => sim.openConnections === 0, 'the simulator to see the connection close');
   });
 
   it('turns a bad address in the flow JSON into a coded error on its users', async () => {

@@ -1,12 +1,13 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, waitFor, waitStatus, withModbusSim } = require('./harness');
+const { helper, waitStatus, withModbusSim } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const modbusDevice = require('../../nodes/nines-modbus-device');
 const asciiDevice = require('../../nodes/nines-ascii-device');
 const statusNode = require('../../nodes/nines-device-status');
+const { until } = require('../helpers/wait');
 
 const NODES = [modbusDevice, asciiDevice, statusNode];
 
@@ -38,7 +39,7 @@ describe('nines-device-status', function () {
     await helper.load(NODES, flow(sim.port));
     const msgs = collect();
     const s = helper.getNode('s');
-    await waitFor(() => msgs.some((m) => m.payload.state === 'up'), 'up');
+    await until(() => msgs.some((m) => m.payload.state === 'up'), 'up');
     const up = msgs.find((m) => m.payload.state === 'up');
     assert.equal(up.topic, 'plc1');
     assert.deepEqual(Object.keys(up.payload).sort(), ['connections', 'inflight', 'lastError', 'since', 'state', 'warning']);
@@ -52,7 +53,7 @@ describe('nines-device-status', function () {
     const port = sim.port;
     const beforeDown = Date.now();
     await sim.close();
-    await waitFor(() => msgs.some((m) => m.payload.state === 'down'), 'down');
+    await until(() => msgs.some((m) => m.payload.state === 'down'), 'down');
     const down = msgs.find((m) => m.payload.state === 'down');
     assert.ok(down.payload.since >= up.payload.since);
     assert.ok(down.payload.since >= beforeDown - 1000);
@@ -62,7 +63,7 @@ describe('nines-device-status', function () {
     await waitStatus(s, (st) => st.fill === 'red', 'red');
 
     sim = await createModbusTcpSimulator({ port });
-    await waitFor(() => transitions(msgs).filter((x) => x !== 'connecting').join() === 'up,down,up', 'up again', 10000);
+    await until(() => transitions(msgs).filter((x) => x !== 'connecting').join() === 'up,down,up', 'up again', 10000);
     const again = msgs[msgs.length - 1];
     assert.equal(again.payload.state, 'up');
     assert.ok(again.payload.since > down.payload.since);
@@ -81,7 +82,7 @@ describe('nines-device-status', function () {
         { id: 'out', type: 'helper' }
       ]);
       const msgs = collect();
-      await waitFor(() => msgs.some((m) => m.payload.state === 'up'), 'up');
+      await until(() => msgs.some((m) => m.payload.state === 'up'), 'up');
       assert.equal(msgs[msgs.length - 1].topic, `ascii://127.0.0.1:${ascii.port}?address=01&checksum=off`);
       assert.equal(ascii.openConnections, 1);
     } finally {

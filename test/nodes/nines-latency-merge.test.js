@@ -1,9 +1,10 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, expectError, lastStatus, waitFor } = require('./harness');
+const { helper, expectError, lastStatus } = require('./harness');
 const latency = require('../../gateway/latency');
 const mergeNode = require('../../nodes/nines-latency-merge');
+const { until } = require('../helpers/wait');
 
 /**
  * A latency payload as a gateway publishes it (design.md), with a histogram of the given values.
@@ -58,7 +59,7 @@ describe('nines-latency-merge', function () {
     // gw1 alone has p99 = 100 ms, gw2 alone 2 ms; their mean would be 51 ms. The merged p99 is 2 ms.
     m.receive({ payload: payload({ gateway: 'gw1', valuesMs: [...repeat(98, 1), 100, 100] }) });
     m.receive({ payload: payload({ gateway: 'gw2', valuesMs: repeat(100, 2) }) });
-    await waitFor(() => out.sum.length === 2, 'two summaries');
+    await until(() => out.sum.length === 2, 'two summaries');
     const s = out.sum[1].payload;
     assert.equal(out.sum[1].topic, 'plc1-hr');
     assert.equal(s.key, 'plc1-hr');
@@ -77,7 +78,7 @@ describe('nines-latency-merge', function () {
     await helper.load(mergeNode, flow());
     const out = collect();
     helper.getNode('m').receive({ payload: payload({ valuesMs: repeat(10, 4), end: 1_700_000_100_000 }) });
-    await waitFor(() => out.chart.length === 3, 'three chart msgs');
+    await until(() => out.chart.length === 3, 'three chart msgs');
     assert.deepEqual(out.chart.map((c) => c.topic), ['plc1-hr p50', 'plc1-hr p99', 'plc1-hr max']);
     for (const c of out.chart) {
       assert.ok(near(c.payload, 4), `${c.topic} ${c.payload}`);
@@ -91,7 +92,7 @@ describe('nines-latency-merge', function () {
     const m = helper.getNode('m');
     m.receive({ payload: JSON.stringify(payload({ seq: 1, valuesMs: [1] })) });
     m.receive({ payload: Buffer.from(JSON.stringify(payload({ seq: 2, valuesMs: [1] }))) });
-    await waitFor(() => out.sum.length === 2, 'two summaries');
+    await until(() => out.sum.length === 2, 'two summaries');
     assert.equal(out.sum[1].payload.count, 2);
   });
 
@@ -103,7 +104,7 @@ describe('nines-latency-merge', function () {
     m.receive({ payload: payload({ seq: 0, end: t0, valuesMs: [50] }) });
     m.receive({ payload: payload({ seq: 1, end: t0 + 20000, valuesMs: [1] }) });
     m.receive({ payload: payload({ seq: 2, end: t0 + 40000, valuesMs: [1] }) });
-    await waitFor(() => out.sum.length === 3, 'three summaries');
+    await until(() => out.sum.length === 3, 'three summaries');
     assert.equal(out.sum[1].payload.count, 2);
     assert.ok(near(out.sum[1].payload.max, 50));
     // the first interval ended 40 s before the newest: out of the 30 s window
@@ -120,7 +121,7 @@ describe('nines-latency-merge', function () {
     m.receive({ payload: p0 });
     m.receive({ payload: p0 });
     m.receive({ payload: payload({ seq: 3, valuesMs: [1] }) });
-    await waitFor(() => out.sum.length === 2, 'two summaries (the duplicate sends none)');
+    await until(() => out.sum.length === 2, 'two summaries (the duplicate sends none)');
     const s = out.sum[1].payload;
     assert.equal(s.count, 3);
     assert.equal(s.duplicates, 1);
@@ -134,7 +135,7 @@ describe('nines-latency-merge', function () {
     m.receive({ payload: payload({ gateway: 'edge-1', job: 'a', valuesMs: [1] }) });
     m.receive({ payload: payload({ gateway: 'edge-1', job: 'b', valuesMs: [3] }) });
     m.receive({ payload: payload({ gateway: 'edge-2', job: 'a', valuesMs: [5] }) });
-    await waitFor(() => out.sum.length === 3, 'three summaries');
+    await until(() => out.sum.length === 3, 'three summaries');
     assert.deepEqual(out.sum.map((s) => s.topic), ['edge-1', 'edge-1', 'edge-2']);
     assert.equal(out.sum[1].payload.count, 2);
     assert.deepEqual(out.sum[1].payload.jobs, ['a', 'b']);
@@ -158,9 +159,9 @@ describe('nines-latency-merge', function () {
         const err = await expectError(m, { payload: bad });
         assert.equal(err.code, code);
         assert.match(err.message, re);
-        await waitFor(() => lastStatus(m) && lastStatus(m).fill === 'yellow', 'the bad count in the status');
+        await until(() => lastStatus(m) && lastStatus(m).fill === 'yellow', 'the bad count in the status');
         m.receive({ payload: good });
-        await waitFor(() => out.sum.length === 1, 'a summary after the bad payload');
+        await until(() => out.sum.length === 1, 'a summary after the bad payload');
         assert.equal(out.sum[0].payload.count, 1);
       });
     }
@@ -173,7 +174,7 @@ describe('nines-latency-merge', function () {
     m.receive({ payload: payload({ seq: 0, valuesMs: [1] }) });
     m.receive({ topic: 'reset' });
     m.receive({ payload: payload({ seq: 1, valuesMs: [1] }) });
-    await waitFor(() => out.sum.length === 2, 'two summaries');
+    await until(() => out.sum.length === 2, 'two summaries');
     assert.equal(out.sum[1].payload.count, 1);
     assert.equal(out.sum[1].payload.missed, 0);
   });
@@ -184,7 +185,7 @@ describe('nines-latency-merge', function () {
     const m = helper.getNode('m');
     m.receive({ payload: payload({ job: 'a', valuesMs: [1] }) });
     m.receive({ payload: payload({ job: 'b', valuesMs: [2] }) });
-    await waitFor(() => out.sum.length >= 4, 'two ticks of two keys');
+    await until(() => out.sum.length >= 4, 'two ticks of two keys');
     assert.deepEqual(out.sum.slice(0, 2).map((s) => s.topic), ['a', 'b']);
     assert.equal(out.chart.length, out.sum.length * 3);
   });

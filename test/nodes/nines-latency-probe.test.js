@@ -3,13 +3,14 @@
 const assert = require('node:assert/strict');
 const os = require('node:os');
 const path = require('node:path');
-const { helper, expectError, waitStatus, waitFor, withModbusSim } = require('./harness');
+const { helper, expectError, waitStatus, withModbusSim } = require('./harness');
 const latency = require('../../gateway/latency');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const modbusDevice = require('../../nodes/nines-modbus-device');
 const probeNode = require('../../nodes/nines-latency-probe');
 const mergeNode = require('../../nodes/nines-latency-merge');
 const { hgrmDirectory, hgrmFilename, fileStamp } = require('../../nodes/lib/probe-run');
+const { until } = require('../helpers/wait');
 
 function flow (port, probe = {}) {
   return [
@@ -45,7 +46,7 @@ describe('nines-latency-probe', function () {
     const out = collect(['summary', 'hgrm', 'hist', 'merged']);
     const p = helper.getNode('p');
     p.receive({ topic: 'start', tag: 'mine' });
-    await waitFor(() => out.summary.length === 2 && out.merged.length === 2, 'two runs', 15000);
+    await until(() => out.summary.length === 2 && out.merged.length === 2, 'two runs', 15000);
 
     const [one, two] = out.summary;
     assert.equal(one.tag, 'mine', 'the summary carries the start msg');
@@ -77,7 +78,7 @@ describe('nines-latency-probe', function () {
     const p = helper.getNode('p');
     const t0 = Date.now();
     p.receive({ topic: 'start' });
-    await waitFor(() => out.hgrm.length === 2, 'two runs', 15000);
+    await until(() => out.hgrm.length === 2, 'two runs', 15000);
     await waitStatus(p, (s) => s.fill === 'green', 'done');
     const stamp = /-(\d{8}T\d{6}\.\d{3}Z)\.hgrm$/;
     for (const [i, m] of out.hgrm.entries()) {
@@ -94,7 +95,7 @@ describe('nines-latency-probe', function () {
     // the next probe names new files
     await new Promise((resolve) => setTimeout(resolve, 5));
     p.receive({ topic: 'start' });
-    await waitFor(() => out.hgrm.length === 4, 'two more runs', 15000);
+    await until(() => out.hgrm.length === 4, 'two more runs', 15000);
     assert.notEqual(out.hgrm[2].filename, out.hgrm[0].filename);
   });
 
@@ -111,11 +112,11 @@ describe('nines-latency-probe', function () {
     const out = collect(['summary', 'merged']);
     const p = helper.getNode('p');
     p.receive({ topic: 'start' });
-    await waitFor(() => out.merged.length === 1, 'first run merged');
+    await until(() => out.merged.length === 1, 'first run merged');
     await waitStatus(p, (s) => s.fill === 'green', 'done');
     p.receive({ topic: 'reset' });
     p.receive({ topic: 'start' });
-    await waitFor(() => out.merged.length === 2, 'second run merged', 10000);
+    await until(() => out.merged.length === 2, 'second run merged', 10000);
     assert.deepEqual(out.summary.map((m) => [m.payload.gateway, m.payload.seq]), [['node-red/bench', 0], ['node-red/bench', 1]]);
     assert.equal(out.merged[1].payload.count, 100);
     assert.equal(out.merged[1].payload.duplicates, 0);
@@ -132,7 +133,7 @@ describe('nines-latency-probe', function () {
     assert.equal(err.code, 'NINES_ERR_INVALID_ARG');
     assert.match(err.message, /already running/);
     p.receive({ topic: 'stop' });
-    await waitFor(() => out.summary.length === 1, 'the stopped run\'s summary', 10000);
+    await until(() => out.summary.length === 1, 'the stopped run\'s summary', 10000);
     assert.ok(out.summary[0].payload.count < 10000000);
     assert.equal(out.summary[0].payload.policy, 'capped');
     await waitStatus(p, (s) => s.fill === 'green', 'done after stop');

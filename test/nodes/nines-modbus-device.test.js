@@ -1,10 +1,11 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitStatus, waitFor, withModbusSim } = require('./harness');
+const { helper, roundTrip, expectError, waitStatus, withModbusSim } = require('./harness');
 const { createModbusTcpSimulator, createModbusRtuTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const readNode = require('../../nodes/nines-modbus-read');
+const { until } = require('../helpers/wait');
 
 function device (port, extra = {}) {
   return { id: 'dev', type: 'nines-modbus-device', transport: 'tcp', host: '127.0.0.1', port, unitId: 1, timeout: 300, allowWrites: false, ...extra };
@@ -37,7 +38,7 @@ describe('nines-modbus-device', function () {
     await waitStatus(helper.getNode('a'), (s) => s.fill === 'green', 'connected');
     assert.equal(sim.stats.open, 1);
     await helper.unload();
-    await waitFor(() => sim.stats.open === 0, 'the simulator to see the connection close');
+    await until(() => sim.stats.open === 0, 'the simulator to see the connection close');
   });
 
   it('turns settings that fail validation into a coded error on every user node', async () => {

@@ -7,7 +7,7 @@
  */
 
 const assert = require('node:assert/strict');
-const { helper, expectError, waitStatus, waitFor } = require('./harness');
+const { helper, expectError, waitStatus } = require('./harness');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
@@ -15,6 +15,7 @@ const { encodeValues } = require('../../gateway/values/registers');
 const asciiDevice = require('../../nodes/nines-ascii-device');
 const modbusDevice = require('../../nodes/nines-modbus-device');
 const pollNode = require('../../nodes/nines-poll');
+const { until } = require('../helpers/wait');
 
 const NODES = [asciiDevice, modbusDevice, pollNode];
 
@@ -71,7 +72,7 @@ describe('nines-poll with a tag list', function () {
       const before = Date.now();
       await helper.load(NODES, flow({}, { modbusPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.length === 1, 'the first values');
+      await until(() => out.length === 1, 'the first values');
       const m = out[0];
       assert.equal(m.topic, 'plant');
       assert.deepEqual(m.payload, { boiler_temp: 71.25, level: -1, pump_on: true, alarm: true });
@@ -84,10 +85,10 @@ describe('nines-poll with a tag list', function () {
       setTemp(71.5);
       const polled = sim.stats.requests;
       // two reads per poll (holding 100-103, coil 3): ten polls of the small change
-      await waitFor(() => sim.stats.requests >= polled + 20, 'ten polls of the small change');
+      await until(() => sim.stats.requests >= polled + 20, 'ten polls of the small change');
       assert.equal(out.length, 1);
       setTemp(72);
-      await waitFor(() => out.length === 2, 'the change beyond the deadband');
+      await until(() => out.length === 2, 'the change beyond the deadband');
       assert.deepEqual(out[1].changed, ['boiler_temp']);
       assert.equal(out[1].payload.boiler_temp, 72);
     });
@@ -104,12 +105,12 @@ describe('nines-poll with a tag list', function () {
       ];
       await helper.load(NODES, flow({ tags }, { modbusPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.length >= 1, 'the first values');
+      await until(() => out.length >= 1, 'the first values');
       assert.deepEqual(out[0].payload, { before: 11, missing: null, after: 22 });
       assert.deepEqual(out[0].quality, { before: 'ok', missing: 'NINES_ERR_MODBUS_EXCEPTION', after: 'ok' });
       // the hole is reported to Catch nodes, with the tags it held
       const p = helper.getNode('p');
-      await waitFor(() => p.error.getCalls().some((c) => c.thisValue === p && c.args[0].code === 'NINES_ERR_MODBUS_EXCEPTION'), 'the hole reported');
+      await until(() => p.error.getCalls().some((c) => c.thisValue === p && c.args[0].code === 'NINES_ERR_MODBUS_EXCEPTION'), 'the hole reported');
     });
 
     for (const [what, tags, field] of [
@@ -138,7 +139,7 @@ describe('nines-poll with a tag list', function () {
       // no source: the node's single request, payload an array as before
       await helper.load(NODES, flow({ source: undefined, tags: undefined, fc: 3, address: 0, quantity: 1, dataType: 'uint16' }, { modbusPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.length === 1, 'values');
+      await until(() => out.length === 1, 'values');
       assert.deepEqual(out[0].payload, [5]);
       assert.equal(out[0].quality, undefined);
     });
@@ -154,12 +155,12 @@ describe('nines-poll with a tag list', function () {
       ];
       await helper.load(NODES, flow({ protocol: 'ascii', tags }, { asciiPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.length === 1, 'the first values');
+      await until(() => out.length === 1, 'the first values');
       assert.deepEqual(out[0].payload, { door_closed: true, lamp: false, pulses: 0 });
       assert.deepEqual(out[0].quality, { door_closed: 'ok', lamp: 'ok', pulses: 'ok' });
       const c = new AsciiClient(`ascii://127.0.0.1:${sim.port}`, { timeoutMs: 500, reconnect: false });
       try { await c.request('#011101'); } finally { await c.close(); }
-      await waitFor(() => out.length === 2, 'the change');
+      await until(() => out.length === 2, 'the change');
       assert.deepEqual(out[1].changed, ['lamp']);
       assert.equal(out[1].payload.lamp, true);
     });

@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { helper, expectError, waitStatus, waitFor, lastStatus } = require('./harness');
+const { helper, expectError, waitStatus, lastStatus } = require('./harness');
 const latency = require('../../gateway/latency');
 const { AsciiClient } = require('../../gateway/drivers/ascii');
 const { createAsciiSimulator } = require('../../gateway/simulators/ascii');
@@ -10,6 +10,7 @@ const { encodeValues } = require('../../gateway/values/registers');
 const asciiDevice = require('../../nodes/nines-ascii-device');
 const modbusDevice = require('../../nodes/nines-modbus-device');
 const pollNode = require('../../nodes/nines-poll');
+const { until } = require('../helpers/wait');
 
 const NODES = [asciiDevice, modbusDevice, pollNode];
 
@@ -58,21 +59,21 @@ describe('nines-poll', function () {
     it('polls in a worker and sends the lines only when they change', async () => {
       await helper.load(NODES, flow({}, { asciiPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.values.length === 1, 'the first values');
+      await until(() => out.values.length === 1, 'the first values');
       assert.deepEqual(out.values[0].payload.outputs, new Array(8).fill(false));
       assert.equal(out.values[0].topic, 'job1');
       assert.equal(typeof out.values[0].ts, 'number');
-      await waitFor(() => sim.stats.requests >= 40, 'forty polls');
+      await until(() => sim.stats.requests >= 40, 'forty polls');
       assert.equal(out.values.length, 1, 'no msg per poll while nothing changes');
       await setOutput0(true);
-      await waitFor(() => out.values.length === 2, 'the change');
+      await until(() => out.values.length === 2, 'the change');
       assert.equal(out.values[1].payload.outputs[0], true);
     });
 
     it('sends a latency summary per interval on output 2', async () => {
       await helper.load(NODES, flow({}, { asciiPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.summary.some((m) => m.payload.count > 0), 'a summary with polls in it', 10000);
+      await until(() => out.summary.some((m) => m.payload.count > 0), 'a summary with polls in it', 10000);
       const s = out.summary.find((m) => m.payload.count > 0);
       assert.equal(s.topic, 'job1');
       const parsed = latency.parseLatencyPayload(s.payload);
@@ -87,7 +88,7 @@ describe('nines-poll', function () {
     it('sends every N-th poll when asked', async () => {
       await helper.load(NODES, flow({ values: 'every', every: 5 }, { asciiPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.values.length >= 3, 'three msgs');
+      await until(() => out.values.length >= 3, 'three msgs');
       for (const m of out.values) assert.deepEqual(m.payload.inputs, new Array(8).fill(true));
     });
 
@@ -98,7 +99,7 @@ describe('nines-poll', function () {
       await waitStatus(p, (s) => s.text === 'nines-poll.status.stopped', 'stopped');
       assert.equal(sim.stats.requests, 0);
       p.receive({ topic: 'start' });
-      await waitFor(() => out.values.length === 1, 'values after start');
+      await until(() => out.values.length === 1, 'values after start');
       p.receive({ topic: 'stop' });
       await waitStatus(p, (s) => s.text === 'nines-poll.status.stopped', 'stopped again');
       const polled = sim.stats.requests;
@@ -106,7 +107,7 @@ describe('nines-poll', function () {
       assert.ok(sim.stats.requests - polled <= 1, 'no polling while stopped');
       p.receive({ topic: 'reset' });
       // reset forgets the last values, so the same lines go out again
-      await waitFor(() => out.values.length === 2, 'values after reset');
+      await until(() => out.values.length === 2, 'values after reset');
       assert.deepEqual(out.values[1].payload, out.values[0].payload);
     });
 
@@ -121,7 +122,7 @@ describe('nines-poll', function () {
       await helper.load(NODES, flow({}, { asciiPort: sim.port }));
       const out = collect();
       const p = helper.getNode('p');
-      await waitFor(() => out.values.length === 1, 'the first values');
+      await until(() => out.values.length === 1, 'the first values');
       const port = sim.port;
       await sim.close();
       const call = await new Promise((resolve) => {
@@ -133,7 +134,7 @@ describe('nines-poll', function () {
       await waitStatus(p, (s) => s.fill === 'red', 'red');
       sim = await createAsciiSimulator({ port, model: 'ED-588' });
       await setOutput0(true);
-      await waitFor(() => out.values.some((m) => m.payload.outputs[0] === true), 'values again', 15000);
+      await until(() => out.values.some((m) => m.payload.outputs[0] === true), 'values again', 15000);
     });
   });
 
@@ -166,31 +167,31 @@ describe('nines-poll', function () {
       setFloat(10, 20);
       await helper.load(NODES, flow({ protocol: 'modbus', fc: 3, address: 10, quantity: 2, dataType: 'float32', deadband: 0.5 }, { modbusPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.values.length === 1, 'the first values');
+      await until(() => out.values.length === 1, 'the first values');
       assert.deepEqual(out.values[0].payload, [20]);
       setFloat(10, 20.25); // within the deadband: never sent
-      await waitFor(() => sim.stats.requests >= 20, 'polls of the small change');
+      await until(() => sim.stats.requests >= 20, 'polls of the small change');
       setFloat(10, 21);
-      await waitFor(() => out.values.length === 2, 'the big change');
+      await until(() => out.values.length === 2, 'the big change');
       assert.deepEqual(out.values[1].payload, [21]);
     });
 
     it('names its catch-up policy in every summary: skip unless the node says otherwise', async () => {
       await helper.load(NODES, flow({ protocol: 'modbus', policy: undefined }, { modbusPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.summary.length >= 2, 'two summaries', 10000);
+      await until(() => out.summary.length >= 2, 'two summaries', 10000);
       for (const m of out.summary) assert.equal(m.payload.policy, 'skip');
       await helper.unload();
       await helper.load(NODES, flow({ protocol: 'modbus', policy: 'capped' }, { modbusPort: sim.port }));
       const capped = collect();
-      await waitFor(() => capped.summary.length >= 1, 'a summary', 10000);
+      await until(() => capped.summary.length >= 1, 'a summary', 10000);
       for (const m of capped.summary) assert.equal(m.payload.policy, 'capped');
     });
 
     it('runs on its device config node\'s connection, as a job keyed by the node', async () => {
       await helper.load(NODES, flow({ protocol: 'modbus', name: '' }, { modbusPort: sim.port }));
       const out = collect();
-      await waitFor(() => out.values.length === 1 && out.summary.length >= 1, 'values and a summary', 10000);
+      await until(() => out.values.length === 1 && out.summary.length >= 1, 'values and a summary', 10000);
       assert.equal(out.values[0].topic, 'poll-p');
       assert.equal(out.summary[0].payload.job, 'poll-p');
       assert.equal(sim.stats.connections, 1);

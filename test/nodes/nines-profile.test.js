@@ -7,13 +7,14 @@
  */
 
 const assert = require('node:assert/strict');
-const { helper, roundTrip, expectError, waitFor, waitStatus } = require('./harness');
+const { helper, roundTrip, expectError, waitStatus } = require('./harness');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const profileNode = require('../../nodes/nines-profile');
 const pollNode = require('../../nodes/nines-poll');
 const readNode = require('../../nodes/nines-modbus-read');
 const writeNode = require('../../nodes/nines-modbus-write');
+const { until } = require('../helpers/wait');
 
 const NODES = [deviceNode, profileNode, pollNode, readNode, writeNode];
 
@@ -52,7 +53,7 @@ describe('nines-profile: one tag list for the nodes of many devices', function (
     await helper.load(NODES, flow(sim.port));
     const values = [];
     helper.getNode('values').on('input', (m) => values.push(m));
-    await waitFor(() => values.length > 0, 'the poll\'s first values');
+    await until(() => values.length > 0, 'the poll\'s first values');
     assert.deepEqual(values[0].payload, { id: 1000, setpoint: 101 });
     assert.deepEqual(values[0].units, { setpoint: 'bar' });
     const read = await roundTrip(helper.getNode('r'), helper.getNode('out'), {});

@@ -9,10 +9,11 @@
 
 const assert = require('node:assert/strict');
 const ModbusRTU = require('modbus-serial');
-const { helper, roundTrip, waitFor, withModbusSim } = require('./harness');
+const { helper, roundTrip, withModbusSim } = require('./harness');
 const deviceNode = require('../../nodes/nines-modbus-device');
 const pollNode = require('../../nodes/nines-poll');
 const readNode = require('../../nodes/nines-modbus-read');
+const { until } = require('../helpers/wait');
 
 const ORDERS = ['ABCD', 'CDAB', 'BADC', 'DCBA'];
 const VALUES = {
@@ -95,7 +96,7 @@ describe('tag decoding against modbus-serial, all four orders', function () {
     const polled = [];
     helper.getNode('polled').on('input', (m) => polled.push(m));
     const read = await roundTrip(helper.getNode('r'), helper.getNode('read'), {});
-    await waitFor(() => polled.length >= 1, 'the poll node\'s values');
+    await until(() => polled.length >= 1, 'the poll node\'s values');
     const want = expected();
     for (const [via, msg] of [['nines-modbus-read', read], ['nines-poll', polled[0]]]) {
       assert.deepEqual(msg.payload, want, via);

@@ -9,6 +9,7 @@ const net = require('node:net');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createClient } = require('../../gateway/drivers/modbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
+const { until } = require('../helpers/wait');
 
 const valueAt = (a) => (a * 7 + 3) & 0xFFFF;
 
@@ -31,15 +32,6 @@ async function rawClient (port) {
   });
   socket.on('error', () => {});
   return { socket, adus, close: () => socket.destroy() };
-}
-
-/** Waits until pred() holds, checking every 2 ms; fails after ms rather than hang. */
-async function until (pred, what, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 describe('Modbus TCP simulator: pipelined requests', function () {

@@ -5,13 +5,10 @@ const net = require('node:net');
 const ModbusRTU = require('modbus-serial');
 const { createModbusTcpSimulator, createModbusModel } = require('../../gateway/simulators/modbus');
 const { mbapFrame } = require('../../gateway/drivers/modbus/frame');
+const { until } = require('../helpers/wait');
 
 const hex = (s) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Waits (without a deadline of its own: the test timeout bounds it) until pred() holds. */
-async function until (pred) {
-  while (!pred()) await sleep(1);
-}
 
 /**
  * A raw Modbus TCP socket: collects whole reply ADUs so tests can check framing, order and transaction ids.

@@ -6,6 +6,7 @@ const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
 const { runPymodbus } = require('../helpers/pymodbus');
+const { until } = require('../helpers/wait');
 
 const ORDERS = ['ABCD', 'CDAB', 'BADC', 'DCBA'];
 const WRITTEN = { float32: -1234.5678, int32: -123456789, float64: 6.02214076e23 };
@@ -22,14 +23,6 @@ async function startGateway (config) {
   });
   await client.subscribeAsync('nines/#', { qos: 1 });
   return { gw, client, values };
-}
-
-async function until (cond, ms = 10000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('tags through the gateway: named values over MQTT, decoded in the worker', function () {

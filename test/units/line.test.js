@@ -15,18 +15,11 @@ const { validateConfig } = require('../../gateway/runtime/config');
 const { Gateway } = require('../../gateway/runtime/gateway');
 const { createModbusTcpSimulator, createModbusRtuSimulator, createModbusRtuTcpSimulator } = require('../../gateway/simulators/modbus');
 const { createPtyPair } = require('../helpers/pty');
+const { until } = require('../helpers/wait');
 
 const UNITS = 10;
 const RATE = 20; // per unit
 const TIMEOUT_MS = 150;
-
-async function until (cond, ms = 15000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 function lineConfig (url) {
   const units = {};
@@ -90,15 +83,15 @@ async function scenario (sim, url, keep) {
     gw.on('health', (device, h) => { if (h.units) health.push({ at: Date.now(), m3: h.units.m3.state }); });
     gw.on('summary', (job, p) => { if (sums.has(job)) sums.get(job).push(p); });
     await gw.start();
-    await until(() => cfg.jobs.every((j) => gw.latest.has(j.name) && gw.latest.get(j.name).ok > 0));
-    await until(() => health.length > 0 && health.at(-1).m3 === 'up');
+    await until(() => cfg.jobs.every((j) => gw.latest.has(j.name) && gw.latest.get(j.name).ok > 0), 'an answered poll of every job', 15000);
+    await until(() => health.length > 0 && health.at(-1).m3 === 'up', 'unit 3 up', 15000);
 
     // unit 3 goes silent
     const ignoredBefore = ignoredOf(sim);
     for (const j of cfg.jobs) sums.set(j.name, []);
     const silentAt = Date.now();
     sim.model.serve(3, false);
-    await until(() => health.some((h) => h.at >= silentAt && h.m3 === 'down'));
+    await until(() => health.some((h) => h.at >= silentAt && h.m3 === 'down'), 'unit 3 down once silent', 15000);
     const downAfter = health.find((h) => h.at >= silentAt && h.m3 === 'down').at - silentAt;
     // reported down within one timeout of its first unanswered request (one poll period later at most)
     assert.ok(downAfter <= TIMEOUT_MS + 1000 / RATE + 100, `down after ${downAfter} ms`);
@@ -127,7 +120,7 @@ async function scenario (sim, url, keep) {
     // it answers again: up by itself within its backoff maximum plus one poll period
     const backAt = Date.now();
     sim.model.serve(3, true);
-    await until(() => health.some((h) => h.at >= backAt && h.m3 === 'up'), 12000);
+    await until(() => health.some((h) => h.at >= backAt && h.m3 === 'up'), 'unit 3 up again', 12000);
     const upAfter = health.find((h) => h.at >= backAt && h.m3 === 'up').at - backAt;
     // its next probe is due within its backoff (at most 10 s after the last), then it answers
     assert.ok(upAfter <= 10000 + 1000 / RATE + 200, `up after ${upAfter} ms`);

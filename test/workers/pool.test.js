@@ -12,17 +12,9 @@ const { buildDeviceSpec } = require('../../gateway/devices');
 const { buildJobSpec } = require('../../gateway/jobs/spec');
 const { createModbusTcpSimulator, createModbusRtuSimulator } = require('../../gateway/simulators/modbus');
 const { createPtyPair } = require('../helpers/pty');
+const { until } = require('../helpers/wait');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until (fn, timeoutMs, what) {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (fn()) return;
-    await sleep(20);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 describe('workers/pool: devices own their connections, jobs share them', function () {
   this.timeout(30000);
@@ -89,7 +81,7 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     pool.removeDevice('plc');
     await pool.request('plc', '3:0:1');
     pool.removeDevice('plc');
-    await until(() => sim.stats.open === 0, 5000, 'the connection to close');
+    await until(() => sim.stats.open === 0, 'the connection to close', 5000);
     assert.equal(sim.stats.connections, 1);
   });
 
@@ -100,14 +92,14 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     const states = [];
     pool.on('health', (name, h) => states.push(h.state));
     pool.addDevice(device);
-    await until(() => states.includes('up'), 5000, 'up');
+    await until(() => states.includes('up'), 'up', 5000);
     await sim.close();
-    await until(() => states[states.length - 1] === 'down', 5000, 'down');
+    await until(() => states[states.length - 1] === 'down', 'down', 5000);
     assert.equal(pool.health('plc').state, 'down');
     assert.ok(pool.health('plc').lastError.code.startsWith('NINES_ERR_'));
     await assert.rejects(pool.request('plc', '3:0:1'), { code: 'NINES_ERR_NOT_CONNECTED' });
     sim = await createModbusTcpSimulator({ port });
-    await until(() => states[states.length - 1] === 'up', 5000, 'up again');
+    await until(() => states[states.length - 1] === 'up', 'up again', 5000);
     await pool.request('plc', '3:0:1');
   });
 
@@ -121,13 +113,13 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     pool.on('worker-exit', (info) => exits.push(info));
     pool.addDevice(device);
     pool.startJob(buildJobSpec({ name: 'poll', read: '3:0:1', ratePerSec: 50, intervalMs: 200 }, { device }));
-    await until(() => seqs.length >= 2, 5000, 'two summaries');
+    await until(() => seqs.length >= 2, 'two summaries', 5000);
     await pool.killWorker(0);
-    await until(() => exits.length === 1, 5000, 'the exit report');
+    await until(() => exits.length === 1, 'the exit report', 5000);
     assert.deepEqual(exits[0].devices, ['plc']);
     assert.deepEqual(exits[0].jobs, ['poll']);
     const before = seqs.length;
-    await until(() => seqs.length >= before + 2, 10000, 'summaries after the restart');
+    await until(() => seqs.length >= before + 2, 'summaries after the restart');
     assert.deepEqual(seqs, seqs.map((_, i) => i));
     // no time is left out: each summary starts where the one before ended, across the restart
     for (let i = 1; i < summaries.length; i++) assert.equal(summaries[i].start, summaries[i - 1].end, `summary ${i}`);
@@ -152,7 +144,7 @@ describe('workers/pool: devices own their connections, jobs share them', functio
       pool.on('summary', (job, p) => summaries.push(p));
       const device = buildDeviceSpec({ name: 'bus', target: `modbus+rtu://${pty.b}?baudRate=115200`, timeoutMs: 500 });
       pool.startJob(buildJobSpec({ name: 'r', read: '3:0:1', ratePerSec: 50, intervalMs: 200 }, { device }));
-      await until(() => summaries.some((p) => p.ok > 0), 5000, 'an answered poll of the serial device');
+      await until(() => summaries.some((p) => p.ok > 0), 'an answered poll of the serial device', 5000);
       await pool.stopJob('r');
       pool.removeDevice('bus');
     } finally {
