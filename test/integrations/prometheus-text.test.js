@@ -150,7 +150,9 @@ describe('Prometheus without feature flags and VictoriaMetrics scraping two gate
       const sum = await one(`nines_job_interval_response_time_seconds_sum${sel}`);
       assert.equal(sum, await one(`nines_job_response_time_seconds_sum${sel}`));
       const mean = sum / requests;
-      assert.ok(mean > 0.0005 && mean < 0.02, `${gw} mean response ${mean} s`);
+      // a unit check (seconds: neither ms nor ns), not a speed: loopback answers take about a
+      // millisecond, and a loaded machine can make it tens
+      assert.ok(mean > 0.0001 && mean < 0.5, `${gw} mean response ${mean} s`);
     }
   });
 });
