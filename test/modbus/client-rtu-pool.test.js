@@ -11,6 +11,7 @@
  */
 
 const assert = require('node:assert/strict');
+const { readAfterTimeout } = require('../helpers/read-after-timeout');
 const crypto = require('node:crypto');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
@@ -51,15 +52,7 @@ describe('modbus client (RTU on a serial port): a late reply read after the thre
       let busy = null;
       // from 120 ms, before the reply comes (170 ms), until past the quiet period's end (200 ms)
       const block = setTimeout(() => { busy = occupyPool(160); }, 120 - (Date.now() - sentAt));
-      const second = await new Promise((resolve) => {
-        client.submit({ fc: 3, address: 0, quantity: 1 }, undefined, {
-          onReply: () => resolve(new Error('the first read was answered in time')),
-          onError: (err) => {
-            assert.equal(err.code, 'NINES_ERR_REPLY_TIMEOUT');
-            client.submit({ fc: 3, address: 5, quantity: 1 }, 2000, { onReply: (r) => resolve([...r.data]), onError: resolve });
-          }
-        });
-      });
+      const second = await readAfterTimeout(client);
       clearTimeout(block);
       const busyMs = busy === null ? 0 : await busy;
       // the pool was held across the quiet period's end, or the case was not made

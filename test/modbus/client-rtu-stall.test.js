@@ -9,6 +9,7 @@
  */
 
 const assert = require('node:assert/strict');
+const { readAfterTimeout } = require('../helpers/read-after-timeout');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { createClient } = require('../../gateway/drivers/modbus');
@@ -29,16 +30,7 @@ describe('modbus client (RTU over TCP): a late reply read after a stall of this 
       // block this thread across the end of the quiet period (about 200 ms) and the late reply (180 ms),
       // in the check phase, as other work would: the next turn of the loop runs the timers first
       const block = setTimeout(() => setImmediate(() => { while (Date.now() - sentAt < 240) { /* busy */ } }), 150);
-      const second = await new Promise((resolve) => {
-        client.submit({ fc: 3, address: 0, quantity: 1 }, undefined, {
-          onReply: () => resolve(new Error('the first read was answered in time')),
-          // the scheduler's way: the next request from within the handler, with time to spare
-          onError: (err) => {
-            assert.equal(err.code, 'NINES_ERR_REPLY_TIMEOUT');
-            client.submit({ fc: 3, address: 5, quantity: 1 }, 2000, { onReply: (r) => resolve([...r.data]), onError: resolve });
-          }
-        });
-      });
+      const second = await readAfterTimeout(client);
       clearTimeout(block);
       assert.deepEqual(second, [1005], 'the second read got the reply to its own address');
       assert.equal(client.stats.lateReplies, 1);
