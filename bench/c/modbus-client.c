@@ -36,7 +36,9 @@ int main(int argc, char **argv) {
   modbus_t *ctx = modbus_new_tcp("127.0.0.1", atoi(argv[1]));
   uint16_t regs[10];
   lat_t l, lag; /* lag: paced only, how late each request went out (send − intended), its own dispatch lag */
-  if (!ctx || lat_init(&l, count) || lat_init(&lag, period_ns ? count : 1)) return 1;
+  /* paced, at most one request per period of the run: the lag samples need no more room than that */
+  size_t paced = period_ns ? (size_t)(duration_ms * 1000000ull / period_ns) + 16 : 1;
+  if (!ctx || lat_init(&l, count) || lat_init(&lag, paced < count ? paced : count)) return 1;
   modbus_set_slave(ctx, 1);
   modbus_set_response_timeout(ctx, 1, 0);
   if (open_ctx(ctx)) { fprintf(stderr, "connect: %s\n", modbus_strerror(errno)); return 1; }
