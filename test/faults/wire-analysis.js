@@ -101,10 +101,12 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
         return null;
       }
     });
-    const toSim = pipe(); // writes, until the simulator takes them in
+    // every write, in order ({ns, unit, address, endedBy: null|'own'|'foreign'|'timeout', released:
+    // null|'own'|'foreign', timeoutNs}); those from `head` on are not taken in by the simulator yet
+    const toSim = pipe();
     const inSim = pipe(); // requests taken in, until answered
     const toGateway = pipe(); // replies written, until the gateway reads them
-    const writes = []; // {ns, unit, address, endedBy: null|'own'|'foreign'|'timeout', released: null|'own'|'foreign', timeoutNs}
+    const writes = toSim.items;
     let buf = '';
     let lastRx = 0n;
     let replies = 0;
@@ -120,7 +122,6 @@ function analyseWire (dir, { windowMs, devices, wallMinusMonoNs = 0n }) {
         const b = Buffer.from(e.hex, 'hex');
         const w = { ns: e.ns, unit: b[0], address: b.readUInt16BE(2), endedBy: null, released: null, timeoutNs: null };
         writes.push(w);
-        toSim.items.push(w);
         buf = '';
         continue;
       }
