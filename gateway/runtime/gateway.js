@@ -179,7 +179,9 @@ class Gateway extends EventEmitter {
       const file = path.join(dir, `${job}-${new Date(sinceMs).toISOString().replace(/[:.]/g, '-')}.hlog`);
       try {
         fs.mkdirSync(dir, { recursive: true });
-        const stream = fs.createWriteStream(file, { flags: 'wx' });
+        // opened here, not by the stream's own later open: the log exists once its first interval
+        // is reported, and a name taken or a folder unwritable fails now, in this catch
+        const stream = fs.createWriteStream(null, { fd: fs.openSync(file, 'wx') });
         h = { file, stream, writer: null };
         stream.on('error', (err) => {
           this.emit('job-error', job, new NinesError('NINES_ERR_IO', `cannot write the interval log ${file}: ${err.message}`, { file, cause: err.code }));
