@@ -2,7 +2,7 @@
 
 /**
  * Where does a fixed-rate run's tail come from? (issue 20) A gateway job (the real Host, Job,
- * scheduler and driver, in a worker thread, its summaries made in pieces every --interval) polls
+ * scheduler and driver, in a worker thread, posting its interval's copy every --interval) polls
  * the C libmodbus server at --rate for --duration with the wait asked for (--precision), and every
  * request slower than --threshold is kept with its times. Each such excursion (overlapping ones,
  * a stall and the requests queued behind it, are one) is then put down to what happened in its
@@ -12,7 +12,8 @@
  *     by the machine;
  *   - the server process waited for a CPU (/proc/<pid>/schedstat): descheduled by the machine;
  *   - garbage collection of the job's thread (perf_hooks 'gc' entries);
- *   - summary work (each piece of workers/steps.js, timed);
+ *   - summary work on the job's thread (the interval's copy, Host#postSnapshot, timed: the
+ *     percentiles and encodings are made on the pool's thread, workers/summaries.js);
  *   - the send itself was late (dispatch lag): the wait woke late (timer fallback, wake slack);
  *   - the reply took it (service time): the server or the wire.
  * Not a question of `npm run bench` (a diagnosis, not a comparison); about --duration plus 5 s.
@@ -50,7 +51,6 @@ function runDelayNs (fd) {
 /** The worker: one device, one job, everything kept. */
 function workerMain () {
   const { PerformanceObserver, performance } = require('node:perf_hooks');
-  const { Steps } = require(path.join(ROOT, 'gateway/workers/steps'));
   const { Host } = require(path.join(ROOT, 'gateway/workers/host'));
   const { buildDeviceSpec, buildJobSpec } = require(ROOT);
   const o = workerData;
@@ -61,15 +61,15 @@ function workerMain () {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcs.push({ start: perfToHr + e.startTime * 1e6, end: perfToHr + (e.startTime + e.duration) * 1e6, kind: e.detail ? e.detail.kind : e.kind });
   }).observe({ entryTypes: ['gc'] });
-  // every piece of summary work, timed (steps.js runs one per turn)
+  // the summary work left on the job's thread, timed: each interval's copy
   const pieces = [];
-  const runOne = Steps.prototype._runOne;
-  Steps.prototype._runOne = function () {
+  const postSnapshot = Host.prototype.postSnapshot;
+  Host.prototype.postSnapshot = function (...args) {
     const t = hr();
-    runOne.call(this);
+    postSnapshot.apply(this, args);
     pieces.push({ start: t, end: hr() });
   };
-  const host = new Host({ post: () => {}, gateway: 'stalls' });
+  const host = new Host({ post: () => {} });
   const device = buildDeviceSpec({ name: 'srv', target: `modbus+tcp://127.0.0.1:${o.port}?unitId=1`, timeoutMs: 1000 });
   const spec = buildJobSpec({ name: 'job', read: { fc: 3, address: 0, quantity: 10 }, ratePerSec: o.rate, precision: o.precision, policy: o.policy, intervalMs: o.intervalMs }, { device, purpose: 'poll' });
   host.handle({ type: 'device', spec: device });
@@ -128,7 +128,7 @@ function analyse (r, thresholdNs) {
       ['the job\'s thread waited for a CPU (descheduled)', sum('selfDelay')],
       ['the server waited for a CPU (descheduled)', sum('srvDelay')],
       ['garbage collection', within(r.gcs, g)],
-      ['summary work (a piece of steps.js)', within(r.pieces, g)],
+      ['summary work on the job\'s thread (the interval\'s copy)', within(r.pieces, g)],
       // a late send or a slow reply, less the CPU waits in the same request's window (the clock runs on while descheduled)
       ['the send woke late (timer fallback or wake slack)', Math.max(...g.members.map((m) => (m.lagNs || 0) - Math.max(0, m.selfDelay)))],
       ['the reply was slow (server or wire)', Math.max(...g.members.map((m) => (m.serviceNs || 0) - Math.max(0, m.selfDelay) - Math.max(0, m.srvDelay)))]

@@ -379,10 +379,71 @@ class PagedHistogram extends JsHistogram {
     return copy;
   }
 
+  /**
+   * A copy as plain data for postMessage: the pages touched and their counts (a few KB for device
+   * latencies), not an encoding. Taking it costs a copy of those arrays; encoding (compression) is
+   * left to whoever receives it, so the thread that polls does none (issue 20).
+   * @returns {PagedTransfer}
+   */
+  toTransfer () {
+    return {
+      slots: this._slots.slice(),
+      pagesUsed: this._pagesUsed,
+      pool: this._pool.slice(0, this._pagesUsed << PAGE_BITS),
+      wide: this._wide,
+      totalCount: this.totalCount,
+      maxValue: this.maxValue,
+      minNonZeroValue: this.minNonZeroValue,
+      startTimeStampMsec: this.startTimeStampMsec,
+      endTimeStampMsec: this.endTimeStampMsec,
+      tag: this.tag
+    };
+  }
+
+  /**
+   * The histogram a toTransfer() copy describes, sharing its arrays. The copy comes from nines'
+   * own threads (its layout is this class's), so only its shape is checked.
+   * @param {PagedTransfer} t
+   * @returns {PagedHistogram}
+   */
+  static fromTransfer (t) {
+    const h = new PagedHistogram({ wide: t.wide });
+    const kinds = [Uint16Array, Uint32Array, Float64Array];
+    if (!(t.slots instanceof Int16Array) || t.slots.length !== h._slots.length || !kinds.some((k) => t.pool instanceof k) ||
+        !Number.isSafeInteger(t.pagesUsed) || t.pool.length !== t.pagesUsed << PAGE_BITS) {
+      throw new NinesError('NINES_ERR_BAD_HISTOGRAM', 'not a PagedHistogram transfer (toTransfer)');
+    }
+    h._slots = t.slots;
+    h._pagesUsed = t.pagesUsed;
+    h._pool = t.pool;
+    h._countMax = t.pool instanceof Uint16Array ? U16_MAX : t.pool instanceof Uint32Array ? U32_MAX : F64_MAX;
+    h.setTotalCount(t.totalCount);
+    h.maxValue = t.maxValue;
+    h.minNonZeroValue = t.minNonZeroValue;
+    h.startTimeStampMsec = t.startTimeStampMsec;
+    h.endTimeStampMsec = t.endTimeStampMsec;
+    h.tag = t.tag;
+    return h;
+  }
+
   /** @returns {string} */
   toString () {
     return `PagedHistogram ${this.countBits}b ${JSON.stringify(this)}`;
   }
 }
+
+/**
+ * @typedef {object} PagedTransfer a PagedHistogram as plain data (toTransfer)
+ * @property {Int16Array} slots
+ * @property {number} pagesUsed
+ * @property {Uint16Array|Uint32Array|Float64Array} pool
+ * @property {boolean} wide
+ * @property {number} totalCount
+ * @property {number} maxValue
+ * @property {number} minNonZeroValue
+ * @property {number} startTimeStampMsec
+ * @property {number} endTimeStampMsec
+ * @property {string} tag
+ */
 
 module.exports = { PagedHistogram, PAGE_BITS };

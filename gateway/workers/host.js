@@ -2,9 +2,8 @@
 
 const { monitorEventLoopDelay } = require('node:perf_hooks');
 const { Job, phaseOf } = require('../jobs/job');
-const { summaryPayload } = require('../jobs/payload');
 const { toNinesError } = require('../base/errors');
-const { Steps } = require('./steps');
+const { snapshotTransfer } = require('./summaries');
 
 /** On-demand tag readers kept per thread (one per caller and device; the oldest goes past this) */
 const MAX_READERS = 1000;
@@ -14,31 +13,23 @@ const MAX_READERS = 1000;
  * them. The same code runs in a worker thread (job-worker.js) and inline on the caller's thread; it
  * talks to the pool only through messages, plain data both ways, and never waits on the pool.
  *
- * Where the histograms live, the summary is made: percentiles are computed and the response
- * histogram is encoded here, once. The pool only numbers `seq`. When the pool asks for interval
- * logs or for every histogram (the gateway's metrics endpoint), service and lag are encoded here
- * too, once, and both uses share the encodings.
+ * Each interval goes to the pool as its counts and a copy of its histograms' pages (summaries.js):
+ * the percentiles and encodings are made on the pool's thread, so no summary work stands between
+ * this thread's deadlines and its sends (issue 20).
  *
  * In:  device {spec} · drop-device {name} · job {spec, resumeFromMs?} · stop-job {name} · reset {job} ·
  *      req {id, device, op, timeoutMs} · tags {id, device, key, tags, plan, user, timeoutMs} · stop
- * Out: health {device, health} · summary {job, payload, hlog, hists} · values {job, values} ·
+ * Out: health {device, health} · snapshot {job, snap, meta} · values {job, values} ·
  *      error {job, error} · end {job} · job-stopped {name} · res {id, reply | error} · stopped
  */
 class Host {
   /**
    * @param {object} opts
    * @param {(msg: object) => void} opts.post sends a message to the pool
-   * @param {string} [opts.gateway='nines'] the `gateway` field of the summaries
-   * @param {boolean} [opts.hlog=false] also encode service and lag for interval logs
-   * @param {boolean} [opts.allHistograms=false] also encode service and lag with every summary
-   *   (`hists`), for whoever accumulates all three on the pool's side
    * @param {Function} [opts.createDevice] (spec) => Device (tests)
    */
-  constructor ({ post, gateway = 'nines', hlog = false, allHistograms = false, createDevice }) {
+  constructor ({ post, createDevice }) {
     this.post = post;
-    this.gateway = gateway;
-    this.hlog = hlog;
-    this.allHistograms = allHistograms;
     this.createDevice = createDevice || ((spec) => new (require('../devices').Device)(spec));
     this.devices = new Map();
     this.jobs = new Map();
@@ -48,8 +39,6 @@ class Host {
     // from a busy poller
     this.loopDelay = monitorEventLoopDelay({ resolution: 10 });
     this.loopDelay.enable();
-    /** summaries in pieces, and what must follow them (steps.js) */
-    this.steps = new Steps((err) => this.post({ type: 'error', job: null, error: toNinesError(err, 'NINES_ERR_WORKER').toJSON() }));
   }
 
   /** @param {object} m a message from the pool */
@@ -100,15 +89,19 @@ class Host {
     const sending = { sinceMs: resumeFromMs === undefined ? null : undefined };
     job.on('snapshot', (snap, meta) => {
       meta.sendingSinceMs = sending.sinceMs;
-      // summarized, encoded and posted in pieces (steps.js); then its histograms record the next
+      // posted as a copy (summarized on the pool's thread); then its histograms record the next
       // interval but one, instead of three new ones per interval (allocation, and new objects the
       // recording code meets: issue 11)
-      this.postSummary(spec.name, snap, meta, () => job.recorder.recycle(snap));
+      try {
+        this.postSnapshot(spec.name, snap, meta);
+      } finally {
+        job.recorder.recycle(snap);
+      }
     });
     job.on('values', (v) => this.post({ type: 'values', job: spec.name, values: v }));
     job.on('job-error', (err) => this.post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
-    // after the job's last summary, which may still be in pieces
-    job.on('end', () => this.steps.add(() => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); }));
+    // after the job's last snapshot, posted as it was taken
+    job.on('end', () => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); });
     job.start();
     if (resumeFromMs === undefined && job.started) {
       const delayMs = spec.ratePerSec === Infinity ? 0 : phaseOf(spec.name) * 1000 / spec.ratePerSec; // the job's phase (jobs/job.js)
@@ -117,64 +110,25 @@ class Host {
   }
 
   /**
-   * Summarizes an interval and posts it, in pieces, one per turn (steps.js): each histogram's
-   * statistics, the encodings, then the payload. Summaries and what follows them keep their order.
+   * Posts an interval as its counts and a copy of its histograms' pages; the pool's thread
+   * summarizes and encodes it (summaries.js), so nothing of it delays this thread's sends.
    * @param {string} name
-   * @param {object} snap the interval's snapshot (the histograms stay untouched until done)
+   * @param {object} snap the interval's snapshot (free to recycle once this returns)
    * @param {object} meta
-   * @param {() => void} [done] after the post (or the failure), e.g. giving the histograms back
    */
-  postSummary (name, snap, meta, done) {
-    const { summarize, encodeHistogram, encodeInterval } = require('../latency');
-    const both = this.allHistograms || this.hlog;
-    const w = { summaries: {}, encoded: {}, payload: null, failed: false };
-    const piece = (fn) => this.steps.add(() => {
-      if (w.failed) return;
-      try {
-        fn();
-      } catch (err) {
-        w.failed = true;
-        this.post({ type: 'error', job: name, error: toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM').toJSON() });
-      }
-    });
-    piece(() => { w.summaries.response = summarize(snap.response); });
-    piece(() => { w.summaries.service = summarize(snap.service); });
-    piece(() => { w.summaries.lag = summarize(snap.lag); });
-    piece(() => { w.encoded.response = encodeHistogram(snap.response); });
-    if (both) {
-      piece(() => { w.encoded.service = encodeHistogram(snap.service); });
-      piece(() => { w.encoded.lag = encodeHistogram(snap.lag); });
-    }
-    piece(() => {
-      const d = this.loopDelay;
-      meta.loopDelayP99Ms = d.count ? Math.max(0, d.percentile(99) / 1e6 - 10) : 0;
-      d.reset();
-      w.payload = summaryPayload({ ...snap, summaries: w.summaries, encoded: w.encoded }, 0, meta, { gateway: this.gateway, job: meta.job });
-    });
-    // posting (a structured clone) is a piece of its own
-    piece(() => {
-      const payload = w.payload;
-      const hists = both ? { service: w.encoded.service, lag: w.encoded.lag } : null;
-      const hlog = this.hlog
-        ? [
-            encodeInterval('response', snap.response, snap.startMs, snap.endMs, payload.hist),
-            encodeInterval('service', snap.service, snap.startMs, snap.endMs, hists.service),
-            encodeInterval('lag', snap.lag, snap.startMs, snap.endMs, hists.lag)
-          ]
-        : null;
-      this.post({ type: 'summary', job: name, payload, hlog, meta, hists: this.allHistograms ? hists : null });
-    });
-    // once, after the post or the piece that failed: outside the pieces' catch, so a done() that
-    // throws is not called a second time from there (Steps reports it)
-    if (done) this.steps.add(done);
+  postSnapshot (name, snap, meta) {
+    const d = this.loopDelay;
+    meta.loopDelayP99Ms = d.count ? Math.max(0, d.percentile(99) / 1e6 - 10) : 0;
+    d.reset();
+    this.post({ type: 'snapshot', job: name, snap: snapshotTransfer(snap), meta });
   }
 
   stopJob (name) {
     const job = this.jobs.get(name);
     if (!job) { this.post({ type: 'job-stopped', name }); return; }
     this.jobs.delete(name);
-    // after its last summary, which may still be in pieces
-    job.stop().catch(() => {}).then(() => this.steps.add(() => this.post({ type: 'job-stopped', name })));
+    // after its last snapshot
+    job.stop().catch(() => {}).then(() => this.post({ type: 'job-stopped', name }));
   }
 
   request (m) {
@@ -226,9 +180,7 @@ class Host {
     await Promise.allSettled([...this.devices.values()].map((d) => d.close()));
     this.devices.clear();
     this.loopDelay.disable();
-    // after the last summaries, when some are still in pieces
-    if (this.steps.length === 0) this.post({ type: 'stopped' });
-    else this.steps.add(() => this.post({ type: 'stopped' }));
+    this.post({ type: 'stopped' });
   }
 }
 

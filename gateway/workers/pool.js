@@ -4,7 +4,9 @@ const { EventEmitter } = require('node:events');
 const os = require('node:os');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
-const { NinesError, fromJSON } = require('../base/errors');
+const { NinesError, fromJSON, toNinesError } = require('../base/errors');
+const { Steps } = require('./steps');
+const { summarizeInPieces } = require('./summaries');
 const { Backoff } = require('../base/backoff');
 
 /** A worker that stayed up this long has earned a quick restart again (a crash loop keeps growing its delay). */
@@ -83,6 +85,8 @@ class WorkerPool extends EventEmitter {
     this.stopWaiters = new Map(); // job → [resolve]
     this.nextId = 1;
     this.stopping = false;
+    /** summaries in pieces on this thread (summaries.js), and what must follow them */
+    this.steps = new Steps((err) => this.emit('job-error', null, toNinesError(err, 'NINES_ERR_WORKER')));
   }
 
   /** @returns {number} threads running now */
@@ -267,6 +271,8 @@ class WorkerPool extends EventEmitter {
       await exited;
       clearTimeout(timer);
     }));
+    // the last summaries, posted before the threads ended and maybe still in pieces
+    await new Promise((resolve) => this.steps.add(resolve));
     for (const [, p] of this.pending) p.reject(this.stoppedError());
     this.pending.clear();
     for (const [, list] of this.stopWaiters) for (const resolve of list) resolve();
@@ -279,7 +285,7 @@ class WorkerPool extends EventEmitter {
     if (slot.host || slot.worker || slot.restartTimer) return;
     if (this.mode === 'inline' || slot.main) {
       const { Host } = require('./host');
-      slot.host = new Host({ post: (m) => this.onMessage(slot, m), gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms });
+      slot.host = new Host({ post: (m) => this.onMessage(slot, m) });
       return;
     }
     this.spawn(slot);
@@ -288,7 +294,6 @@ class WorkerPool extends EventEmitter {
   spawn (slot) {
     slot.restartTimer = null;
     const worker = new Worker(path.join(__dirname, 'job-worker.js'), {
-      workerData: { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms },
       ...(this.resourceLimits === undefined ? {} : { resourceLimits: this.resourceLimits }),
       ...(this.execArgv === undefined ? {} : { execArgv: this.execArgv })
     });
@@ -331,16 +336,11 @@ class WorkerPool extends EventEmitter {
 
   onMessage (slot, m) {
     switch (m.type) {
-      case 'summary': {
-        const seq = this.seq.get(m.job) || 0;
-        this.seq.set(m.job, seq + 1);
-        m.payload.seq = seq;
-        // a new stream (the job started, or was added by a reload): nothing before its start belongs to it
-        if (seq === 0) m.payload.first = true;
-        this.coveredUntil.set(m.job, m.payload.end);
-        this.emit('summary', m.job, m.payload, m.hlog, m.meta, m.hists || null);
+      case 'snapshot':
+        summarizeInPieces(this.steps, m.snap, m.meta, { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms },
+          (s) => this.onSummary(m.job, s.payload, s.hlog, m.meta, s.hists),
+          (err) => this.emit('job-error', m.job, err));
         break;
-      }
       case 'values': this.emit('values', m.job, m.values); break;
       case 'error': this.emit('job-error', m.job, fromJSON(m.error)); break;
       case 'health':
@@ -348,20 +348,35 @@ class WorkerPool extends EventEmitter {
         this.healthOf.set(m.device, m.health);
         this.emit('health', m.device, m.health);
         break;
+      // after the job's summaries, which may still be in pieces
       case 'end':
-        slot.jobs.delete(m.job);
-        this.emit('end', m.job);
+        this.steps.add(() => {
+          slot.jobs.delete(m.job);
+          this.emit('end', m.job);
+        });
         break;
-      case 'job-stopped': {
-        const list = this.stopWaiters.get(m.name);
-        this.stopWaiters.delete(m.name);
-        if (list) for (const resolve of list) resolve();
+      case 'job-stopped':
+        this.steps.add(() => {
+          const list = this.stopWaiters.get(m.name);
+          this.stopWaiters.delete(m.name);
+          if (list) for (const resolve of list) resolve();
+        });
         break;
-      }
       case 'res': this.onResponse(m); break;
-      case 'stopped': if (slot.onStopped) slot.onStopped(); break;
+      case 'stopped': this.steps.add(() => { if (slot.onStopped) slot.onStopped(); }); break;
       default: break;
     }
+  }
+
+  /** A summary made (summaries.js): `seq` numbered here, contiguous across worker restarts. */
+  onSummary (job, payload, hlog, meta, hists) {
+    const seq = this.seq.get(job) || 0;
+    this.seq.set(job, seq + 1);
+    payload.seq = seq;
+    // a new stream (the job started, or was added by a reload): nothing before its start belongs to it
+    if (seq === 0) payload.first = true;
+    this.coveredUntil.set(job, payload.end);
+    this.emit('summary', job, payload, hlog, meta, hists);
   }
 
   onResponse (m) {
