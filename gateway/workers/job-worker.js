@@ -11,8 +11,8 @@ const { parentPort } = require('node:worker_threads');
 const { Host } = require('./host');
 
 const host = new Host({
-  post: (msg) => {
-    parentPort.postMessage(msg);
+  post: (msg, transfer) => {
+    parentPort.postMessage(msg, transfer);
     if (msg.type === 'stopped') parentPort.close();
   }
 });

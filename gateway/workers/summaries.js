@@ -16,6 +16,7 @@
 const { PagedHistogram } = require('../latency/paged-histogram');
 const { summaryPayload } = require('../jobs/payload');
 const { toNinesError } = require('../base/errors');
+const { loopDelayP99Ms } = require('./loop-delay');
 
 const HISTS = ['response', 'service', 'lag'];
 
@@ -32,13 +33,25 @@ function snapshotTransfer (snap) {
 }
 
 /**
+ * The buffers of a snapshotTransfer(), for postMessage's transfer list.
+ * @param {object} t
+ * @returns {ArrayBuffer[]}
+ */
+function transferList (t) {
+  const out = [];
+  for (const name of HISTS) out.push(t[name].slots.buffer, t[name].pool.buffer);
+  return out;
+}
+
+/**
  * Summarizes a posted interval in pieces: each histogram's statistics, the encodings, the payload,
  * then `emit` with what the pool's 'summary' event carries. A piece that throws ends that summary
  * with `fail` (the rest of the queue goes on).
  * @param {import('./steps').Steps} steps the pool thread's FIFO of pieces
  * @param {object} t snapshotTransfer()'s result
  * @param {object} meta the job's meta for summaryPayload (target, sendingSinceMs, loopDelayP99Ms…)
- * @param {{gateway: string, job: string, hlog: boolean, allHistograms: boolean}} opts
+ * @param {{gateway: string, hlog: boolean, allHistograms: boolean, loop?: {before: object|undefined, now: object}}} opts
+ *   loop: the job's thread's loop-delay copies at its last snapshot and this one (loop-delay.js)
  * @param {(s: {payload: object, hlog: object[]|null, hists: {service: string, lag: string}|null}) => void} emit
  * @param {(err: Error) => void} fail
  */
@@ -57,6 +70,7 @@ function summarizeInPieces (steps, t, meta, opts, emit, fail) {
     }
   });
   piece(() => { for (const name of HISTS) snap[name] = PagedHistogram.fromTransfer(t[name]); });
+  if (opts.loop) piece(() => { meta.loopDelayP99Ms = loopDelayP99Ms(opts.loop.before, opts.loop.now); });
   piece(() => { w.summaries.response = summarize(snap.response); });
   piece(() => { w.summaries.service = summarize(snap.service); });
   piece(() => { w.summaries.lag = summarize(snap.lag); });
@@ -79,4 +93,4 @@ function summarizeInPieces (steps, t, meta, opts, emit, fail) {
   });
 }
 
-module.exports = { snapshotTransfer, summarizeInPieces };
+module.exports = { snapshotTransfer, transferList, summarizeInPieces };

@@ -11,6 +11,7 @@ const { Steps } = require('../../gateway/workers/steps');
 const { Host } = require('../../gateway/workers/host');
 const { WorkerPool } = require('../../gateway/workers/pool');
 const { snapshotTransfer, summarizeInPieces } = require('../../gateway/workers/summaries');
+const { LoopDelay, loopDelayP99Ms } = require('../../gateway/workers/loop-delay');
 const { Recorder, encodeHistogram, summarize } = require('../../gateway/latency');
 const { PagedHistogram } = require('../../gateway/latency/paged-histogram');
 const { summaryPayload } = require('../../gateway/jobs/payload');
@@ -117,12 +118,37 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
       assert.equal(snaps.reduce((a, m) => a + m.snap.count, 0), 40, 'every request in a snapshot');
       for (const m of snaps) {
         assert.ok(m.snap.response.pool instanceof Uint16Array && m.snap.response.slots instanceof Int16Array, 'pages, not an encoding');
-        assert.equal(typeof m.meta.loopDelayP99Ms, 'number');
+        assert.ok(m.loop.hist.pool instanceof Float64Array && typeof m.loop.epoch === 'string', 'the thread\'s loop delay so far, as a copy');
       }
       assert.ok(!posted.some((m) => m.type === 'summary'));
     } finally {
       await host.stop();
       await sim.close();
+    }
+  });
+
+  it('a job\'s loop delay is its own interval\'s, whatever other jobs\' summaries did meanwhile, and a new thread counts whole', async () => {
+    const loop = new LoopDelay();
+    try {
+      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      await sleep(50);
+      const c0 = structuredClone(loop.copy());
+      const until = Date.now() + 300;
+      while (Date.now() < until); // the thread held 300 ms: the next tick is that late
+      await sleep(30);
+      const c1 = structuredClone(loop.copy());
+      await sleep(200);
+      const c2 = structuredClone(loop.copy());
+      const held = loopDelayP99Ms(c0, c1);
+      assert.ok(held >= 250, `the held interval's p99 shows the hold: ${held} ms`);
+      assert.ok(loopDelayP99Ms(c1, c2) < 150, `the next interval does not: ${loopDelayP99Ms(c1, c2)} ms`);
+      // a job whose last summary was at c0 (another's came at c1) still sees the hold in its interval
+      assert.ok(loopDelayP99Ms(c0, c2) >= 250);
+      // a copy of another thread (a restart) is not subtracted from
+      assert.ok(loopDelayP99Ms({ ...c1, epoch: 'other' }, c2) >= 250);
+      assert.equal(loopDelayP99Ms(c2, structuredClone(c2)), 0, 'no sample between: 0');
+    } finally {
+      loop.stop();
     }
   });
 
@@ -149,6 +175,7 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
           assert.equal(e.payload.gateway, 'g');
           assert.equal(e.hlog.length, 3);
           assert.equal(e.hlog[0].encoded, e.payload.hist);
+          assert.ok(e.payload.loopDelayP99 >= 0 && e.payload.loopDelayP99 < 1000, `loop delay in ms: ${e.payload.loopDelayP99}`);
         }
         const before = events.filter((e) => e.job === 'b').length;
         await pool.stopJob('b');
