@@ -215,8 +215,16 @@ class PagedHistogram extends JsHistogram {
     this._pool[at] = value;
   }
 
+  /**
+   * Empties the histogram and gives its pages back, keeping the pool's memory: a histogram that is
+   * reset and filled again (a recorder's next interval but one, a summary on the pool's thread)
+   * reuses the memory, and every scan (percentiles, mean, a copy) covers the pages of what it holds
+   * now, not of everything it ever held.
+   */
   clearCounts () {
-    this._pool.fill(0);
+    this._pool.fill(0, 0, this._pagesUsed << PAGE_BITS);
+    this._slots.fill(-1);
+    this._pagesUsed = 0;
   }
 
   /** @param {number} newHighestTrackableValue */
@@ -380,16 +388,22 @@ class PagedHistogram extends JsHistogram {
   }
 
   /**
-   * A copy as plain data for postMessage: the pages touched and their counts (a few KB for device
-   * latencies), not an encoding. Taking it costs a copy of those arrays; encoding (compression) is
-   * left to whoever receives it, so the thread that polls does none (issue 20).
+   * A copy as plain data for postMessage: its non-zero counts as (index, count) pairs, not an
+   * encoding. A device's interval touches few counts (a 10 Hz job's second, ten), so the copy is
+   * small and costs the thread that polls a scan of its touched pages; the percentiles and the
+   * compression are left to whoever receives it (issue 20). A copy of the whole pages was tried
+   * first: 20-50 KB per job and interval, and with 1,000 jobs summarizing every second that much
+   * new memory a second brought the worker a mark-compact every 0.4 s.
    * @returns {PagedTransfer}
    */
   toTransfer () {
+    let n = 0;
+    this.forEachNonZero(() => { n++; });
+    const pairs = new Float64Array(2 * n);
+    let i = 0;
+    this.forEachNonZero((index, count) => { pairs[i++] = index; pairs[i++] = count; });
     return {
-      slots: this._slots.slice(),
-      pagesUsed: this._pagesUsed,
-      pool: this._pool.slice(0, this._pagesUsed << PAGE_BITS),
+      pairs,
       wide: this._wide,
       totalCount: this.totalCount,
       maxValue: this.maxValue,
@@ -401,22 +415,20 @@ class PagedHistogram extends JsHistogram {
   }
 
   /**
-   * The histogram a toTransfer() copy describes, sharing its arrays. The copy comes from nines'
-   * own threads (its layout is this class's), so only its shape is checked.
+   * The histogram a toTransfer() copy describes. The copy comes from nines' own threads, so only
+   * its shape is checked; each count goes through setCountAtIndex, which checks index and count.
    * @param {PagedTransfer} t
+   * @param {PagedHistogram} [into] an empty histogram to fill (its pages are reused: filling a new
+   *   one allocates them, page by page)
    * @returns {PagedHistogram}
    */
-  static fromTransfer (t) {
-    const h = new PagedHistogram({ wide: t.wide });
-    const kinds = [Uint16Array, Uint32Array, Float64Array];
-    if (!(t.slots instanceof Int16Array) || t.slots.length !== h._slots.length || !kinds.some((k) => t.pool instanceof k) ||
-        !Number.isSafeInteger(t.pagesUsed) || t.pool.length !== t.pagesUsed << PAGE_BITS) {
+  static fromTransfer (t, into) {
+    if (t === null || typeof t !== 'object' || !(t.pairs instanceof Float64Array) || t.pairs.length % 2 !== 0 || !Number.isSafeInteger(t.totalCount)) {
       throw new NinesError('NINES_ERR_BAD_HISTOGRAM', 'not a PagedHistogram transfer (toTransfer)');
     }
-    h._slots = t.slots;
-    h._pagesUsed = t.pagesUsed;
-    h._pool = t.pool;
-    h._countMax = t.pool instanceof Uint16Array ? U16_MAX : t.pool instanceof Uint32Array ? U32_MAX : F64_MAX;
+    const h = into !== undefined && into.totalCount === 0 && into.wide === (t.wide === true) ? into : new PagedHistogram({ wide: t.wide === true });
+    const pairs = t.pairs;
+    for (let i = 0; i < pairs.length; i += 2) h.setCountAtIndex(pairs[i], pairs[i + 1]);
     h.setTotalCount(t.totalCount);
     h.maxValue = t.maxValue;
     h.minNonZeroValue = t.minNonZeroValue;
@@ -434,9 +446,7 @@ class PagedHistogram extends JsHistogram {
 
 /**
  * @typedef {object} PagedTransfer a PagedHistogram as plain data (toTransfer)
- * @property {Int16Array} slots
- * @property {number} pagesUsed
- * @property {Uint16Array|Uint32Array|Float64Array} pool
+ * @property {Float64Array} pairs index, count, index, count… of the non-zero counts, ascending
  * @property {boolean} wide
  * @property {number} totalCount
  * @property {number} maxValue

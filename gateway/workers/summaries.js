@@ -2,12 +2,12 @@
 
 /**
  * A job's interval summary, made on the pool's thread from the copy of its histograms that the
- * job's thread posted (PagedHistogram#toTransfer: the pages touched, a few KB).
+ * job's thread posted (PagedHistogram#toTransfer: its non-zero counts).
  *
  * Why here and not where the histograms live. Summarizing and encoding an interval took 0.1 ms at
  * p50 and 1.5 ms at p99 per piece on the job's thread (`bench/stalls.js`, 428 pieces a minute at
  * 2,000/s), and every piece delayed whichever send or reply fell due meanwhile: one of the two
- * causes of a fixed-rate tail that were nines' own (issue 20). Copying the pages costs the job's
+ * causes of a fixed-rate tail that were nines' own (issue 20). Copying the counts costs the job's
  * thread a few µs; the percentiles and the compression now run beside MQTT and HTTP, which no
  * deadline waits on. They still go in pieces, one per turn (steps.js), so a thousand jobs' summaries
  * do not hold the pool's thread for long either.
@@ -19,6 +19,10 @@ const { toNinesError } = require('../base/errors');
 const { loopDelayP99Ms } = require('./loop-delay');
 
 const HISTS = ['response', 'service', 'lag'];
+/** Histograms kept for the next summaries of this thread, pages and all: filling new ones allocated
+ * their pages anew each time, the largest cost of a summary here with 1,000 jobs (profiled) */
+const FREE_MAX = 48;
+const free = [];
 
 /**
  * What a job's thread posts for an interval: the snapshot's counts and times, and its histograms
@@ -39,7 +43,7 @@ function snapshotTransfer (snap) {
  */
 function transferList (t) {
   const out = [];
-  for (const name of HISTS) out.push(t[name].slots.buffer, t[name].pool.buffer);
+  for (const name of HISTS) out.push(t[name].pairs.buffer);
   return out;
 }
 
@@ -69,7 +73,7 @@ function summarizeInPieces (steps, t, meta, opts, emit, fail) {
       fail(toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
     }
   });
-  piece(() => { for (const name of HISTS) snap[name] = PagedHistogram.fromTransfer(t[name]); });
+  piece(() => { for (const name of HISTS) snap[name] = PagedHistogram.fromTransfer(t[name], free.pop()); });
   if (opts.loop) piece(() => { meta.loopDelayP99Ms = loopDelayP99Ms(opts.loop.before, opts.loop.now); });
   piece(() => { w.summaries.response = summarize(snap.response); });
   piece(() => { w.summaries.service = summarize(snap.service); });
@@ -90,6 +94,14 @@ function summarizeInPieces (steps, t, meta, opts, emit, fail) {
         ]
       : null;
     emit({ payload, hlog, hists: opts.allHistograms ? hists : null });
+  });
+  // the histograms are the next summaries' once this one is out (or failed): nothing kept them
+  steps.add(() => {
+    for (const name of HISTS) {
+      const h = snap[name];
+      if (h instanceof PagedHistogram && !h.wide && free.length < FREE_MAX) { h.reset(); free.push(h); }
+      snap[name] = null;
+    }
   });
 }
 

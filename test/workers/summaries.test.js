@@ -66,7 +66,12 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
     // the copy records on without touching the original
     back.recordValue(5);
     assert.equal(h.totalCount, back.totalCount - 1);
-    assert.throws(() => PagedHistogram.fromTransfer({ ...h.toTransfer(), pagesUsed: 1 }), { code: 'NINES_ERR_BAD_HISTOGRAM' });
+    assert.throws(() => PagedHistogram.fromTransfer({ ...h.toTransfer(), pairs: new Float64Array(3) }), { code: 'NINES_ERR_BAD_HISTOGRAM' });
+    assert.throws(() => PagedHistogram.fromTransfer({ ...h.toTransfer(), pairs: Float64Array.of(1e9, 1) }), { code: 'NINES_ERR_INVALID_ARG' });
+    // only what was counted crosses: a 10 Hz job's second is ten pairs, whatever pages they touch
+    const small = new PagedHistogram();
+    for (let i = 0; i < 10; i++) small.recordValue(1e6 * (i + 1));
+    assert.equal(small.toTransfer().pairs.length, 20);
   });
 
   it('a summary made from the copy, after the job\'s thread recycled its histograms, equals the one made in one go', async () => {
@@ -91,7 +96,7 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
   it('a copy that is not a histogram ends its summary with a coded error, and the queue goes on', async () => {
     const steps = new Steps((err) => { throw err; });
     const t = snapshotTransfer(filledRecorder(10).snapshot());
-    t.lag = { slots: [], pool: [] };
+    t.lag = { pairs: [], totalCount: 0 };
     const errors = [];
     const made = [];
     summarizeInPieces(steps, t, { ...META }, { gateway: 'g', hlog: false, allHistograms: false }, (s) => made.push(s), (err) => errors.push(err));
@@ -117,8 +122,8 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
       const snaps = posted.filter((m) => m.type === 'snapshot');
       assert.equal(snaps.reduce((a, m) => a + m.snap.count, 0), 40, 'every request in a snapshot');
       for (const m of snaps) {
-        assert.ok(m.snap.response.pool instanceof Uint16Array && m.snap.response.slots instanceof Int16Array, 'pages, not an encoding');
-        assert.ok(m.loop.hist.pool instanceof Float64Array && typeof m.loop.epoch === 'string', 'the thread\'s loop delay so far, as a copy');
+        assert.ok(m.snap.response.pairs instanceof Float64Array, 'counts, not an encoding');
+        assert.ok(m.loop.hist.pairs instanceof Float64Array && typeof m.loop.epoch === 'string', 'the thread\'s loop delay so far, as a copy');
       }
       assert.ok(!posted.some((m) => m.type === 'summary'));
     } finally {
