@@ -1,6 +1,7 @@
 'use strict';
 
 const { isMainThread } = require('node:worker_threads');
+const { setAlarm } = require('./alarm');
 
 /**
  * Waiting until an absolute deadline, for the scheduler's lanes.
@@ -255,6 +256,9 @@ const driver = {
       // Not the last SPIN_NS, whatever is pending: a 1 ms timer then costs up to a millisecond of
       // lateness to save at most SPIN_NS of turning the loop (many jobs in one thread nearly
       // always have a reply pending)
+      // A short one while replies are pending: the alarm thread wakes this loop at the deadline
+      // (alarm.js), the loop reading the replies meanwhile; the 1 ms timer stays as its safety net
+      if (rem < PRECISE_NS) setAlarm(by + BASE_NUM, onAlarm);
       const at = rem >= PRECISE_NS ? by - NS_PER_MS : now + NS_PER_MS;
       if (this.timer !== null && this.timerAt <= at) return;
       if (this.timer !== null) clearTimeout(this.timer);
@@ -347,6 +351,10 @@ function spinUntil (at) {
 function onTimer () {
   driver.timer = null;
   driver.schedule();
+}
+
+function onAlarm () {
+  if (driver.waiters.length !== 0) driver.schedule();
 }
 
 function onImmediate () {

@@ -1,7 +1,9 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { wait, nowNs, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
+const { wait, nowNs, spinStats, slack, inflight, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
+const { alarmStats } = require('../../gateway/scheduler/alarm');
+const { until } = require('../helpers/wait');
 const { startSchedule } = require('../../gateway/scheduler');
 const { Recorder } = require('../../gateway/latency');
 
@@ -53,6 +55,18 @@ describe('scheduler waits (precision spin | sleep)', () => {
       for (const w of woken) assert.ok(w.woke >= w.at, `waiter ${w.i} woke ${w.at - w.woke} ns early`);
     });
   }
+
+  it('replies pending: a sleeping wait under 2 ms is given to the alarm thread, and still never wakes early', async () => {
+    const before = alarmStats.fired;
+    inflight.count++;
+    try {
+      const woken = await waitAll([0.3, 0.9, 1.5, 0.5, 1.2], { spin: false, canBlock: true });
+      for (const w of woken) assert.ok(w.woke >= w.at, `waiter ${w.i} woke ${w.at - w.woke} ns early`);
+    } finally {
+      inflight.count--;
+    }
+    await until(() => alarmStats.fired > before, 'the alarm thread to fire', 5000);
+  });
 
   it('a spinning wait in a worker-thread driver spins only its last stretch, not the whole gap', async () => {
     const before = spinStats.spins;
