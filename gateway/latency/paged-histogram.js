@@ -61,6 +61,8 @@ const POW2 = Float64Array.from({ length: 64 }, (_, n) => 2 ** n);
  */
 /** toTransfer's working space, grown to the most pages a histogram of this thread has touched */
 let scratch = new Float64Array(0);
+/** Up to this many touched pages a copy is the non-zero counts; past it, the pages (toTransfer) */
+const SPARSE_MAX_PAGES = 8;
 
 const ulp = (x) => Math.pow(2, Math.floor(Math.log2(x)) - 52);
 
@@ -391,22 +393,44 @@ class PagedHistogram extends JsHistogram {
   }
 
   /**
-   * A copy as plain data for postMessage: its non-zero counts as (index, count) pairs, not an
-   * encoding. A device's interval touches few counts (a 10 Hz job's second, ten), so the copy is
-   * small and costs the thread that polls a scan of its touched pages; the percentiles and the
-   * compression are left to whoever receives it (issue 20). A copy of the whole pages was tried
-   * first: 20-50 KB per job and interval, and with 1,000 jobs summarizing every second that much
-   * new memory a second brought the worker a mark-compact every 0.4 s.
+   * A copy as plain data for postMessage, not an encoding: the percentiles and the compression are
+   * left to whoever receives it (issue 20). Two forms, whichever is cheaper for what it holds:
+   * - `pairs` (index, count…) of its non-zero counts, when it touched few pages or holds few
+   *   samples: a device's interval touches few counts (a 10 Hz job's second, ten). Whole pages were 20-50 KB per job and
+   *   interval, and with 1,000 jobs summarizing every second that much new memory brought the
+   *   worker a mark-compact every 0.4 s;
+   * - its touched pages (`pages`: the page of each slot, `pool`: their counts), when it touched
+   *   many and holds many samples: native copies, where a pass over them in JavaScript took 110-210 µs at 5,000-10,000
+   *   samples a second (bench/stalls.js), run once per interval and so never compiled.
+   * @param {boolean} [pairsOnly=false] always the pairs (for a walk over them: loop-delay.js)
    * @returns {PagedTransfer}
    */
-  toTransfer () {
-    // one plain pass into a scratch array, then one native copy of what it holds: the job's thread
-    // runs this once per interval, too rarely for callbacks (forEachNonZero) to be compiled, and
-    // two passes through them took 260 µs at 10,000 samples a second (bench/stalls.js)
-    const need = 2 * (this._pagesUsed << PAGE_BITS);
-    if (scratch.length < need) scratch = new Float64Array(need);
+  toTransfer (pairsOnly = false) {
     const slots = this._slots;
     const pool = this._pool;
+    const out = {
+      pairs: null,
+      pages: null,
+      pool: null,
+      wide: this._wide,
+      totalCount: this.totalCount,
+      maxValue: this.maxValue,
+      minNonZeroValue: this.minNonZeroValue,
+      startTimeStampMsec: this.startTimeStampMsec,
+      endTimeStampMsec: this.endTimeStampMsec,
+      tag: this.tag
+    };
+    // pages when there are many and they hold many samples: their copy is then no larger than
+    // the pairs would be, and a pass over them would cost the most
+    if (!pairsOnly && this._pagesUsed > SPARSE_MAX_PAGES && this.totalCount > this._pagesUsed * 16) {
+      const pages = new Int16Array(this._pagesUsed);
+      for (let page = 0; page < slots.length; page++) if (slots[page] >= 0) pages[slots[page]] = page;
+      out.pages = pages;
+      out.pool = pool.slice(0, this._pagesUsed << PAGE_BITS);
+      return out;
+    }
+    const need = 2 * (this._pagesUsed << PAGE_BITS);
+    if (scratch.length < need) scratch = new Float64Array(need);
     let n = 0;
     for (let page = 0; page < slots.length; page++) {
       const slot = slots[page];
@@ -417,16 +441,8 @@ class PagedHistogram extends JsHistogram {
         if (count !== 0) { scratch[n++] = (page << PAGE_BITS) | j; scratch[n++] = count; }
       }
     }
-    return {
-      pairs: scratch.slice(0, n),
-      wide: this._wide,
-      totalCount: this.totalCount,
-      maxValue: this.maxValue,
-      minNonZeroValue: this.minNonZeroValue,
-      startTimeStampMsec: this.startTimeStampMsec,
-      endTimeStampMsec: this.endTimeStampMsec,
-      tag: this.tag
-    };
+    out.pairs = scratch.slice(0, n);
+    return out;
   }
 
   /**
@@ -438,12 +454,26 @@ class PagedHistogram extends JsHistogram {
    * @returns {PagedHistogram}
    */
   static fromTransfer (t, into) {
-    if (t === null || typeof t !== 'object' || !(t.pairs instanceof Float64Array) || t.pairs.length % 2 !== 0 || !Number.isSafeInteger(t.totalCount)) {
+    const pairs = t !== null && typeof t === 'object' && t.pairs instanceof Float64Array && t.pairs.length % 2 === 0;
+    const pages = t !== null && typeof t === 'object' && t.pages instanceof Int16Array && t.pool !== null && typeof t.pool === 'object' &&
+      ArrayBuffer.isView(t.pool) && t.pool.length === t.pages.length << PAGE_BITS;
+    if (!(pairs || pages) || !Number.isSafeInteger(t.totalCount)) {
       throw new NinesError('NINES_ERR_BAD_HISTOGRAM', 'not a PagedHistogram transfer (toTransfer)');
     }
     const h = into !== undefined && into.totalCount === 0 && into.wide === (t.wide === true) ? into : new PagedHistogram({ wide: t.wide === true });
-    const pairs = t.pairs;
-    for (let i = 0; i < pairs.length; i += 2) h.setCountAtIndex(pairs[i], pairs[i + 1]);
+    if (pairs) {
+      const p = t.pairs;
+      for (let i = 0; i < p.length; i += 2) h.setCountAtIndex(p[i], p[i + 1]);
+    } else {
+      for (let slot = 0; slot < t.pages.length; slot++) {
+        const first = t.pages[slot] << PAGE_BITS;
+        const base = slot << PAGE_BITS;
+        for (let j = 0; j < PAGE_SIZE; j++) {
+          const count = t.pool[base + j];
+          if (count !== 0) h.setCountAtIndex(first | j, count);
+        }
+      }
+    }
     h.setTotalCount(t.totalCount);
     h.maxValue = t.maxValue;
     h.minNonZeroValue = t.minNonZeroValue;
@@ -460,8 +490,10 @@ class PagedHistogram extends JsHistogram {
 }
 
 /**
- * @typedef {object} PagedTransfer a PagedHistogram as plain data (toTransfer)
- * @property {Float64Array} pairs index, count, index, count… of the non-zero counts, ascending
+ * @typedef {object} PagedTransfer a PagedHistogram as plain data (toTransfer): pairs, or pages and pool
+ * @property {Float64Array|null} pairs index, count, index, count… of the non-zero counts, ascending
+ * @property {Int16Array|null} pages the page number of each slot of `pool`
+ * @property {Uint16Array|Uint32Array|Float64Array|null} pool 128 counts per slot
  * @property {boolean} wide
  * @property {number} totalCount
  * @property {number} maxValue

@@ -101,7 +101,8 @@ class Host {
     job.on('values', (v) => this.post({ type: 'values', job: spec.name, values: v }));
     job.on('job-error', (err) => this.post({ type: 'error', job: spec.name, error: toNinesError(err).toJSON() }));
     // after the job's last snapshot, posted as it was taken
-    job.on('end', () => { this.jobs.delete(spec.name); this.post({ type: 'end', job: spec.name }); });
+    job.on('end', () => { this.jobs.delete(spec.name); this.loopDelay.forget(spec.name); this.post({ type: 'end', job: spec.name }); });
+    this.loopDelay.begin(spec.name);
     job.start();
     if (resumeFromMs === undefined && job.started) {
       const delayMs = spec.ratePerSec === Infinity ? 0 : phaseOf(spec.name) * 1000 / spec.ratePerSec; // the job's phase (jobs/job.js)
@@ -118,10 +119,12 @@ class Host {
    */
   postSnapshot (name, snap, meta) {
     const t = snapshotTransfer(snap);
-    // the thread's loop delay so far (loop-delay.js): the pool takes this job's interval from it
-    const loop = this.loopDelay.copy();
+    // the thread's loop delay over this job's interval (loop-delay.js): its p99 is taken there too
+    const loop = this.loopDelay.since(name);
+    const transfer = transferList(t);
+    transfer.push(loop.buffer);
     // handed over, not cloned: the copies are this message's alone (a clone of them cost 40–110 µs)
-    this.post({ type: 'snapshot', job: name, snap: t, meta, loop }, transferList(t));
+    this.post({ type: 'snapshot', job: name, snap: t, meta, loop }, transfer);
   }
 
   stopJob (name) {
@@ -129,7 +132,7 @@ class Host {
     if (!job) { this.post({ type: 'job-stopped', name }); return; }
     this.jobs.delete(name);
     // after its last snapshot
-    job.stop().catch(() => {}).then(() => this.post({ type: 'job-stopped', name }));
+    job.stop().catch(() => {}).then(() => { this.loopDelay.forget(name); this.post({ type: 'job-stopped', name }); });
   }
 
   request (m) {

@@ -5,38 +5,69 @@
  * can tell a slow device from a busy poller.
  *
  * Why not perf_hooks' monitorEventLoopDelay, which this replaces. Each job's summary read its
- * percentile and reset it: 30–57 µs on the job's thread per summary (a scan and a clear of the
+ * percentile and reset it: 30-57 µs on the job's thread per summary (a scan and a clear of the
  * native histogram, measured on Node 20), and with several jobs on a thread each reset cut the
  * others' intervals short, so a job's figure covered only the time since another job's summary.
- * Here the thread keeps one cumulative histogram (a timer every RESOLUTION_MS records how late it
- * fired) and each snapshot carries a copy of its non-zero counts (µs); the pool's thread takes
- * the job's interval as the difference from the copy that came with that job's last summary.
+ *
+ * Here a timer every RESOLUTION_MS writes how late it fired (µs) into a ring of samples, and each
+ * job's snapshot carries the samples since its last one: one native copy of 400 bytes per second
+ * of interval. The pool's thread takes their p99, exactly (no histogram's rounding). A cumulative
+ * histogram sent whole with every summary was tried first: its copies grew with the thread's age,
+ * and at 1,000 jobs they were most of what the worker allocated.
  */
-
-const { PagedHistogram } = require('../latency/paged-histogram');
 
 /** How often the thread looks at its own clock (ms): monitorEventLoopDelay's default resolution */
 const RESOLUTION_MS = 10;
+/** Samples kept: 15 minutes. A job whose interval is longer gets the p99 of its last 15 minutes */
+const RING = 15 * 60 * 1000 / RESOLUTION_MS;
 
 class LoopDelay {
   constructor () {
-    this.hist = new PagedHistogram({ wide: true });
-    /** which thread's histogram a copy is of: a restarted worker's starts from zero */
-    this.epoch = `${process.pid}-${process.hrtime.bigint()}`;
+    this.ring = new Float32Array(RING);
+    /** samples written since the start (the next one goes to written % RING) */
+    this.written = 0;
+    /** job → `written` at its last copy */
+    this.seen = new Map();
     let last = process.hrtime.bigint();
     const periodNs = BigInt(RESOLUTION_MS * 1e6);
     this.timer = setInterval(() => {
       const now = process.hrtime.bigint();
       const late = now - last - periodNs;
       last = now;
-      this.hist.recordValue(late > 0n ? Number(late) : 0);
+      this.ring[this.written % RING] = late > 0n ? Number(late) / 1000 : 0;
+      this.written++;
     }, RESOLUTION_MS);
     this.timer.unref();
   }
 
-  /** @returns {{epoch: string, hist: import('../latency/paged-histogram').PagedTransfer}} */
-  copy () {
-    return { epoch: this.epoch, hist: this.hist.toTransfer() };
+  /** @param {string} job a job starting: its first copy covers from now */
+  begin (job) {
+    this.seen.set(job, this.written);
+  }
+
+  /**
+   * The samples since this job's last copy (since begin(), for its first), at most the last RING
+   * of them.
+   * @param {string} job
+   * @returns {Float32Array} µs
+   */
+  since (job) {
+    const from = Math.max(this.seen.has(job) ? this.seen.get(job) : 0, this.written - RING);
+    const to = this.written;
+    this.seen.set(job, to);
+    const a = from % RING;
+    const b = to % RING;
+    if (to - from === 0) return new Float32Array(0);
+    if (a < b) return this.ring.slice(a, b);
+    const out = new Float32Array(to - from);
+    out.set(this.ring.subarray(a));
+    out.set(this.ring.subarray(0, b), RING - a);
+    return out;
+  }
+
+  /** @param {string} job a job gone: its position is forgotten */
+  forget (job) {
+    this.seen.delete(job);
   }
 
   stop () {
@@ -44,37 +75,15 @@ class LoopDelay {
   }
 }
 
-/** For index → value only (the layout every PagedHistogram shares) */
-const LAYOUT = new PagedHistogram();
-
 /**
- * The p99 of a thread's loop delay between two copies of its cumulative histogram, in ms (0 when
- * no sample fell between them). A copy from another thread (a restart) than `before` counts whole.
- * Walks the two copies' (index, count) pairs side by side, as getValueAtPercentile walks counts:
- * no histogram is built for it.
- * @param {{epoch: string, hist: import('../latency/paged-histogram').PagedTransfer}|undefined} before
- *   the copy with the job's last summary
- * @param {{epoch: string, hist: import('../latency/paged-histogram').PagedTransfer}} now
+ * The p99 of loop-delay samples, in ms (0 without samples). Sorts them in place.
+ * @param {Float32Array} samples µs
  * @returns {number}
  */
-function loopDelayP99Ms (before, now) {
-  const b = before !== undefined && before.epoch === now.epoch ? before.hist : null;
-  const total = now.hist.totalCount - (b === null ? 0 : b.totalCount);
-  if (total <= 0) return 0;
-  const rank = Math.max(1, Math.ceil(0.99 * total));
-  const np = now.hist.pairs;
-  const bp = b === null ? EMPTY : b.pairs;
-  let seen = 0;
-  for (let i = 0, j = 0; i < np.length; i += 2) {
-    const index = np[i];
-    // the earlier copy's indexes are a subset of the later's (a cumulative histogram only grows)
-    while (j < bp.length && bp[j] < index) j += 2;
-    seen += np[i + 1] - (j < bp.length && bp[j] === index ? bp[j + 1] : 0);
-    if (seen >= rank) return LAYOUT.highestEquivalentValue(LAYOUT.valueFromIndex(index)) / 1e6;
-  }
-  return 0;
+function loopDelayP99Ms (samples) {
+  if (samples.length === 0) return 0;
+  samples.sort();
+  return samples[Math.max(1, Math.ceil(0.99 * samples.length)) - 1] / 1000;
 }
 
-const EMPTY = new Float64Array(0);
-
-module.exports = { LoopDelay, loopDelayP99Ms, RESOLUTION_MS };
+module.exports = { LoopDelay, loopDelayP99Ms, RESOLUTION_MS, RING };

@@ -81,7 +81,6 @@ class WorkerPool extends EventEmitter {
     this.healthOf = new Map();
     this.seq = new Map();
     this.coveredUntil = new Map(); // job → end of its last summary (epoch ms), for restarts
-    this.loopSeen = new Map(); // job → its thread's loop-delay copy at its last summary (loop-delay.js)
     this.pending = new Map(); // request id → {resolve, reject, slot}
     this.stopWaiters = new Map(); // job → [resolve]
     this.nextId = 1;
@@ -193,7 +192,6 @@ class WorkerPool extends EventEmitter {
     const end = this.coveredUntil.get(name);
     this.seq.delete(name);
     this.coveredUntil.delete(name);
-    this.loopSeen.delete(name);
     return next === undefined ? undefined : { seq: next - 1, end };
   }
 
@@ -339,10 +337,7 @@ class WorkerPool extends EventEmitter {
   onMessage (slot, m) {
     switch (m.type) {
       case 'snapshot': {
-        // this job's interval of its thread's loop delay: since the copy that came with its last one
-        const loop = { before: this.loopSeen.get(m.job), now: m.loop };
-        this.loopSeen.set(m.job, m.loop);
-        summarizeInPieces(this.steps, m.snap, m.meta, { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms, loop },
+        summarizeInPieces(this.steps, m.snap, m.meta, { gateway: this.gateway, hlog: this.hlog, allHistograms: this.allHistograms, loop: m.loop },
           (s) => this.onSummary(m.job, s.payload, s.hlog, m.meta, s.hists),
           (err) => this.emit('job-error', m.job, err));
         break;

@@ -43,7 +43,11 @@ function snapshotTransfer (snap) {
  */
 function transferList (t) {
   const out = [];
-  for (const name of HISTS) out.push(t[name].pairs.buffer);
+  for (const name of HISTS) {
+    const h = t[name];
+    if (h.pairs !== null) out.push(h.pairs.buffer);
+    else out.push(h.pages.buffer, h.pool.buffer);
+  }
   return out;
 }
 
@@ -54,8 +58,8 @@ function transferList (t) {
  * @param {import('./steps').Steps} steps the pool thread's FIFO of pieces
  * @param {object} t snapshotTransfer()'s result
  * @param {object} meta the job's meta for summaryPayload (target, sendingSinceMs, loopDelayP99Ms…)
- * @param {{gateway: string, hlog: boolean, allHistograms: boolean, loop?: {before: object|undefined, now: object}}} opts
- *   loop: the job's thread's loop-delay copies at its last snapshot and this one (loop-delay.js)
+ * @param {{gateway: string, hlog: boolean, allHistograms: boolean, loop?: Float32Array}} opts
+ *   loop: the job's thread's loop-delay samples over its interval, µs (loop-delay.js)
  * @param {(s: {payload: object, hlog: object[]|null, hists: {service: string, lag: string}|null}) => void} emit
  * @param {(err: Error) => void} fail
  */
@@ -74,7 +78,7 @@ function summarizeInPieces (steps, t, meta, opts, emit, fail) {
     }
   });
   piece(() => { for (const name of HISTS) snap[name] = PagedHistogram.fromTransfer(t[name], free.pop()); });
-  if (opts.loop) piece(() => { meta.loopDelayP99Ms = loopDelayP99Ms(opts.loop.before, opts.loop.now); });
+  if (opts.loop) piece(() => { meta.loopDelayP99Ms = loopDelayP99Ms(opts.loop); });
   piece(() => { w.summaries.response = summarize(snap.response); });
   piece(() => { w.summaries.service = summarize(snap.service); });
   piece(() => { w.summaries.lag = summarize(snap.lag); });

@@ -11,7 +11,7 @@ const { Steps } = require('../../gateway/workers/steps');
 const { Host } = require('../../gateway/workers/host');
 const { WorkerPool } = require('../../gateway/workers/pool');
 const { snapshotTransfer, summarizeInPieces } = require('../../gateway/workers/summaries');
-const { LoopDelay, loopDelayP99Ms } = require('../../gateway/workers/loop-delay');
+const { LoopDelay, loopDelayP99Ms, RING } = require('../../gateway/workers/loop-delay');
 const { Recorder, encodeHistogram, summarize } = require('../../gateway/latency');
 const { PagedHistogram } = require('../../gateway/latency/paged-histogram');
 const { summaryPayload } = require('../../gateway/jobs/payload');
@@ -66,12 +66,20 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
     // the copy records on without touching the original
     back.recordValue(5);
     assert.equal(h.totalCount, back.totalCount - 1);
-    assert.throws(() => PagedHistogram.fromTransfer({ ...h.toTransfer(), pairs: new Float64Array(3) }), { code: 'NINES_ERR_BAD_HISTOGRAM' });
-    assert.throws(() => PagedHistogram.fromTransfer({ ...h.toTransfer(), pairs: Float64Array.of(1e9, 1) }), { code: 'NINES_ERR_INVALID_ARG' });
-    // only what was counted crosses: a 10 Hz job's second is ten pairs, whatever pages they touch
+    // many pages touched: the pages cross, as native copies; few: only the non-zero counts
+    const dense = h.toTransfer();
+    assert.ok(dense.pairs === null && dense.pool instanceof Uint32Array && dense.pages instanceof Int16Array);
     const small = new PagedHistogram();
-    for (let i = 0; i < 10; i++) small.recordValue(1e6 * (i + 1));
-    assert.equal(small.toTransfer().pairs.length, 20);
+    for (let i = 0; i < 10; i++) small.recordValue(1e6 + i * 99700);
+    const sparse = small.toTransfer();
+    assert.equal(sparse.pages, null);
+    assert.equal(sparse.pairs.length, 20, 'ten values close together: ten pairs');
+    assert.deepEqual(summarize(PagedHistogram.fromTransfer(structuredClone(sparse))), summarize(small));
+    // both forms of the same histogram say the same
+    assert.equal(encodeHistogram(PagedHistogram.fromTransfer(h.toTransfer(true))), encodeHistogram(h));
+    assert.throws(() => PagedHistogram.fromTransfer({ ...sparse, pairs: new Float64Array(3) }), { code: 'NINES_ERR_BAD_HISTOGRAM' });
+    assert.throws(() => PagedHistogram.fromTransfer({ ...dense, pool: dense.pool.subarray(1) }), { code: 'NINES_ERR_BAD_HISTOGRAM' });
+    assert.throws(() => PagedHistogram.fromTransfer({ ...sparse, pairs: Float64Array.of(1e9, 1) }), { code: 'NINES_ERR_INVALID_ARG' });
   });
 
   it('a summary made from the copy, after the job\'s thread recycled its histograms, equals the one made in one go', async () => {
@@ -96,7 +104,7 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
   it('a copy that is not a histogram ends its summary with a coded error, and the queue goes on', async () => {
     const steps = new Steps((err) => { throw err; });
     const t = snapshotTransfer(filledRecorder(10).snapshot());
-    t.lag = { pairs: [], totalCount: 0 };
+    t.lag = { pairs: [], pages: null, pool: null, totalCount: 0 };
     const errors = [];
     const made = [];
     summarizeInPieces(steps, t, { ...META }, { gateway: 'g', hlog: false, allHistograms: false }, (s) => made.push(s), (err) => errors.push(err));
@@ -122,8 +130,9 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
       const snaps = posted.filter((m) => m.type === 'snapshot');
       assert.equal(snaps.reduce((a, m) => a + m.snap.count, 0), 40, 'every request in a snapshot');
       for (const m of snaps) {
-        assert.ok(m.snap.response.pairs instanceof Float64Array, 'counts, not an encoding');
-        assert.ok(m.loop.hist.pairs instanceof Float64Array && typeof m.loop.epoch === 'string', 'the thread\'s loop delay so far, as a copy');
+        const r = m.snap.response;
+        assert.ok(r.pairs instanceof Float64Array || (r.pool !== null && r.pages instanceof Int16Array), 'counts, not an encoding');
+        assert.ok(m.loop instanceof Float32Array, 'the thread\'s loop delay over the interval, as samples');
       }
       assert.ok(!posted.some((m) => m.type === 'summary'));
     } finally {
@@ -132,29 +141,41 @@ describe('workers: summaries made on the pool\'s thread from a copy', function (
     }
   });
 
-  it('a job\'s loop delay is its own interval\'s, whatever other jobs\' summaries did meanwhile, and a new thread counts whole', async () => {
+  it('a job\'s loop delay is its own interval\'s, whatever other jobs\' summaries did meanwhile', async () => {
     const loop = new LoopDelay();
     try {
       const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      loop.begin('a');
+      loop.begin('b');
       await sleep(50);
-      const c0 = structuredClone(loop.copy());
+      assert.ok(loopDelayP99Ms(loop.since('a')) < 150, 'before the hold');
       const until = Date.now() + 300;
       while (Date.now() < until); // the thread held 300 ms: the next tick is that late
       await sleep(30);
-      const c1 = structuredClone(loop.copy());
+      const held = loopDelayP99Ms(loop.since('a'));
+      assert.ok(held >= 250, `a's interval with the hold shows it: ${held} ms`);
       await sleep(200);
-      const c2 = structuredClone(loop.copy());
-      const held = loopDelayP99Ms(c0, c1);
-      assert.ok(held >= 250, `the held interval's p99 shows the hold: ${held} ms`);
-      assert.ok(loopDelayP99Ms(c1, c2) < 150, `the next interval does not: ${loopDelayP99Ms(c1, c2)} ms`);
-      // a job whose last summary was at c0 (another's came at c1) still sees the hold in its interval
-      assert.ok(loopDelayP99Ms(c0, c2) >= 250);
-      // a copy of another thread (a restart) is not subtracted from
-      assert.ok(loopDelayP99Ms({ ...c1, epoch: 'other' }, c2) >= 250);
-      assert.equal(loopDelayP99Ms(c2, structuredClone(c2)), 0, 'no sample between: 0');
+      const after = loop.since('a');
+      assert.ok(after.length >= 5 && loopDelayP99Ms(after) < 150, `a's next interval does not: ${loopDelayP99Ms(after)} ms`);
+      // b's interval spans all of it: the hold is in it, though a took its copies meanwhile
+      assert.ok(loopDelayP99Ms(loop.since('b')) >= 250);
+      assert.equal(loop.since('b').length, 0, 'nothing since its last copy');
     } finally {
       loop.stop();
     }
+  });
+
+  it('loop delay: the samples cross the ring\'s end in order, at most a ring of them, and their p99 is exact', () => {
+    const loop = new LoopDelay();
+    loop.stop();
+    for (let i = 0; i < RING; i++) loop.ring[i] = i;
+    loop.written = RING + 10;
+    loop.seen.set('w', RING - 5);
+    assert.deepEqual([...loop.since('w')], [RING - 5, RING - 4, RING - 3, RING - 2, RING - 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    loop.seen.set('old', 0);
+    assert.equal(loop.since('old').length, RING, 'an interval longer than the ring: its last RING samples');
+    assert.equal(loopDelayP99Ms(Float32Array.from({ length: 100 }, (_, i) => i + 1)), 0.099, '99th of 1…100 µs');
+    assert.equal(loopDelayP99Ms(new Float32Array(0)), 0);
   });
 
   for (const mode of ['worker', 'inline']) {
