@@ -40,8 +40,10 @@ const { setAlarm } = require('./alarm');
  *   - replies pending: never block (a blocked thread reads its replies late, which at thousands of
  *     requests per second caps the thread's throughput). Due deadlines are released each time a
  *     reply completes (`releaseDue`, called by the scheduler), which at high rates happens every few
- *     tens of microseconds, with a 1 ms timer as the fallback when replies are slow (sleep) or
- *     turns of the loop (spin).
+ *     tens of microseconds. When replies are slow: for a sleeping waiter under 2 ms away, the
+ *     alarm thread (alarm.js: another thread's Atomics.wait, then a message that wakes this loop
+ *     while it reads its sockets), with a 1 ms timer behind it as the safety net; for a spinning
+ *     one, turns of the loop.
  * Every deadline that has come is released at once, in deadline order, whichever job it is of.
  * The lateness that remains is measured and published as dispatch lag.
  */
