@@ -13,13 +13,13 @@ const MAX_READERS = 1000;
  * them. The same code runs in a worker thread (job-worker.js) and inline on the caller's thread; it
  * talks to the pool only through messages, plain data both ways, and never waits on the pool.
  *
- * Each interval goes to the pool as its counts and a copy of its histograms' non-zero counts (summaries.js):
+ * Each interval goes to the pool as its counts and a copy of its histograms (summaries.js):
  * the percentiles and encodings are made on the pool's thread, so no summary work stands between
  * this thread's deadlines and its sends (issue 20).
  *
  * In:  device {spec} · drop-device {name} · job {spec, resumeFromMs?} · stop-job {name} · reset {job} ·
  *      req {id, device, op, timeoutMs} · tags {id, device, key, tags, plan, user, timeoutMs} · stop
- * Out: health {device, health} · snapshot {job, snap, meta} · values {job, values} ·
+ * Out: health {device, health} · snapshot {job, snap, meta, loop} · values {job, values} ·
  *      error {job, error} · end {job} · job-stopped {name} · res {id, reply | error} · stopped
  */
 class Host {
@@ -111,7 +111,7 @@ class Host {
   }
 
   /**
-   * Posts an interval as its counts and a copy of its histograms' non-zero counts; the pool's thread
+   * Posts an interval as its counts and a copy of its histograms; the pool's thread
    * summarizes and encodes it (summaries.js), so nothing of it delays this thread's sends.
    * @param {string} name
    * @param {object} snap the interval's snapshot (free to recycle once this returns)

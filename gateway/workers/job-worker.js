@@ -3,7 +3,7 @@
 /**
  * Worker-thread side of the pool: a Host (devices and their jobs) fed by the pool's messages.
  * Everything crosses as plain data: specs in; interval snapshots (counts and a copy of the
- * histograms' non-zero counts, summarized on the pool's thread), values, health and replies out; errors as {code, message, details}, since a posted
+ * histograms, summarized on the pool's thread), values, health and replies out; errors as {code, message, details}, since a posted
  * Error keeps only message and stack. The worker never waits on the main thread: it only posts.
  */
 
