@@ -41,7 +41,7 @@ async function main () {
   }, { device }));
   if (global.gc) global.gc();
   const rssBefore = process.memoryUsage().rss;
-  // hlog: each summary also carries the lag histogram, encoded once in its worker
+  // hlog: each summary also carries the lag histogram, encoded once on the pool's thread
   const resourceLimits = limitsArg ? JSON.parse(limitsArg) : undefined;
   const pool = new WorkerPool({ mode: 'worker', workers: workerCount, hlog: true, resourceLimits, execArgv: ['--require', require.resolve('./gc-profile')] });
   const summaries = [];
