@@ -54,16 +54,16 @@ const SUB_BUCKET_COUNT = 2 * SUB_BUCKET_HALF_COUNT;
 /** 2^n for bucket widths, n < 64 */
 const POW2 = Float64Array.from({ length: 64 }, (_, n) => 2 ** n);
 
-/**
- * The library's ulp (src/ulp.ts), used by getValueAtPercentile's rank rounding.
- * @param {number} x
- * @returns {number}
- */
 /** toTransfer's working space, grown to the most pages a histogram of this thread has touched */
 let scratch = new Float64Array(0);
 /** Up to this many touched pages a copy is the non-zero counts; past it, the pages (toTransfer) */
 const SPARSE_MAX_PAGES = 8;
 
+/**
+ * The library's ulp (src/ulp.ts), used by getValueAtPercentile's rank rounding.
+ * @param {number} x
+ * @returns {number}
+ */
 const ulp = (x) => Math.pow(2, Math.floor(Math.log2(x)) - 52);
 
 class PagedHistogram extends JsHistogram {
@@ -402,7 +402,7 @@ class PagedHistogram extends JsHistogram {
    * - its touched pages (`pages`: the page of each slot, `pool`: their counts), when it touched
    *   many and holds many samples: native copies, where a pass over them in JavaScript took 110-210 µs at 5,000-10,000
    *   samples a second (bench/stalls.js), run once per interval and so never compiled.
-   * @param {boolean} [pairsOnly=false] always the pairs (for a walk over them: loop-delay.js)
+   * @param {boolean} [pairsOnly=false] always the pairs, whatever it holds (the tests compare the forms)
    * @returns {PagedTransfer}
    */
   toTransfer (pairsOnly = false) {

@@ -66,7 +66,8 @@ function transferList (t) {
 function summarizeInPieces (steps, t, meta, opts, emit, fail) {
   const { summarize, encodeHistogram, encodeInterval } = require('../latency');
   const both = opts.allHistograms || opts.hlog;
-  const snap = { ...t };
+  // the posted copy is this thread's: its histogram fields become the histograms they describe
+  const snap = t;
   const w = { summaries: {}, encoded: {}, payload: null, failed: false };
   const piece = (fn) => steps.add(() => {
     if (w.failed) return;
@@ -77,7 +78,7 @@ function summarizeInPieces (steps, t, meta, opts, emit, fail) {
       fail(toNinesError(err, 'NINES_ERR_BAD_HISTOGRAM'));
     }
   });
-  piece(() => { for (const name of HISTS) snap[name] = PagedHistogram.fromTransfer(t[name], free.pop()); });
+  piece(() => { for (const name of HISTS) snap[name] = PagedHistogram.fromTransfer(snap[name], free.pop()); });
   if (opts.loop) piece(() => { meta.loopDelayP99Ms = loopDelayP99Ms(opts.loop); });
   piece(() => { w.summaries.response = summarize(snap.response); });
   piece(() => { w.summaries.service = summarize(snap.service); });
