@@ -19,7 +19,8 @@ Options:
   --timeout <d>      per-request timeout (default 1s)
   --policy <p>       catch-up after a stall: burst (default: the full offered load), capped, skip
   --precision <p>    how each send waits for its intended time: spin (default: the last 50-200 µs
-                     spun, a few µs late, for CPU) or sleep (70-180 µs late)
+                     spun, a few µs late, for CPU) or sleep (the sweep runs on the main
+                     thread, where a sleep under 2 ms is a 1 ms timer: up to 1-2 ms late)
   --json             print JSON
 `;
 
