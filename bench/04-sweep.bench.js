@@ -14,6 +14,7 @@
 const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { Worker } = require('node:worker_threads');
+const { withPreciseSlack } = require('../gateway/scheduler/timer-slack');
 const { options, Row, interleave, run } = require('./lib/question');
 const { closedLoop } = require('./lib/closed-loop');
 const { ninesClient } = require('./lib/modbus-clients');
@@ -29,7 +30,8 @@ const QUICK_RATES = [100, 1000, 5000, 20000];
  * @returns {Promise<object[]>} one run per rate: {rate, hist, lag, errors, count, reqPerSec}
  */
 function ninesSteps (port, rates, stepMs, warmup) {
-  const worker = new Worker(path.join(__dirname, 'lib', 'sweep-worker.js'), { workerData: { port, rates, stepMs, warmup } });
+  // made as the gateway's pool makes its threads: their sleeps end when asked
+  const worker = withPreciseSlack(() => new Worker(path.join(__dirname, 'lib', 'sweep-worker.js'), { workerData: { port, rates, stepMs, warmup } }));
   const steps = [];
   return new Promise((resolve, reject) => {
     worker.on('message', (m) => {

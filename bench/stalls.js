@@ -170,7 +170,9 @@ async function main () {
   const { parseDuration } = require(path.join(ROOT, 'gateway/base/quantities'));
   if (values.child) {
     const o = JSON.parse(values.child);
-    const w = new Worker(__filename, { workerData: o });
+    // made as the gateway's pool makes its threads: their sleeps end when asked
+    const { withPreciseSlack } = require(path.join(ROOT, 'gateway/scheduler/timer-slack'));
+    const w = withPreciseSlack(() => new Worker(__filename, { workerData: o }));
     const r = await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
     await w.terminate();
     process.stdout.write(JSON.stringify(analyse(r, o.thresholdNs)) + '\n');

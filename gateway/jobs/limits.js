@@ -27,7 +27,8 @@ module.exports = Object.freeze({
    * instrument's own lateness is then the C reference's from 1,000/s up (p50 within -4.5 to +10.5
    * µs of it; dispatch lag p99 2-23 µs at 5,000/s and above, against 8-145 µs sleeping), which is
    * what a measurement needs. `poll` (gateway jobs, poll nodes) sleeps: a plant polls at 1-100 Hz,
-   * where the sleeping wait's 70-180 µs is far inside a poll period and is published as dispatch
+   * where the sleeping wait's 30-110 µs at p50 (worker threads with 1 µs of timer slack,
+   * scheduler/timer-slack.js) is far inside a poll period and is published as dispatch
    * lag, while spinning costs each job CPU (+1 % of a core at 100/s, +9-10 % at 1,000/s), adds up
    * over a gateway's jobs, and on a machine busy with other work was the thread kept waiting.
    */

@@ -12,6 +12,7 @@ const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const DL = require('../devices/limits');
 const { startSchedule } = require('../scheduler');
+const { withPreciseSlack } = require('../scheduler/timer-slack');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
 const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
 
@@ -108,7 +109,8 @@ function runProbe (opts) {
   const o = checkProbeOptions(opts);
   const ee = new EventEmitter();
   if (o.inWorker) {
-    const worker = new Worker(path.join(__dirname, '..', 'workers', 'probe-worker.js'), { workerData: { ...o, inWorker: false } });
+    // its sleeps end when asked (timer-slack.js)
+    const worker = withPreciseSlack(() => new Worker(path.join(__dirname, '..', 'workers', 'probe-worker.js'), { workerData: { ...o, inWorker: false } }));
     ee.promise = new Promise((resolve, reject) => {
       let settled = false;
       worker.on('message', (m) => {

@@ -14,7 +14,9 @@
  * Atomics.wait until the deadline it is given, then posts a message. The message wakes the owning
  * thread's event loop, which was waiting in epoll on its sockets and this port alike, and replies
  * are read as they come all the while. Measured on the 2-core VM (Node 20, 300 alarms 0.5 ms out,
- * twice): 109-114 us late at p50, 217-243 us at p99 (Atomics.wait's own slack, then the message).
+ * twice): 69-80 us late at p50, 140-243 us at p99, in a thread given 1 us of timer slack
+ * (timer-slack.js; the alarm thread inherits its owner's); 113-123 us and 208-244 us with Linux's
+ * default 50 us (Atomics.wait's own slack, then the message).
  * The first alarm waits for the thread to start (24-30 ms): the caller's 1 ms timer covers it.
  *
  * Protocol, over shared memory: the owner stores the deadline (process.hrtime ns, 0 for none) and

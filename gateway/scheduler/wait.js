@@ -18,7 +18,8 @@ const { setAlarm } = require('./alarm');
  *
  * Two precisions (issue 20), chosen per waiter:
  * - `sleep` (spin false): sleep to the deadline itself. Cheap, and late by the sleep's own slack:
- *   Atomics.wait wakes 40-90 us late, a libuv timer up to a millisecond or more.
+ *   Atomics.wait wakes 20-70 us late in a worker thread given 1 us of timer slack (timer-slack.js),
+ *   40-90 us with Linux's default 50 us, a libuv timer up to a millisecond or more.
  * - `spin` (spin true): sleep through most of the gap, wake a little early (the spin window: how
  *   late this thread's sleeps have lately ended, plus a margin, at most SPIN_WINDOW_NS), and spin
  *   the last stretch on the clock, as the C reference client does with clock_nanosleep and a short
@@ -52,7 +53,8 @@ const SAB = new Int32Array(new SharedArrayBuffer(4));
 const NS_PER_MS = 1e6;
 /** Below this, a deadline is waited for precisely (not with a timer) */
 const PRECISE_NS = 2 * NS_PER_MS;
-/** Atomics.wait wakes 40-90 us late whatever it is asked (timer slack), so a wait shorter than this
+/** Atomics.wait wakes 40-90 us late whatever it is asked (with the default timer slack; 20-70 us with
+ * timer-slack.js's), so a wait shorter than this
  * is spent turning the event loop instead: near a connection's capacity the gap left after a reply
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
 const SPIN_NS = 100000;

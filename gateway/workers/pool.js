@@ -8,6 +8,7 @@ const { NinesError, fromJSON, toNinesError } = require('../base/errors');
 const { Steps } = require('./steps');
 const { summarizeInPieces } = require('./summaries');
 const { Backoff } = require('../base/backoff');
+const { withPreciseSlack } = require('../scheduler/timer-slack');
 
 /** A worker that stayed up this long has earned a quick restart again (a crash loop keeps growing its delay). */
 const HEALTHY_AFTER_MS = 30000;
@@ -293,10 +294,11 @@ class WorkerPool extends EventEmitter {
 
   spawn (slot) {
     slot.restartTimer = null;
-    const worker = new Worker(path.join(__dirname, 'job-worker.js'), {
+    // its sleeps end when asked (timer-slack.js)
+    const worker = withPreciseSlack(() => new Worker(path.join(__dirname, 'job-worker.js'), {
       ...(this.resourceLimits === undefined ? {} : { resourceLimits: this.resourceLimits }),
       ...(this.execArgv === undefined ? {} : { execArgv: this.execArgv })
-    });
+    }));
     slot.worker = worker;
     slot.upSince = Date.now();
     worker.on('message', (m) => this.onMessage(slot, m));
