@@ -39,6 +39,14 @@ run(async () => {
   const rounds = o.quick ? 1 : 3;
   const durationMs = o.quick ? 500 : 3000;
   const warmup = o.quick ? 1000 : 5000;
+  // nines' warm-up is longer: the probe runs it as a closed loop, then part of it paced
+  // (measure/probe.js pacedWarmup), and V8 compiles the paced code (the waits, the pacing) only
+  // after several thousand paced requests. With 5,000 (half a second paced at 10,000/s) the
+  // compiler was still at work in the measured run, and on one core its thread took the CPU from
+  // the probe's for 1-5 ms at a time: p99.9 1.6-1.8 ms, max 3.9-4.1 ms, against 0.23-0.29 ms and
+  // 0.5-1.6 ms with 30,000 (3 interleaved runs each, 2026-11-26; --trace-opt showed no compilation
+  // in the measured run then). The C client has nothing to compile: its warm-up stays a closed loop
+  const ninesWarmup = o.quick ? 1000 : 30000;
   const count = 50000000; // time-bound: the count only caps a runaway
   const cmdlines = new Set();
   const notes = [];
@@ -61,7 +69,7 @@ run(async () => {
     return { hist: r.hist, count: j.count, errors: j.errors, reqPerSec: j.reqPerSec, lagP99Ns: j.lagP99Ns, cpuPct: j.elapsedNs ? 100 * j.cpuNsPerReq * j.count / j.elapsedNs : null };
   };
   const ninesRun = async (place, ratePerSec, precision, inflight = 1) => {
-    const spec = { port: server.port, ratePerSec, precision, inflight, durationMs, warmup };
+    const spec = { port: server.port, ratePerSec, precision, inflight, durationMs, warmup: ninesWarmup };
     const [cmd, args] = pinned(place.client, process.execPath, [CHILD, JSON.stringify(spec)]);
     cmdlines.add([cmd, ...args].join(' ').replace(/"port":\d+/, '"port":<port>'));
     const r = await runJson(cmd, args, { timeoutMs: durationMs + 60000 });
@@ -184,7 +192,7 @@ run(async () => {
     columns: ratioColumns.slice(0, 6),
     rows: placements.map((p) => Object.assign(pipe[p.id].ratio, { label: `${p.label}, ${pipe[p.id].ratio.label}` }))
   });
-  notes.push(`Rounds: ${rounds}, ${durationMs} ms per run after ${warmup} warm-up requests (nines: a closed loop, then up to a second of the paced schedule; C: a closed loop). At 100/s a run holds ${Math.round(durationMs / 10)} requests: its p99.9 and max are the same few samples.`,
+  notes.push(`Rounds: ${rounds}, ${durationMs} ms per run after warm-up requests (nines: ${ninesWarmup}, a closed loop, then up to as many paced: a second at least, 10,000 if they take at most 5 s, so that V8 has compiled the paced code before the run; C: ${warmup}, a closed loop). At 100/s a run holds ${Math.round(durationMs / 10)} requests: its p99.9 and max are the same few samples.`,
     'Latency counts from the intended send time for both clients; catch-up `burst` (a request whose time has passed goes when the connection is free). Dispatch lag: the probe\'s own lateness, actual write − the later of the intended time and the moment the connection became free; the C reference\'s, counted the same way, beside it (a late wake-up that both show is the machine\'s).',
     'CPU: the C client\'s getrusage over its measured loop; the nines process\'s process.cpuUsage (main thread, probe worker, libuv) from the measured run\'s start to its result, as % of one core.',
     `Load average (1, 5, 15 min) as each round started: ${loads.map((l) => l.join(' / ')).join('; ')}. This machine is shared with other work: a descheduled process shows as a millisecond in either client's max.`);

@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 'use strict';
 
+// first, before the modules load (gateway/base/v8-flags.js says why)
+require('../gateway/base/v8-flags').setProcessFlags();
+
 // A reader that stops reading (`nines watch | head -1`) closes the pipe: stop as Unix tools do, at
 // once and quietly, instead of dying on an unhandled EPIPE with a stack trace (issue 21). The
 // commands keep timers and sockets open, so nothing else would end the process.

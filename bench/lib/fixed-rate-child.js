@@ -18,6 +18,8 @@
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..', '..');
+// as the `nines` command does, before the modules load
+require(path.join(ROOT, 'gateway/base/v8-flags')).setProcessFlags();
 
 async function main () {
   const o = JSON.parse(process.argv[2]);

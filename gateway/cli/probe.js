@@ -45,7 +45,9 @@ Options:
                         or sleep (no spinning, 30-110 µs late at p50 in a worker thread)
   --timeout <d>         per-request timeout (default 1s)
   --warmup <n>          requests per run sent first and not recorded (default 0); at a fixed
-                        rate a closed loop, then up to one second of the paced schedule
+                        rate all of them in a closed loop, then up to n again paced: at least a
+                        second, and 10,000 if they take at most 5 s (so V8 has compiled the
+                        pacing before the run; at 5,000/s and above give at least 10000)
   --hgrm <dir>          write one .hgrm per run, named like ED-588-@AA-1x.hgrm
   --json                print the results as JSON instead of a table
   --worker              run in a worker thread (the default at a fixed rate; with max, too)

@@ -17,6 +17,29 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
 const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
 
 /**
+ * The paced part of a fixed-rate warm-up (at most the warm-up asked for): at least a second of
+ * the schedule, and at least PACED_WARMUP_MIN requests while that takes at most
+ * PACED_WARMUP_MAX_S. V8 compiles the paced code (the waits, the pacing, the reply path as the
+ * pacing calls it) only after several thousand paced requests, on a thread of its own that, with
+ * one core, takes it from the probe's for 1-5 ms at a time. One core, the C server beside it,
+ * --trace-opt: at 10,000/s the pacing compiled 7,500 paced requests in (6.8 ms); at 1,000/s, after
+ * a second paced, a dozen functions (30 ms) compiled in the measured run's first two seconds, and
+ * p99 came out 4.3x the C client's
+ */
+const PACED_WARMUP_MIN = 10000;
+const PACED_WARMUP_MAX_S = 5;
+
+/**
+ * @param {number} warmup the warm-up asked for, requests
+ * @param {number} ratePerSec the fixed rate
+ * @returns {number} how many of them go at the paced rate (the rest go first, in a closed loop)
+ */
+function pacedWarmup (warmup, ratePerSec) {
+  const paced = Math.max(Math.ceil(ratePerSec), Math.min(PACED_WARMUP_MIN, Math.ceil(ratePerSec * PACED_WARMUP_MAX_S)));
+  return Math.min(warmup, paced);
+}
+
+/**
  * The Brainboxes latency test as a function: for each connection count (1, 2, 4, 8…) open that many
  * connections to the device, run `count` requests split over them (or run for `durationMs`), each
  * connection strictly one request at a time, and return per run the percentile summary, the `.hgrm`
@@ -196,11 +219,11 @@ async function probeInline (o, ee, control) {
     try {
       // Closed loop, the warm-up is the first requests of the measured schedule itself (its lanes and
       // code, compiled before measuring: issue 11). At a fixed rate it is a closed loop of its own
-      // first, so that it does not take warmup / rate seconds, and then at most a second of the
-      // measured schedule: its waits and pacing are code the closed loop never ran, and compiled
-      // while measured they stalled its first requests by 4-9 ms (p99 2 ms at 15,300/s pinned)
+      // first, so that it does not take warmup / rate seconds, and then part of the measured
+      // schedule (pacedWarmup): its waits and pacing are code the closed loop never ran, and
+      // compiled while measured they stalled its first requests by 4-9 ms (p99 2 ms at 15,300/s pinned)
       const closed = o.ratePerSec === Infinity;
-      const inSchedule = closed ? o.warmup : Math.min(o.warmup, Math.ceil(o.ratePerSec));
+      const inSchedule = closed ? o.warmup : pacedWarmup(o.warmup, o.ratePerSec);
       if (o.warmup > 0 && !closed) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
         control.schedule = warm;
@@ -316,4 +339,4 @@ function fileStem (s) {
   return s.replace(/[^A-Za-z0-9@#$%~()+._-]/g, '_');
 }
 
-module.exports = { runProbe };
+module.exports = { runProbe, pacedWarmup };
