@@ -45,8 +45,8 @@ run(async () => {
   // compiler was still at work in the measured run, and on one core its thread took the CPU from
   // the probe's for 1-5 ms at a time: p99.9 1.6-1.8 ms, max 3.9-4.1 ms, against 0.23-0.29 ms and
   // 0.5-1.6 ms with 30,000 (3 interleaved runs each, 2026-11-26; --trace-opt showed no compilation
-  // in the measured run then). The C client has nothing to compile: its warm-up stays a closed loop
-  const ninesWarmup = o.quick ? 1000 : 30000;
+  // in the measured run then; 10,000 is as many paced, pacedWarmup's own count). The C client has nothing to compile: its warm-up stays a closed loop
+  const ninesWarmup = o.quick ? 1000 : 10000;
   const count = 50000000; // time-bound: the count only caps a runaway
   const cmdlines = new Set();
   const notes = [];

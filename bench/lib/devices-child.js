@@ -21,6 +21,8 @@
  */
 
 const path = require('node:path');
+// as `nines run` does, before the modules load
+require('../../gateway/base/v8-flags').setProcessFlags();
 const { execFile } = require('node:child_process');
 const { createHist, encode, stats, decode } = require('./hist');
 

@@ -17,6 +17,8 @@
  */
 
 const path = require('node:path');
+// as `nines run` does, before the modules load
+require('../../gateway/base/v8-flags').setProcessFlags();
 const { createHist, encode, stats, decode } = require('./hist');
 const { askWorkers } = require('./gc-profile');
 

@@ -488,7 +488,7 @@ function fixedRateTargets (results) {
       lagSleep: `Fixed rate, ${where}, precision sleep: dispatch lag p99 ≤ 150 µs at every rate`,
       pipe: `Fixed rate, ${where}: pipelined (8 in flight, spin) p99 ≤ 1.5× the C reference's at 40 % of its closed-loop rate`
     };
-    const ratios = (mode) => (q ? q.sections.flatMap((sec) => sec.rows.filter((r) => r.id.startsWith(`ratio-${mode}-`) && r.id.endsWith(`-${p}`))) : [])
+    const ratios = (mode) => (q && q.sections ? q.sections.flatMap((sec) => sec.rows.filter((r) => r.id.startsWith(`ratio-${mode}-`) && r.id.endsWith(`-${p}`))) : [])
       .map((row) => findRow(results, 'fixed-rate', row.id)).filter(Boolean);
     // a rate the C reference did not hold in every round is no rate to compare at: named, not judged
     const cHeld = (r) => { const c = findRow(results, 'fixed-rate', `c-${r.row.offered}-${p}`); return c && c.agg.held && c.agg.held.min === 1; };
