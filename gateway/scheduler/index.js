@@ -53,8 +53,8 @@ const UNIT_DOWN = 'NINES_ERR_UNIT_DOWN';
  * @property {'burst'|'capped'|'skip'} [policy='capped']
  * @property {'spin'|'sleep'} [precision='sleep'] how a lane waits for its intended time (wait.js):
  *   `spin` sleeps through most of the gap and spins the last stretch (tens of µs late at most, at the
- *   cost of CPU); `sleep` sleeps to the deadline (Atomics.wait's slack: 20-70 µs in a worker made with
- *   timer-slack.js, 40-90 µs with Linux's default; or a timer's ms)
+ *   cost of CPU); `sleep` sleeps to the deadline (Atomics.wait's slack: 20-67 µs at p50 in a worker made
+ *   with timer-slack.js, 86-110 µs with Linux's default; or a timer's ms)
  * @property {number} [timeoutMs] per-request timeout passed to the client
  * @property {object} recorder a latency Recorder (recordOk/recordError/recordTimeout/recordSkipped)
  * @property {(reply: object, connection: number) => void} [onReply] called after each reply is recorded;

@@ -18,8 +18,9 @@ const { setAlarm } = require('./alarm');
  *
  * Two precisions (issue 20), chosen per waiter:
  * - `sleep` (spin false): sleep to the deadline itself. Cheap, and late by the sleep's own slack:
- *   Atomics.wait wakes 20-70 us late in a worker thread given 1 us of timer slack (timer-slack.js),
- *   40-90 us with Linux's default 50 us, a libuv timer up to a millisecond or more.
+ *   Atomics.wait wakes 20-67 us late at p50 in a worker thread given 1 us of timer slack, 86-110 us
+ *   with Linux's default 50 us (timer-slack.js has the measurement), a libuv timer up to a
+ *   millisecond or more.
  * - `spin` (spin true): sleep through most of the gap, wake a little early (the spin window: how
  *   late this thread's sleeps have lately ended, plus a margin, at most SPIN_WINDOW_NS), and spin
  *   the last stretch on the clock, as the C reference client does with clock_nanosleep and a short
@@ -53,8 +54,8 @@ const SAB = new Int32Array(new SharedArrayBuffer(4));
 const NS_PER_MS = 1e6;
 /** Below this, a deadline is waited for precisely (not with a timer) */
 const PRECISE_NS = 2 * NS_PER_MS;
-/** Atomics.wait wakes 40-90 us late whatever it is asked (with the default timer slack; 20-70 us with
- * timer-slack.js's), so a wait shorter than this
+/** Atomics.wait wakes tens of us late whatever it is asked (40-90 us with the default timer slack when
+ * this was set; 20-67 us at p50 with timer-slack.js's), so a wait shorter than this
  * is spent turning the event loop instead: near a connection's capacity the gap left after a reply
  * is often a few tens of microseconds, and blocking through it cost a third of the throughput */
 const SPIN_NS = 100000;
@@ -255,7 +256,8 @@ const driver = {
     const rem = by - now;
     // a spinning waiter's window is open, or one is near while replies are pending: turn the loop
     const spin = rem <= 0 || (inflight.count > 0 && rem < PRECISE_NS && by !== this.waiters[0].at);
-    if (!spin && (rem >= PRECISE_NS || (inflight.count > 0 && (rem >= SPIN_NS || by === this.waiters[0].at)))) {
+    // (with replies pending and under PRECISE_NS, `spin` is false only for a sleeping waiter first)
+    if (!spin && (rem >= PRECISE_NS || inflight.count > 0)) {
       // a timer: long waits, or short ones while replies (which also release deadlines) are pending.
       // A short one while replies are pending: the alarm thread wakes this loop at the deadline
       // (alarm.js), the loop reading the replies meanwhile; the 1 ms timer stays as its safety net.
