@@ -454,9 +454,9 @@ class PagedHistogram extends JsHistogram {
    * @returns {PagedHistogram}
    */
   static fromTransfer (t, into) {
-    const pairs = t !== null && typeof t === 'object' && t.pairs instanceof Float64Array && t.pairs.length % 2 === 0;
-    const pages = t !== null && typeof t === 'object' && t.pages instanceof Int16Array && t.pool !== null && typeof t.pool === 'object' &&
-      ArrayBuffer.isView(t.pool) && t.pool.length === t.pages.length << PAGE_BITS;
+    const isObject = t !== null && typeof t === 'object';
+    const pairs = isObject && t.pairs instanceof Float64Array && t.pairs.length % 2 === 0;
+    const pages = isObject && t.pages instanceof Int16Array && ArrayBuffer.isView(t.pool) && t.pool.length === t.pages.length << PAGE_BITS;
     if (!(pairs || pages) || !Number.isSafeInteger(t.totalCount)) {
       throw new NinesError('NINES_ERR_BAD_HISTOGRAM', 'not a PagedHistogram transfer (toTransfer)');
     }

@@ -26,7 +26,7 @@ const { isMainThread } = require('node:worker_threads');
 const PRECISE_SLACK_NS = 1000;
 const FILE = '/proc/self/timerslack_ns';
 
-/** What the last call did, for status and tests: whether the slack was lowered, and if not, why */
+/** What the last call did, for tests and diagnostics: whether the slack was lowered, and if not, why */
 const slackState = { applied: false, ns: null, reason: 'not tried yet' };
 
 /**

@@ -56,18 +56,17 @@ function transferList (t) {
  * then `emit` with what the pool's 'summary' event carries. A piece that throws ends that summary
  * with `fail` (the rest of the queue goes on).
  * @param {import('./steps').Steps} steps the pool thread's FIFO of pieces
- * @param {object} t snapshotTransfer()'s result
+ * @param {object} snap snapshotTransfer()'s result, this thread's now: its histogram fields become
+ *   the histograms they describe
  * @param {object} meta the job's meta for summaryPayload (target, sendingSinceMs, loopDelayP99Ms…)
  * @param {{gateway: string, hlog: boolean, allHistograms: boolean, loop?: Float32Array}} opts
  *   loop: the job's thread's loop-delay samples over its interval, µs (loop-delay.js)
  * @param {(s: {payload: object, hlog: object[]|null, hists: {service: string, lag: string}|null}) => void} emit
  * @param {(err: Error) => void} fail
  */
-function summarizeInPieces (steps, t, meta, opts, emit, fail) {
+function summarizeInPieces (steps, snap, meta, opts, emit, fail) {
   const { summarize, encodeHistogram, encodeInterval } = require('../latency');
   const both = opts.allHistograms || opts.hlog;
-  // the posted copy is this thread's: its histogram fields become the histograms they describe
-  const snap = t;
   const w = { summaries: {}, encoded: {}, payload: null, failed: false };
   const piece = (fn) => steps.add(() => {
     if (w.failed) return;
