@@ -110,6 +110,16 @@ function posInt (text, field, max = Number.MAX_SAFE_INTEGER) {
 }
 
 /**
+ * A count as typed: a number when it is all digits, else the text itself, so that the option's
+ * own rule (checked where the option is read) names what was typed, not NaN.
+ * @param {string|undefined} text
+ * @returns {number|string|undefined}
+ */
+function countOrText (text) {
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : text;
+}
+
+/**
  * The known name closest to a misspelt one: the config's rule (problems.js suggestKey: case, a
  * clipped form, up to 2 edits), and two swapped neighbours counting as one typo (`--prot`, `porbe`).
  * @param {string} name
@@ -190,4 +200,4 @@ function readOptionFiles (values, names) {
   return out;
 }
 
-module.exports = { parse, suggest, intList, posInt, oneOp, flagErrors, readOptionFiles, OP_OPTIONS };
+module.exports = { parse, suggest, intList, posInt, countOrText, oneOp, flagErrors, readOptionFiles, OP_OPTIONS };

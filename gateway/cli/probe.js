@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { parse, intList, posInt, OP_OPTIONS, oneOp, flagErrors, readOptionFiles } = require('./args');
+const { parse, intList, posInt, countOrText, OP_OPTIONS, oneOp, flagErrors, readOptionFiles } = require('./args');
 const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
@@ -105,7 +105,7 @@ async function main (argv) {
     policy: values.policy,
     precision: values.precision,
     timeoutMs: values.timeout,
-    warmup: values.warmup === undefined ? 0 : Number(values.warmup),
+    warmup: values.warmup === undefined ? 0 : countOrText(values.warmup),
     // a fixed rate runs in a worker unless told otherwise (runProbe's default); --worker moves closed loop there too
     inWorker: values.worker ? true : (values['main-thread'] ? false : undefined),
     reconnectEach: values['reconnect-each']

@@ -1,6 +1,6 @@
 'use strict';
 
-const { parse, intList, posInt, oneOp, flagErrors, OP_OPTIONS } = require('./args');
+const { parse, intList, posInt, countOrText, oneOp, flagErrors, OP_OPTIONS } = require('./args');
 const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
 const { errorLines } = require('../latency/outcome');
@@ -19,10 +19,16 @@ Options:
   --timeout <d>      per-request timeout (default 1s)
   --policy <p>       catch-up after a stall: burst (default: the full offered load), capped, skip
   --precision <p>    how each send waits for its intended time: spin (default: the last 50-200 µs
-                     spun, a few µs late, for CPU) or sleep (the sweep runs on the main
-                     thread, where a sleep under 2 ms is a 1 ms timer: 0.5-0.6 ms late at
-                     p50, 1.1-1.3 ms at p99)
-  --json             print JSON
+                     spun, a few µs late, for CPU) or sleep (no spinning, 30-110 µs late at p50)
+  --warmup <n>       requests sent first and not recorded (default 0): a closed loop on every
+                     connection, then up to n again paced at the first rate: at least a second,
+                     and 10,000 if they take at most 5 s (so V8 has compiled the pacing before
+                     the first step; give at least 10000 for steps of 5,000/s and above)
+  --main-thread      run on the main thread, for comparison: a sweep runs in a worker thread of
+                     its own, since on the main thread a wait under 2 ms is a 1 ms timer (0.5-0.6
+                     ms late at p50, 1.1-1.3 ms at p99), which the sweep would count as the device's
+  --json             print JSON (each step's response-time histogram in "hist": HdrHistogram V2,
+                     compressed, base64, ns)
 `;
 
 /** @param {string[]} argv @returns {Promise<number>} */
@@ -35,6 +41,8 @@ async function main (argv) {
     timeout: { type: 'string' },
     policy: { type: 'string', default: 'burst' },
     precision: { type: 'string' },
+    warmup: { type: 'string' },
+    'main-thread': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
@@ -55,8 +63,10 @@ async function main (argv) {
     workers: posInt(values.workers, 'workers', 1024),
     timeoutMs: values.timeout,
     policy: values.policy,
-    precision: values.precision
-  }), { ratePerSec: '--rates', timeoutMs: '--timeout', precision: '--precision' });
+    precision: values.precision,
+    warmup: values.warmup === undefined ? 0 : countOrText(values.warmup),
+    inWorker: !values['main-thread']
+  }), { ratePerSec: '--rates', timeoutMs: '--timeout', precision: '--precision', warmup: '--warmup' });
   if (!values.json) {
     process.stdout.write(header() + '\n');
     run.on('step', (s) => process.stdout.write([row(s), ...errorLines(s.errorsByCode, ' '.repeat(11))].join('\n') + '\n'));

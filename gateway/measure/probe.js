@@ -1,9 +1,8 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
-const path = require('node:path');
-const { Worker, isMainThread } = require('node:worker_threads');
-const { NinesError, fromJSON } = require('../base/errors');
+const { isMainThread } = require('node:worker_threads');
+const { NinesError } = require('../base/errors');
 const { parseTarget, isMbap } = require('../drivers/target');
 const { createClient, openClients, closeClients } = require('../drivers');
 const { ReconnectEachClient } = require('../drivers/reconnect-each');
@@ -12,7 +11,7 @@ const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const DL = require('../devices/limits');
 const { startSchedule } = require('../scheduler');
-const { withPreciseSlack } = require('../scheduler/timer-slack');
+const { runInWorker } = require('./in-worker');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
 const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
 
@@ -132,20 +131,9 @@ function runProbe (opts) {
   const o = checkProbeOptions(opts);
   const ee = new EventEmitter();
   if (o.inWorker) {
-    // its sleeps end when asked (timer-slack.js)
-    const worker = withPreciseSlack(() => new Worker(path.join(__dirname, '..', 'workers', 'probe-worker.js'), { workerData: { ...o, inWorker: false } }));
-    ee.promise = new Promise((resolve, reject) => {
-      let settled = false;
-      worker.on('message', (m) => {
-        if (m.type === 'progress') ee.emit('progress', m.progress);
-        else if (m.type === 'run') ee.emit('run', m.run);
-        else if (m.type === 'done') { settled = true; resolve(m.result); }
-        else if (m.type === 'error') { settled = true; reject(fromJSON(m.error)); }
-      });
-      worker.on('error', (err) => { if (!settled) { settled = true; reject(new NinesError('NINES_ERR_WORKER', `probe worker failed: ${err.message}`)); } });
-      worker.on('exit', (code) => { if (!settled) { settled = true; reject(new NinesError('NINES_ERR_WORKER', `probe worker exited with code ${code} before finishing`)); } });
-    });
-    ee.stop = () => worker.postMessage({ type: 'stop' });
+    const w = runInWorker('probe', { ...o, inWorker: false }, ee);
+    ee.promise = w.promise;
+    ee.stop = w.stop;
     return ee;
   }
   const control = { stopped: false, schedule: null };

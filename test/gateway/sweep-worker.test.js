@@ -1,0 +1,80 @@
+'use strict';
+
+/**
+ * The sweep runs in a worker thread of its own (measure/in-worker.js), where a send's wait blocks
+ * to its deadline instead of riding a 1 ms timer of the caller's loop, and its warm-up goes first,
+ * out of every figure: a closed loop, then the first step's first requests, paced. Counted against
+ * the simulator's own request count; no timing is asserted (how late the waits are shows in
+ * `npm run bench`, questions 4 and 15).
+ */
+
+const assert = require('node:assert/strict');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { runSweep } = require('../../gateway/measure/sweep');
+const { pacedWarmup } = require('../../gateway/measure/probe');
+const { decodeHistogram } = require('../../gateway/latency');
+const { createModbusTcpSimulator } = require('../../gateway/simulators/modbus');
+const { nines } = require('../helpers/nines-cli');
+
+describe('nines sweep: in a worker thread, with a warm-up', function () {
+  this.timeout(30000);
+  let sim;
+  before(async () => { sim = await createModbusTcpSimulator({ port: 0 }); });
+  after(async () => { await sim.close(); });
+
+  const sweep = (o) => runSweep({ target: sim.url, read: '3:0:10', workers: 1, timeoutMs: 1000, ...o });
+
+  it('runs in a worker by default; every step comes back with its histogram, and the warm-up is sent but never counted', async () => {
+    const before = sim.stats.requests;
+    const events = [];
+    const run = sweep({ rates: [200, 400], stepMs: 500, warmup: 150 });
+    run.on('step', (s) => events.push(s));
+    const result = await run.promise;
+    const paced = pacedWarmup(150, 200);
+    assert.equal(paced, 150, 'a second at 200/s is more than asked: all 150 go paced too');
+    const completed = result.steps.reduce((n, s) => n + s.completed, 0);
+    assert.equal(sim.stats.requests - before, 150 + paced + completed, 'the closed loop, the paced part, then the steps');
+    assert.equal(result.steps.length, 2);
+    assert.equal(events.length, 2, 'each step is emitted as it ends');
+    for (const s of result.steps) {
+      assert.equal(s.thread, 'worker');
+      assert.ok(s.completed > 0 && s.errors === 0 && s.timeouts === 0, JSON.stringify(s));
+      assert.equal(s.histogram.totalCount, s.completed, 'the histogram holds the step\'s own requests, not the warm-up');
+      assert.equal(decodeHistogram(s.hist).totalCount, s.completed, 'hist carries the same, encoded');
+      assert.equal(s.histogram.maxValue, decodeHistogram(s.hist).maxValue);
+    }
+    assert.deepEqual(events.map((s) => s.histogram.totalCount), result.steps.map((s) => s.completed));
+    if (result.saturation) assert.ok(result.steps.includes(result.saturation), 'the saturation point is one of the steps');
+  });
+
+  it('stop() reaches the worker: the sweep ends in the step it was stopped in, and the connection is closed', async () => {
+    const run = sweep({ rates: [100, 100, 100, 100], stepMs: 1500 });
+    run.once('step', () => run.stop());
+    const result = await run.promise;
+    assert.ok(result.steps.length >= 1 && result.steps.length <= 2, `stopped after ${result.steps.length} steps`);
+    // the server sees the close a moment after the sweep's promise settles
+    for (let i = 0; i < 100 && sim.stats.open > 0; i++) await sleep(20);
+    assert.equal(sim.stats.open, 0, 'no connection left open');
+  });
+
+  it('refuses a bad warm-up and a bad inWorker, naming the field, before opening a connection', () => {
+    const coded = (field) => (e) => e.code === 'NINES_ERR_INVALID_ARG' && e.details.field === field;
+    assert.throws(() => sweep({ rates: [100], warmup: -1 }), coded('warmup'));
+    assert.throws(() => sweep({ rates: [100], warmup: 1.5 }), coded('warmup'));
+    assert.throws(() => sweep({ rates: [100], inWorker: 'yes' }), coded('inWorker'));
+  });
+
+  it('nines sweep --json carries each step\'s histogram; --main-thread runs it inline; --warmup x is refused naming the flag', async () => {
+    const worker = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1', '--warmup', '50', '--json']);
+    assert.equal(worker.code, 0, worker.stderr);
+    const step = JSON.parse(worker.stdout).steps[0];
+    assert.equal(step.thread, 'worker');
+    assert.equal(decodeHistogram(step.hist).totalCount, step.completed);
+    const main = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1', '--main-thread', '--json']);
+    assert.equal(main.code, 0, main.stderr);
+    assert.equal(JSON.parse(main.stdout).steps[0].thread, 'main');
+    const bad = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--warmup', 'x']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--warmup must be a whole number ≥ 0 \(requests\); got "x"/);
+  });
+});
