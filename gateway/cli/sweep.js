@@ -21,9 +21,9 @@ Options:
   --precision <p>    how each send waits for its intended time: spin (default: the last 50-200 µs
                      spun, a few µs late, for CPU) or sleep (no spinning, 30-110 µs late at p50)
   --warmup <n>       requests sent first and not recorded (default 0): a closed loop on every
-                     connection, then up to n again paced at the first rate: at least a second,
-                     and 10,000 if they take at most 5 s (so V8 has compiled the pacing before
-                     the first step; give at least 10000 for steps of 5,000/s and above)
+                     connection, then 0.3 s at 200/s, then up to n again paced at half the rate
+                     the loop achieved: at least a second, and 10,000 if they take at most 5 s
+                     (so V8 has compiled the pacing before the first step; 10000 is a good value)
   --main-thread      run on the main thread, for comparison: a sweep runs in a worker thread of
                      its own, since on the main thread a wait under 2 ms is a 1 ms timer (0.5-0.6
                      ms late at p50, 1.1-1.3 ms at p99), which the sweep would count as the device's

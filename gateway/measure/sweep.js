@@ -26,9 +26,8 @@ const { pacedWarmup } = require('./probe');
  * 1 ms timer, 0.5-0.6 ms late at p50 and 1.1-1.3 ms at p99 (measured against the simulator at 200
  * and 1,000/s), which a sweep would report as the device's.
  *
- * `warmup` requests go first and are not recorded: a closed loop on every connection, then part of
- * the first step's schedule, paced at its rate (probe.js pacedWarmup: V8 compiles the paced code
- * only after thousands of paced requests, and compiled inside a step it stalls that step's sends).
+ * `warmup` requests go first and are not recorded: a closed loop on every connection, then paced at
+ * half the rate that loop achieved (warmUp below).
  *
  * The saturation point is the first step where the achieved rate is below 95 % of the offered rate,
  * or p99 rises more than 2× over the previous step's while the device is at least half busy (see
@@ -93,82 +92,14 @@ function runSweep (opts) {
 }
 
 async function sweep (o, source, ee, control) {
-  const latency = require('../latency');
   const steps = [];
   const clients = await openClients(o.workers, () => createClient(o.target, { timeoutMs: o.timeoutMs, queueMax: 4 }));
   try {
-    // the warm-up: a closed loop on every connection, then the first step's first requests (below)
-    const paced = o.warmup > 0 ? pacedWarmup(o.warmup, o.rates[0]) : 0;
-    if (o.warmup > 0) {
-      const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
-      control.schedule = warm;
-      await warm.done;
-    }
+    if (o.warmup > 0) await warmUp(o, source, clients, control);
     for (const rate of o.rates) {
       if (control.stopped) break;
-      const recorder = new latency.Recorder({ policy: o.policy });
-      let failures = new ErrorTally();
       const workers = Math.min(o.workers, Math.max(1, Math.ceil(rate / 10))); // ≥ 10 req/s per connection
-      const warmup = steps.length === 0 ? paced : 0;
-      // nothing is sent after the step ends; what was planned but could not be sent is counted
-      let cut = null;
-      const startCut = () => { cut = setTimeout(() => schedule.stop(), o.stepMs); };
-      const schedule = startSchedule({
-        clients: clients.slice(0, workers),
-        nextOp: source.nextOp,
-        ratePerSec: rate,
-        durationMs: o.stepMs,
-        policy: o.policy,
-        precision: o.precision,
-        timeoutMs: o.timeoutMs,
-        recorder,
-        onError: (err) => failures.add(err),
-        // the step, its count and its clock start when the warm-up's requests are in
-        ...(warmup > 0
-          ? {
-              warmup,
-              onWarm: (final) => {
-                recorder.discard();
-                failures = new ErrorTally();
-                if (final) startCut();
-              }
-            }
-          : {})
-      });
-      control.schedule = schedule;
-      if (warmup === 0) startCut();
-      const out = await schedule.done;
-      clearTimeout(cut);
-      const snap = recorder.snapshot();
-      const offered = Math.floor(rate * o.stepMs / 1000);
-      const completed = snap.ok + snap.errors + snap.timeouts;
-      const elapsedS = Number(out.endNs - out.startNs) / 1e9;
-      const s = latency.summarize(snap.response);
-      const step = {
-        offered: rate,
-        workers,
-        precision: o.precision,
-        thread: isMainThread ? 'main' : 'worker',
-        achieved: completed / Math.max(elapsedS, o.stepMs / 1000),
-        planned: offered,
-        completed,
-        unsent: Math.max(0, offered - completed - snap.skipped),
-        ok: snap.ok,
-        errors: snap.errors,
-        timeouts: snap.timeouts,
-        errorsByCode: failures.toJSON(),
-        skipped: snap.skipped,
-        min: s.min,
-        mean: s.mean,
-        p50: s.p50,
-        p99: s.p99,
-        p99_9: s.p99_9,
-        max: s.max,
-        service: latency.summarize(snap.service),
-        lag: latency.summarize(snap.lag),
-        hist: latency.encodeHistogram(snap.response),
-        histogram: snap.response
-      };
+      const step = await runStep(o, source, clients.slice(0, workers), rate, o.stepMs, control);
       steps.push(step);
       ee.emit('step', o.relayed ? relayForm(step) : step);
       if (o.settleMs > 0) await new Promise((resolve) => setTimeout(resolve, o.settleMs));
@@ -178,6 +109,105 @@ async function sweep (o, source, ee, control) {
   }
   return o.relayed ? { steps: steps.map(relayForm) } : sweepResult(steps);
 }
+
+/**
+ * One step: `rate` on `clients` for `stepMs`, recorded and summed up. The warm-up's paced part runs
+ * as steps too, so that every object a step makes (schedule, options, recorder, histograms,
+ * summaries) has taken the shapes it will have, and the code compiled for them stays: an object of
+ * another shape, or a field first set to another kind of value (a step's end sets some), makes V8
+ * throw that code away (`--trace-deopt`: "wrong map" and "code dependencies" in the scheduler, the
+ * recorder and the histogram at the first two steps' starts), and at a low rate it was compiled
+ * again only a step or two later, inside them.
+ * @returns {Promise<object>} the step's figures (ms), its histogram (`histogram`, and `hist` encoded)
+ */
+async function runStep (o, source, clients, rate, stepMs, control) {
+  const latency = require('../latency');
+  const recorder = new latency.Recorder({ policy: o.policy });
+  const failures = new ErrorTally();
+  const schedule = startSchedule({
+    clients,
+    nextOp: source.nextOp,
+    ratePerSec: rate,
+    durationMs: stepMs,
+    policy: o.policy,
+    precision: o.precision,
+    timeoutMs: o.timeoutMs,
+    recorder,
+    onError: (err) => failures.add(err)
+  });
+  control.schedule = schedule;
+  // nothing is sent after the step ends; what was planned but could not be sent is counted
+  const cut = setTimeout(() => schedule.stop(), stepMs);
+  const out = await schedule.done;
+  clearTimeout(cut);
+  const snap = recorder.snapshot();
+  const offered = Math.floor(rate * stepMs / 1000);
+  const completed = snap.ok + snap.errors + snap.timeouts;
+  const elapsedS = Number(out.endNs - out.startNs) / 1e9;
+  const s = latency.summarize(snap.response);
+  return {
+    offered: rate,
+    workers: clients.length,
+    precision: o.precision,
+    thread: isMainThread ? 'main' : 'worker',
+    achieved: completed / Math.max(elapsedS, stepMs / 1000),
+    planned: offered,
+    completed,
+    unsent: Math.max(0, offered - completed - snap.skipped),
+    ok: snap.ok,
+    errors: snap.errors,
+    timeouts: snap.timeouts,
+    errorsByCode: failures.toJSON(),
+    skipped: snap.skipped,
+    min: s.min,
+    mean: s.mean,
+    p50: s.p50,
+    p99: s.p99,
+    p99_9: s.p99_9,
+    max: s.max,
+    service: latency.summarize(snap.service),
+    lag: latency.summarize(snap.lag),
+    hist: latency.encodeHistogram(snap.response),
+    histogram: snap.response
+  };
+}
+
+/**
+ * The warm-up: `o.warmup` requests in a closed loop on every connection, then, paced and as steps
+ * (runStep), a short slow one and up to as many requests again (pacedWarmup) at half the rate the
+ * closed loop achieved, never above the sweep's top rate. None of it is recorded.
+ *
+ * V8 compiles the paced code (the waits, the pacing) only after thousands of paced requests, and
+ * throws code away when it meets a path or an object shape it has not seen. Traced on one core
+ * beside the C server (`--trace-opt --trace-deopt`, steps of 100 to 5,000/s, 10,000 requests of
+ * warm-up): paced as one run at the first step's rate, 44-50 functions were compiled during the
+ * 500/s step and 12-20 during the 1,000/s one, and those steps' p99 were 0.9-1.9 ms; with this
+ * warm-up, 0-2 in any step, and p99 0.10-0.30 ms. At half its closed-loop rate the device is never
+ * pushed past half its capacity by the warm-up.
+ */
+async function warmUp (o, source, clients, control) {
+  const latency = require('../latency');
+  const closed = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
+  control.schedule = closed;
+  const out = await closed.done;
+  if (control.stopped) return;
+  const closedRate = out.sent / (Number(out.endNs - out.startNs) / 1e9);
+  const top = Math.max(...o.rates);
+  const rate = closedRate > 0 && Number.isFinite(closedRate) ? Math.min(top, closedRate * WARMUP_SHARE) : o.rates[0];
+  // first a short step slow enough that its sends wait on timers (gaps of WARMUP_SLOW_GAP_MS and
+  // more: steps at low rates do), then two, each as long as half the paced requests take: the last
+  // starts where a measured step starts, after another step's end (runStep)
+  const slow = Math.min(rate, 1000 / WARMUP_SLOW_GAP_MS);
+  if (!control.stopped) await runStep(o, source, clients, slow, WARMUP_SLOW_MS, control);
+  const halfMs = pacedWarmup(o.warmup, rate) / 2 / rate * 1000;
+  for (let i = 0; i < 2 && !control.stopped; i++) await runStep(o, source, clients, rate, halfMs, control);
+}
+
+/** The paced warm-up's rate, as a share of the rate the closed-loop warm-up achieved */
+const WARMUP_SHARE = 0.5;
+/** The warm-up's slow step: gaps long enough for a timer (scheduler/wait.js waits 2 ms and more on one), for this long */
+const WARMUP_SLOW_GAP_MS = 5;
+const WARMUP_SLOW_MS = 300;
 
 /** The sweep's result from its steps: the saturation point and the steps either side of it. */
 function sweepResult (steps) {
