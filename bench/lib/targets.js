@@ -9,6 +9,7 @@
 
 const path = require('node:path');
 const { findRow } = require('./report');
+const { aggregate } = require('./aggregate');
 const { fmtNs, fmtInt, fmtRatio } = require('./format');
 
 /** Issue 11's committed allocation per request of the nines rows (allocationTargets) */
@@ -46,21 +47,38 @@ function withContext (t, text) {
   return t;
 }
 
-/** @returns {string} what the sweep's saturating step shows */
-function sweepContext (results) {
-  const q = results.find((r) => r.name === 'sweep');
-  const held = findRow(results, 'sweep', 'nines-held');
-  if (!q || !held) return '';
+/**
+ * What the sweep's saturating step showed, in one placement: the step and the one before it, and
+ * each round's last rate held.
+ * @returns {string}
+ */
+function sweepContext (results, place) {
+  const held = findRow(results, 'sweep', `nines-held-${place}`);
+  if (!held) return '';
+  const perRound = `per round, held up to ${held.row.runs.map((r) => `${fmtInt(r.heldRate)} (${fmtRatio(r.heldFraction)})`).join(', ')}`;
   const at = held.agg.saturatedAt && held.agg.saturatedAt.median;
-  const step = Number.isFinite(at) ? findRow(results, 'sweep', `nines-${at}`) : null;
-  if (!step) return '';
+  const step = Number.isFinite(at) ? findRow(results, 'sweep', `nines-${at}-${place}`) : null;
+  if (!step) return perRound;
   const a = step.agg;
-  return `at ${fmtInt(at)} req/s offered: achieved ${fmtInt(a.reqPerSec.median)}, response p99 ${fmtNs(a.p99.median)} while the dispatch lag p99 stayed ${a.lagP99 ? fmtNs(a.lagP99.median) : '–'}: ` +
-    'requests leave on time but wait behind the one connection (one request in flight), so bursts of slow round trips on this shared 2-core machine pile up; ' +
-    'at a fixed rate each request also costs a wake-up of the worker (Atomics.wait) and an event-loop turn that the closed loop does not pay (not yet profiled)';
+  return `${perRound}; at ${fmtInt(at)} req/s offered (median round): achieved ${fmtInt(a.reqPerSec.median)}, response p99 ${fmtNs(a.p99.median)}, ` +
+    `the sweep's own dispatch lag p99 ${a.lagP99 ? fmtNs(a.lagP99.median) : '–'}`;
 }
 
 const PLACE = { one: 'one core', two: 'two cores', free: 'unpinned' };
+
+/**
+ * The sweep's nines ÷ C rows of one placement, up to 90 % of the closed-loop capacity (the steps the
+ * target judges), each with its aggregate.
+ * @returns {Array<{row: object, agg: object}>}
+ */
+function sweepRatioRows (q, place) {
+  const held = findRow([q], 'sweep', `nines-held-${place}`);
+  if (!held) return [];
+  const top = 0.9 * held.agg.capacity.median + 50; // the 90 % step, rounded to 100/s
+  return q.sections.flatMap((sec) => sec.rows)
+    .filter((r) => r.id && r.id.startsWith('ratio-') && r.id.endsWith(`-${place}`) && r.rate <= top && r.runs && r.runs.length > 0)
+    .map((r) => ({ row: r, agg: aggregate(r.runs) }));
+}
 /** The nines rows of question 1 judged by issue 11 */
 const Q1_NINES = [['nines-probe', 'nines probe'], ['nines-worker', 'nines worker job'], ['nines-main', 'nines driver']];
 
@@ -236,11 +254,21 @@ function otherTargets (results) {
     else out.push(absent(t, '≥ 10×', 'isolation question not run'));
   }
 
-  const t8 = 'Sweep: nines holds the offered rate, p99 flat, up to ≥ 90 % of its closed-loop capacity';
-  const s = findRow(results, 'sweep', 'nines-held');
-  if (s) out.push(withContext(atLeast(t8, s.agg.heldFraction.median, 0.9, `held ${fmtInt(s.agg.heldRate.median)} of ${fmtInt(s.agg.capacity.median)} req/s`),
-    sweepContext(results)));
-  else out.push(absent(t8, '≥ 0.90×', 'sweep question not run'));
+  for (const [place, where] of Object.entries(PLACE)) {
+    const t8 = `Sweep, ${where}: nines sweep holds the offered rate, p99 flat, up to ≥ 90 % of its closed-loop capacity`;
+    const sw = findRow(results, 'sweep', `nines-held-${place}`);
+    if (sw) out.push(withContext(atLeast(t8, sw.agg.heldFraction.median, 0.9, `held ${fmtInt(sw.agg.heldRate.median)} of ${fmtInt(sw.agg.capacity.median)} req/s`), sweepContext(results, place)));
+    else if (place !== 'free') out.push(absent(t8, '≥ 0.90×', 'sweep question not run in this placement'));
+    // what of a p99 rise is nines' own: its p99 over the C reference's at the same step, same round
+    const t8c = `Sweep, ${where}: nines sweep p99 ≤ 1.5× the C reference's at every step up to 90 % of capacity`;
+    const q = results.find((r) => r.name === 'sweep');
+    const ratioRows = q ? sweepRatioRows(q, place) : [];
+    if (ratioRows.length > 0) {
+      const worst = ratioRows.reduce((a, b) => (b.agg.p99Ratio.median > a.agg.p99Ratio.median ? b : a));
+      out.push(withContext(atMost(t8c, worst.agg.p99Ratio.median, 1.5, `${fmtNs(worst.agg.p99.median)} vs ${fmtNs(worst.agg.cP99.median)} at ${fmtInt(worst.row.rate)}/s, the worst step`),
+        `per step (median over rounds): ${ratioRows.map((r) => `${fmtInt(r.row.rate)}/s ${fmtRatio(r.agg.p99Ratio.median)}`).join(', ')}`));
+    } else if (sw) out.push(absent(t8c, '≤ 1.5×', 'no C reference steps in this run'));
+  }
 
   const t9 = 'Recorder ≤ 200 ns per sample';
   const rec = findRow(results, 'recorder', 'record');
