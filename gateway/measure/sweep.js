@@ -181,8 +181,8 @@ async function runStep (o, source, clients, rate, stepMs, control) {
  * throws code away when it meets a path or an object shape it has not seen. Traced on one core
  * beside the C server (`--trace-opt --trace-deopt`, steps of 100 to 5,000/s, 10,000 requests of
  * warm-up): paced as one run at the first step's rate, 44-50 functions were compiled during the
- * 500/s step and 12-20 during the 1,000/s one, and those steps' p99 were 0.9-1.9 ms; with this
- * warm-up, 0-2 in any step, and p99 0.10-0.30 ms. At half its closed-loop rate the device is never
+ * 500/s step and 12-20 during the 1,000/s one, and the 500/s step's p99 was 1.39-1.85 ms; with
+ * this warm-up, 0-2 in any step, and 0.19 ms. At half its closed-loop rate the device is never
  * pushed past half its capacity by the warm-up.
  */
 async function warmUp (o, source, clients, control) {
