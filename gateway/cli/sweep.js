@@ -8,9 +8,11 @@ const { errorLines } = require('../latency/outcome');
 const USAGE = `Usage: nines sweep <target> (--command CMD | --generator NAME | --read FC:ADDR:QTY) [options]
 
 Offered-load sweep: hold each offered rate for a step, measure every request from its intended send
-time, and report per step the achieved rate, min/mean/p50/p99/p99.9/max (ms), errors, and the
-saturation point (achieved < 95 % of offered, or p99 more than doubling). A step with failures is
-followed by its failures per error code, each with a sample message.
+time, and report per step the achieved rate, min/mean/p50/p99/p99.9/max (ms), errors, the sweep's
+own lateness (own p99: the dispatch lag, from when a request was due to go to its send, the error
+the sweep itself adds), and the saturation point (achieved < 95 % of offered, or p99 more than
+doubling). A step with failures is followed by its failures per error code, each with a sample
+message.
 
 Options:
   --rates <list>     offered rates in requests/s (default 100,500,1000,2000)
@@ -84,10 +86,10 @@ async function main (argv) {
   return 0;
 }
 
-const COLS = ['offered/s', 'achieved/s', 'conns', 'min', 'mean', 'p50', 'p99', 'p99.9', 'max', 'errors', 'timeouts', 'unsent'];
+const COLS = ['offered/s', 'achieved/s', 'conns', 'min', 'mean', 'p50', 'p99', 'p99.9', 'max', 'errors', 'timeouts', 'unsent', 'own p99'];
 function header () { return COLS.map((c) => c.padStart(10)).join(' '); }
 function row (s) {
-  return [String(s.offered), s.achieved.toFixed(0), String(s.workers), fmt(s.min), fmt(s.mean), fmt(s.p50), fmt(s.p99), fmt(s.p99_9), fmt(s.max), String(s.errors), String(s.timeouts), String(s.unsent)]
+  return [String(s.offered), s.achieved.toFixed(0), String(s.workers), fmt(s.min), fmt(s.mean), fmt(s.p50), fmt(s.p99), fmt(s.p99_9), fmt(s.max), String(s.errors), String(s.timeouts), String(s.unsent), fmt(s.lag && s.lag.p99)]
     .map((c) => c.padStart(10)).join(' ');
 }
 function fmt (v) { return v === null || v === undefined ? '-' : Number(v).toFixed(3); }

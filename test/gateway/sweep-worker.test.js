@@ -66,7 +66,7 @@ describe('nines sweep: in a worker thread, with a warm-up', function () {
     assert.throws(() => sweep({ rates: [100], inWorker: 'yes' }), coded('inWorker'));
   });
 
-  it('nines sweep --json carries each step\'s histogram; --main-thread runs it inline; --warmup x is refused naming the flag', async () => {
+  it('nines sweep --json carries each step\'s histogram; --main-thread runs it inline; the table gives the sweep\'s own lateness; --warmup x is refused naming the flag', async () => {
     const worker = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1', '--warmup', '50', '--json']);
     assert.equal(worker.code, 0, worker.stderr);
     const step = JSON.parse(worker.stdout).steps[0];
@@ -75,6 +75,12 @@ describe('nines sweep: in a worker thread, with a warm-up', function () {
     const main = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1', '--main-thread', '--json']);
     assert.equal(main.code, 0, main.stderr);
     assert.equal(JSON.parse(main.stdout).steps[0].thread, 'main');
+    // the table gives each step the sweep's own lateness beside its figures
+    const table = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1']);
+    assert.equal(table.code, 0, table.stderr);
+    const [head, row] = table.stdout.split('\n');
+    assert.match(head, /own p99$/);
+    assert.match(row, /^\s+100\s.*\s\d+\.\d{3}$/, 'the last column is a lag in ms');
     const bad = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--warmup', 'x']);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--warmup must be a whole number ≥ 0 \(requests\); got "x"/);
