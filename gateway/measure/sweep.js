@@ -26,8 +26,8 @@ const { pacedWarmup } = require('./probe');
  * 1 ms timer, 0.5-0.6 ms late at p50 and 1.1-1.3 ms at p99 (measured against the simulator at 200
  * and 1,000/s), which a sweep would report as the device's.
  *
- * `warmup` requests go first and are not recorded: a closed loop on every connection, then paced at
- * half the rate that loop achieved (warmUp below).
+ * `warmup` requests go first and are not recorded: a closed loop on every connection, then paced
+ * steps of its own (warmUp below).
  *
  * The saturation point is the first step where the achieved rate is below 95 % of the offered rate,
  * or p99 rises more than 2× over the previous step's while the device is at least half busy (see
@@ -79,7 +79,8 @@ function runSweep (opts) {
   }
   const ee = new EventEmitter();
   if (o.inWorker) {
-    // a step's histogram crosses encoded, and is decoded once here
+    // relayed (an internal option): the worker's sweep sends each step's histogram encoded only,
+    // decoded once here
     const w = runInWorker('sweep', { ...o, inWorker: false, relayed: true }, ee, reviveSweep);
     ee.promise = w.promise;
     ee.stop = w.stop;
