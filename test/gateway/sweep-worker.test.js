@@ -27,7 +27,7 @@ describe('nines sweep: in a worker thread, with a warm-up', function () {
   it('runs in a worker by default; every step comes back with its histogram, and the warm-up is sent but never counted', async () => {
     const before = sim.stats.requests;
     const events = [];
-    const run = sweep({ rates: [200, 400], stepMs: 500, warmup: 150 });
+    const run = sweep({ rates: [200, 400], stepMs: 300, warmup: 150 });
     run.on('step', (s) => events.push(s));
     const result = await run.promise;
     const completed = result.steps.reduce((n, s) => n + s.completed, 0);
@@ -50,7 +50,7 @@ describe('nines sweep: in a worker thread, with a warm-up', function () {
   });
 
   it('stop() reaches the worker: the sweep ends in the step it was stopped in, and the connection is closed', async () => {
-    const run = sweep({ rates: [100, 100, 100, 100], stepMs: 1500 });
+    const run = sweep({ rates: [100, 100, 100, 100], stepMs: 700 });
     run.once('step', () => run.stop());
     const result = await run.promise;
     assert.ok(result.steps.length >= 1 && result.steps.length <= 2, `stopped after ${result.steps.length} steps`);
