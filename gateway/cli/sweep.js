@@ -1,5 +1,7 @@
 'use strict';
 
+const fs = require('node:fs');
+const path = require('node:path');
 const { parse, intList, posInt, countOrText, oneOp, flagErrors, OP_OPTIONS } = require('./args');
 const { parseDuration } = require('../base/quantities');
 const { NinesError } = require('../base/errors');
@@ -29,6 +31,8 @@ Options:
   --main-thread      run on the main thread, for comparison: a sweep runs in a worker thread of
                      its own, since on the main thread a wait under 2 ms is a 1 ms timer (0.5-0.6
                      ms late at p50, 1.1-1.3 ms at p99), which the sweep would count as the device's
+  --hgrm <dir>       write each step's percentile distribution as it ends, named like
+                     sweep-fc3-0+10-1000-per-s.hgrm (for nines plot)
   --json             print JSON (each step's response-time histogram in "hist": HdrHistogram V2,
                      compressed, base64, ns)
 `;
@@ -45,6 +49,7 @@ async function main (argv) {
     precision: { type: 'string' },
     warmup: { type: 'string' },
     'main-thread': { type: 'boolean', default: false },
+    hgrm: { type: 'string' },
     json: { type: 'boolean', default: false }
   }, USAGE);
   if (values.help) { process.stdout.write(USAGE); return 0; }
@@ -73,12 +78,25 @@ async function main (argv) {
     process.stdout.write(header() + '\n');
     run.on('step', (s) => process.stdout.write([row(s), ...errorLines(s.errorsByCode, ' '.repeat(11))].join('\n') + '\n'));
   }
+  // each step's file is written as the step ends: a sweep stopped midway keeps the steps it finished
+  const written = [];
+  if (values.hgrm !== undefined) {
+    fs.mkdirSync(values.hgrm, { recursive: true });
+    const { toHgrm } = require('../latency');
+    const { fileStem } = require('../measure/probe');
+    run.on('step', (s) => {
+      const file = path.join(values.hgrm, `${fileStem(`sweep-${s.label}-${s.offered}-per-s`)}.hgrm`);
+      fs.writeFileSync(file, toHgrm(s.histogram));
+      written.push(file);
+    });
+  }
   process.once('SIGINT', () => run.stop());
   const result = await run.promise;
   if (values.json) {
     const strip = (s) => (s ? { ...s, histogram: undefined } : s);
-    process.stdout.write(JSON.stringify({ steps: result.steps.map(strip), saturation: strip(result.saturation) }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ steps: result.steps.map(strip), saturation: strip(result.saturation), files: written }, null, 2) + '\n');
   } else {
+    for (const f of written) process.stdout.write(`wrote ${f}\n`);
     process.stdout.write(result.saturation
       ? `saturation at ${result.saturation.offered}/s offered (achieved ${result.saturation.achieved.toFixed(0)}/s, p99 ${fmt(result.saturation.p99)} ms)\n`
       : 'no saturation within the offered rates\n');

@@ -327,4 +327,4 @@ function fileStem (s) {
   return s.replace(/[^A-Za-z0-9@#$%~()+._-]/g, '_');
 }
 
-module.exports = { runProbe, pacedWarmup };
+module.exports = { runProbe, pacedWarmup, fileStem };

@@ -147,6 +147,7 @@ async function runStep (o, source, clients, rate, stepMs, control) {
   const elapsedS = Number(out.endNs - out.startNs) / 1e9;
   const s = latency.summarize(snap.response);
   return {
+    label: source.label,
     offered: rate,
     workers: clients.length,
     precision: o.precision,

@@ -9,6 +9,9 @@
  */
 
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { runSweep } = require('../../gateway/measure/sweep');
 const { pacedWarmup } = require('../../gateway/measure/probe');
@@ -66,7 +69,7 @@ describe('nines sweep: in a worker thread, with a warm-up', function () {
     assert.throws(() => sweep({ rates: [100], inWorker: 'yes' }), coded('inWorker'));
   });
 
-  it('nines sweep --json carries each step\'s histogram; --main-thread runs it inline; the table gives the sweep\'s own lateness; --warmup x is refused naming the flag', async () => {
+  it('nines sweep --json carries each step\'s histogram; --main-thread runs it inline; --hgrm writes a file per step; the table gives the sweep\'s own lateness; --warmup x is refused naming the flag', async () => {
     const worker = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1', '--warmup', '50', '--json']);
     assert.equal(worker.code, 0, worker.stderr);
     const step = JSON.parse(worker.stdout).steps[0];
@@ -75,6 +78,23 @@ describe('nines sweep: in a worker thread, with a warm-up', function () {
     const main = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1', '--main-thread', '--json']);
     assert.equal(main.code, 0, main.stderr);
     assert.equal(JSON.parse(main.stdout).steps[0].thread, 'main');
+    // --hgrm: one percentile file per step, holding that step's requests, for nines plot
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nines-sweep-'));
+    try {
+      const h = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100,200', '--step', '300ms', '--workers', '1', '--hgrm', dir, '--json']);
+      assert.equal(h.code, 0, h.stderr);
+      const out = JSON.parse(h.stdout);
+      assert.deepEqual(out.files.map((f) => path.basename(f)), ['sweep-fc3-0+10-100-per-s.hgrm', 'sweep-fc3-0+10-200-per-s.hgrm']);
+      out.files.forEach((f, i) => {
+        const total = /Total count\s*=\s*(\d+)/.exec(fs.readFileSync(f, 'utf8'));
+        assert.ok(total, f);
+        assert.equal(Number(total[1]), out.steps[i].completed, `${f} holds its step's requests`);
+      });
+      const plot = await nines(['plot', ...out.files, '-o', path.join(dir, 'sweep.svg')]);
+      assert.equal(plot.code, 0, plot.stderr);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
     // the table gives each step the sweep's own lateness beside its figures
     const table = await nines(['sweep', sim.url, '--read', '3:0:10', '--rates', '100', '--step', '300ms', '--workers', '1']);
     assert.equal(table.code, 0, table.stderr);
