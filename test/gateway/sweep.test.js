@@ -23,7 +23,7 @@ describe('offered-load sweep', function () {
   after(async () => { if (sim) await sim.stop(); });
 
   it('finds the saturation point of a 5 ms device on one connection at 400/s, where 200/s is passed', async () => {
-    const result = await runSweep({ target: sim.url, command: '@01', rates: [30, 60, 400, 800], stepMs: 800, workers: 1, timeoutMs: 2000 }).promise;
+    const result = await runSweep({ target: sim.url, command: '@01', rates: [30, 60, 400, 800], stepMs: 500, workers: 1, timeoutMs: 2000 }).promise;
     const { steps } = result;
     const show = steps.map((s) => `${s.offered}:${s.achieved.toFixed(0)} p99 ${s.p99} svc p50 ${s.service.p50}`).join(', ');
     assert.equal(steps.length, 4);
