@@ -29,8 +29,9 @@ Options:
                      the loop achieved: at least a second, and 10,000 if they take at most 5 s
                      (so V8 has compiled the pacing before the first step; 10000 is a good value)
   --main-thread      run on the main thread, for comparison: a sweep runs in a worker thread of
-                     its own, since on the main thread a wait under 2 ms is a 1 ms timer (0.5-0.6
-                     ms late at p50, 1.1-1.3 ms at p99), which the sweep would count as the device's
+                     its own, since on the main thread its sends go late (own p99 0.14-0.20 ms
+                     spinning, 1.1 ms sleeping, against 0.015-0.14 ms in the worker), and the
+                     sweep would count that as the device's
   --hgrm <dir>       write each step's percentile distribution as it ends, named like
                      sweep-fc3-0+10-1000-per-s.hgrm (for nines plot)
   --json             print JSON (each step's response-time histogram in "hist": HdrHistogram V2,

@@ -22,9 +22,11 @@ const { pacedWarmup } = require('./probe');
  * requests are reported, not hidden).
  *
  * It runs in a worker thread of its own by default (measure/in-worker.js), as a fixed-rate probe
- * does: there a wait for a send blocks the thread to its deadline, where on the main thread it is a
- * 1 ms timer, 0.5-0.6 ms late at p50 and 1.1-1.3 ms at p99 (measured against the simulator at 200
- * and 1,000/s), which a sweep would report as the device's.
+ * does: there a wait for a send blocks the thread to its deadline. On the main thread it may not:
+ * a sleeping wait is a 1 ms timer and a spinning one turns the event loop, and the lateness counts
+ * as the device's. `nines sweep` against the simulator, 200 and 1,000/s, 3 s steps, main thread ->
+ * worker: precision sleep, own p99 1.11-1.12 -> 0.09-0.14 ms and p50 0.60-0.68 -> 0.09-0.16 ms;
+ * precision spin (the default), own p99 0.14-0.20 -> 0.015-0.033 ms.
  *
  * `warmup` requests go first and are not recorded: a closed loop on every connection, then paced
  * steps of its own (warmUp below).
