@@ -316,13 +316,24 @@ const mochaHooks = {
 module.exports = { mochaHooks, TOOLS, locate, programsIn, codeOf, programsNeededBy, missingTools, installLine, missingMessage, assertTools };
 
 // `node test/helpers/system-tools.js [--packages]`: the apt packages every test needs that this
-// machine lacks (for .ci/run), one line; `--all`: every package the suite can need.
+// machine lacks (for .ci/run), one line; `--all`: every package the suite can need; `--check`: the
+// missing-tools message for npm test's file set (test/long left out), exit 1 when any is missing.
+// npm test runs --check first: its mocha runs test files in parallel, where the root hook's check
+// runs once per file and would fail every file with the same message, not the run once.
 if (require.main === module) {
   const all = process.argv.includes('--all');
   const testDir = path.join(ROOT, 'test');
   const files = fs.readdirSync(testDir, { recursive: true })
     .filter((f) => f.endsWith('.test.js'))
     .map((f) => path.join(testDir, f));
+  if (process.argv.includes('--check')) {
+    const missing = missingTools(files.filter((f) => !f.startsWith(path.join(testDir, 'long') + path.sep)));
+    if (missing.length) {
+      process.stderr.write(missingMessage(missing) + '\n');
+      process.exitCode = 1;
+    }
+    return;
+  }
   const list = all
     ? [...new Set(files.flatMap((f) => [...programsNeededBy(f)]))].map((name) => ({ pkg: (TOOLS[name] || { pkg: name }).pkg }))
     : missingTools(files);

@@ -52,6 +52,25 @@ describe('a test run on a machine without the system tools', function () {
     assert.ok(r.ms < 10000, `took ${r.ms} ms`);
   });
 
+  it('npm test checks first, once for the run: its mocha runs files in parallel, where the hook runs per file', async () => {
+    const pkg = require(path.join(ROOT, 'package.json'));
+    assert.match(pkg.scripts.test, /^node test\/helpers\/system-tools\.js --check && mocha --parallel /);
+    const env = { ...process.env, PATH: '/nonexistent', MOSQUITTO_BIN: '/nonexistent/mosquitto' };
+    const r = await new Promise((resolve) => {
+      execFile(process.execPath, ['test/helpers/system-tools.js', '--check'], { cwd: ROOT, env, timeout: 30000 }, (err, stdout, stderr) => {
+        resolve({ code: err ? err.code : 0, out: stdout + stderr });
+      });
+    });
+    assert.equal(r.code, 1, r.out);
+    assert.equal(r.out.match(/missing system tools/g).length, 1, r.out);
+    const line = /apt-get install ([a-z0-9 -]+)\n/.exec(r.out);
+    assert.ok(line, r.out);
+    for (const pkgName of ['iproute2', 'mbpoll', 'mosquitto', 'npm', 'openssl', 'socat']) assert.ok(line[1].split(' ').includes(pkgName), `${pkgName} in "${line[0]}"`);
+    // this machine has them all: the same check lets the run go ahead
+    const ok = await new Promise((resolve) => execFile(process.execPath, ['test/helpers/system-tools.js', '--check'], { cwd: ROOT }, (err) => resolve(err ? err.code : 0)));
+    assert.equal(ok, 0);
+  });
+
   it('a run whose files need no tool goes ahead on the same machine', async () => {
     const r = await mochaWithoutTools(['test/jobs/spec.test.js']);
     assert.equal(r.code, 0, r.out);
