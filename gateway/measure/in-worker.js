@@ -10,7 +10,9 @@ const { withPreciseSlack } = require('../scheduler/timer-slack');
  * worker script (workers/measure-worker.js) posts its events and its result, and takes 'stop'.
  * There the scheduler's precise waits block the worker (Atomics.wait, a spin) where on the main
  * thread they would be 1 ms timers, and nothing on the caller's event loop (a Node-RED flow)
- * delays a send, nor does the measurement delay the caller.
+ * delays a send, nor does the measurement delay the caller. An event posted with `ack` (a sweep's
+ * step) is answered with 'taken' once its listeners have run: the worker holds its next step until
+ * then, so the caller's work on a step never runs beside the measurement.
  * @param {'probe'|'sweep'} kind which measurement (workers/measure-worker.js)
  * @param {object} options its checked options, with inWorker false (they cross by structured clone)
  * @param {import('node:events').EventEmitter} ee gets the worker's events, as emitted in it
@@ -25,7 +27,14 @@ function runInWorker (kind, options, ee, revive = (name, x) => x) {
     let settled = false;
     const fail = (err) => { if (!settled) { settled = true; reject(err); } };
     worker.on('message', (m) => {
-      if (m.type === 'event') ee.emit(m.name, revive(m.name, m.payload));
+      if (m.type === 'event') {
+        // an event the worker waits on (m.ack) is taken once its listeners have run, or have thrown
+        try {
+          ee.emit(m.name, revive(m.name, m.payload));
+        } finally {
+          if (m.ack) worker.postMessage({ type: 'taken' });
+        }
+      }
       else if (m.type === 'done') { settled = true; resolve(revive('done', m.result)); }
       else if (m.type === 'error') fail(fromJSON(m.error));
     });

@@ -12,8 +12,14 @@ const MEASUREMENTS = {
 
 const m = MEASUREMENTS[workerData.kind];
 const run = m.start(workerData.options);
-for (const name of m.events) run.on(name, (payload) => parentPort.postMessage({ type: 'event', name, payload }));
-parentPort.on('message', (msg) => { if (msg && msg.type === 'stop') run.stop(); });
+// a measurement that waits for its caller to take each event (the sweep's steps: run.taken) asks
+// for an acknowledgement, which in-worker.js sends once the event's listeners have run
+const ack = typeof run.taken === 'function';
+for (const name of m.events) run.on(name, (payload) => parentPort.postMessage({ type: 'event', name, payload, ack }));
+parentPort.on('message', (msg) => {
+  if (msg && msg.type === 'stop') run.stop();
+  else if (msg && msg.type === 'taken' && ack) run.taken();
+});
 run.promise.then(
   (result) => { parentPort.postMessage({ type: 'done', result }); parentPort.close(); },
   (err) => { parentPort.postMessage({ type: 'error', error: toNinesError(err, 'NINES_ERR_WORKER').toJSON() }); parentPort.close(); }
