@@ -50,7 +50,7 @@ class Host {
         case 'drop-device': this.dropDevice(m.name); break;
         case 'job': this.startJob(m.spec, m.resumeFromMs); break;
         case 'stop-job': this.stopJob(m.name); break;
-        case 'reset': for (const [name, job] of this.jobs) if (!m.job || m.job === name) job.reset(); break;
+        case 'reset': this.reset(m.job); break;
         case 'req': this.request(m); break;
         case 'tags': this.readTags(m); break;
         case 'stop': this.stop(); break;
@@ -125,6 +125,22 @@ class Host {
     transfer.push(loop.buffer);
     // handed over, not cloned: the copies are this message's alone (a clone of them cost 40–110 µs)
     this.post({ type: 'snapshot', job: name, snap: t, meta, loop }, transfer);
+  }
+
+  /**
+   * A new interval for one job, or for every job of this thread. One job is looked up, not found by
+   * walking them all: each step of a walk over the Map allocates an [name, job] pair, and a reset
+   * of 1,000 jobs one by one (1,000 messages) made a million of them, four scavenges of the thread
+   * in 0.2 s.
+   * @param {string|undefined} name
+   */
+  reset (name) {
+    if (name) {
+      const job = this.jobs.get(name);
+      if (job) job.reset();
+      return;
+    }
+    for (const job of this.jobs.values()) job.reset();
   }
 
   stopJob (name) {

@@ -58,6 +58,42 @@ describe('workers/pool: devices own their connections, jobs share them', functio
     });
   }
 
+  for (const mode of ['worker', 'inline']) {
+    it(`${mode}: reset(job) starts that job's interval afresh and leaves the others' alone; reset() starts every job's`, async () => {
+      const device = buildDeviceSpec({ name: 'plc', target: sim.url, timeoutMs: 1000 });
+      // three jobs of one-hour intervals: each one's only summary comes at stop, starting at its last reset
+      const run = async (reset) => {
+        pool = new WorkerPool({ mode, workers: 1 });
+        const firsts = new Map();
+        pool.on('summary', (job, p) => { if (!firsts.has(job)) firsts.set(job, p); });
+        pool.addDevice(device);
+        const startedAt = Date.now();
+        for (const name of ['a', 'b', 'c']) pool.startJob(buildJobSpec({ name, read: { fc: 3, address: 0, quantity: 2 }, ratePerSec: 50, intervalMs: 3600000 }, { device }));
+        await sleep(500);
+        const resetAt = Date.now();
+        reset();
+        await sleep(300);
+        await pool.stop();
+        pool = null;
+        assert.deepEqual([...firsts.keys()].sort(), ['a', 'b', 'c']);
+        return { startedAt, resetAt, firsts };
+      };
+      const one = await run(() => pool.reset('b'));
+      const b = one.firsts.get('b');
+      assert.ok(b.start >= one.resetAt - 5, `b starts at its reset: ${b.start - one.resetAt} ms`);
+      assert.ok(b.count > 0 && b.count <= 20, `b counts what came after its reset only: ${b.count}`);
+      for (const name of ['a', 'c']) {
+        const p = one.firsts.get(name);
+        assert.ok(p.start < one.resetAt - 300, `${name} keeps its interval: starts ${one.resetAt - p.start} ms before b's reset`);
+        assert.ok(p.count > b.count, `${name} counted more than b: ${p.count} vs ${b.count}`);
+      }
+      const all = await run(() => pool.reset());
+      for (const [name, p] of all.firsts) {
+        assert.ok(p.start >= all.resetAt - 5 && p.count > 0 && p.count <= 20, `${name} starts at reset(): ${p.start - all.resetAt} ms, ${p.count} requests`);
+      }
+    });
+  }
+
   it('an on-demand request goes over the device\'s connection, served beside its jobs, Buffers intact', async () => {
     pool = new WorkerPool({ workers: 1 });
     const device = buildDeviceSpec({ name: 'plc', target: sim.url });
