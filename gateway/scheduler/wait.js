@@ -2,6 +2,7 @@
 
 const { isMainThread } = require('node:worker_threads');
 const { setAlarm } = require('./alarm');
+const { DeadlineQueue } = require('./deadline-queue');
 
 /**
  * Waiting until an absolute deadline, for the scheduler's lanes.
@@ -189,8 +190,8 @@ function spinEnded () {
 
 /** The per-thread deadline driver of worker threads. */
 const driver = {
-  /** @type {Waiter[]} sorted by `at` */
-  waiters: [],
+  /** earliest first */
+  waiters: new DeadlineQueue(),
   /** @type {Waiter[]} waiters being woken (a stack: a wake may release others) */
   due: [],
   timer: null,
@@ -202,28 +203,17 @@ const driver = {
 
   /** @param {Waiter} w */
   add (w) {
-    const ws = this.waiters;
-    // deadlines mostly come in order: look from the end
-    let i = ws.length;
-    ws.push(w);
-    while (i > 0 && ws[i - 1].at > w.at) { ws[i] = ws[i - 1]; i--; }
-    ws[i] = w;
+    this.waiters.add(w);
     this.schedule();
   },
 
   /** Wakes every waiter whose deadline has come, in deadline order, after taking them all out. @returns {number} now */
   release () {
     const now = nowNs();
-    const ws = this.waiters;
-    let n = 0;
-    while (n < ws.length && ws[n].at <= now) n++;
-    if (n === 0) return now;
-    if (spinStats.startNs >= 0) spinEnded();
     const due = this.due;
     const from = due.length;
-    for (let i = 0; i < n; i++) due.push(ws[i]);
-    ws.copyWithin(0, n);
-    ws.length -= n;
+    if (this.waiters.takeDue(now, due) === 0) return now;
+    if (spinStats.startNs >= 0) spinEnded();
     // every due waiter is taken out before the first is woken, so all of them go before anything a
     // woken one starts (its send is a write; its reply comes in a later turn). A woken lane may wait
     // again at once, and wake others: they go past `to`
@@ -240,22 +230,25 @@ const driver = {
    */
   wakeBy () {
     const ws = this.waiters;
+    const n = ws.size;
     const win = slack.window();
     this.win = win;
-    let by = ws[0].at;
-    for (let i = 0; i < ws.length && ws[i].at - win < by; i++) {
-      if (ws[i].spin === true) { by = ws[i].at - win; break; }
+    let by = ws.get(0).at;
+    for (let i = 0; i < n; i++) {
+      const w = ws.get(i);
+      if (w.at - win >= by) break;
+      if (w.spin === true) { by = w.at - win; break; }
     }
     return by;
   },
 
   schedule () {
     const now = this.release();
-    if (this.waiters.length === 0 || this.precise) return;
+    if (this.waiters.size === 0 || this.precise) return;
     const by = this.wakeBy();
     const rem = by - now;
     // a spinning waiter's window is open, or one is near while replies are pending: turn the loop
-    const spin = rem <= 0 || (inflight.count > 0 && rem < PRECISE_NS && by !== this.waiters[0].at);
+    const spin = rem <= 0 || (inflight.count > 0 && rem < PRECISE_NS && by !== this.waiters.get(0).at);
     // (with replies pending and under PRECISE_NS, `spin` is false only for a sleeping waiter first)
     if (!spin && (rem >= PRECISE_NS || inflight.count > 0)) {
       // a timer: long waits, or short ones while replies (which also release deadlines) are pending.
@@ -284,12 +277,12 @@ const driver = {
   preciseTick () {
     this.precise = false;
     const now = this.release();
-    if (this.waiters.length === 0) return;
+    if (this.waiters.size === 0) return;
     const by = this.wakeBy();
     const rem = by - now;
     // a sleep shorter than SPIN_NS overshoots a sleeping waiter's deadline by more than it saves;
     // a spinning waiter's window already starts that much early, so any sleep up to it pays
-    const least = by === this.waiters[0].at ? SPIN_NS : SPIN_SLEEP_MIN_NS;
+    const least = by === this.waiters.get(0).at ? SPIN_NS : SPIN_SLEEP_MIN_NS;
     if (rem >= least && rem < PRECISE_NS && inflight.count === 0) {
       Atomics.wait(SAB, 0, 0, rem / NS_PER_MS);
       // how late the sleep ended sets the next spin windows
@@ -299,7 +292,7 @@ const driver = {
     // here, as the C client does. No reply can be delayed (there is none to read), and turns of the
     // event loop allocate (an immediate each, a bigint per clock reading) enough to bring a
     // scavenge every few milliseconds of spinning, itself 0.1-0.2 ms
-    const first = this.waiters[0];
+    const first = this.waiters.get(0);
     if (inflight.count === 0 && first.spin === true) {
       const t = nowNs();
       if (first.at > t && first.at - t <= this.win) {
@@ -363,7 +356,7 @@ function onTimer () {
 }
 
 function onAlarm () {
-  if (driver.waiters.length !== 0) driver.schedule();
+  if (driver.waiters.size !== 0) driver.schedule();
 }
 
 function onImmediate () {
@@ -375,7 +368,7 @@ function onImmediate () {
  * completes, so busy threads serve deadlines without blocking or waiting for a timer.
  */
 function releaseDue () {
-  if (driver.waiters.length !== 0) driver.schedule();
+  if (driver.waiters.size !== 0) driver.schedule();
 }
 
 module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };
