@@ -19,7 +19,7 @@ const FILES = {
   'test/commission': ['map-probe'],
   'test/devices': ['spec', 'fifo'],
   'test/drivers': ['connection-options'],
-  'test/scheduler': ['scheduler', 'wait'],
+  'test/scheduler': ['scheduler', 'wait', 'deadline-queue'],
   'test/gateway': ['config', 'config-rules', 'one-rule', 'config-limits', 'core-small', 'decode', 'op-source', 'target', 'watch', 'sweep-rule', 'hlog-errors', 'config-tags', 'config-profiles', 'config-scan', 'config-sparkplug', 'spool', 'spool-recovery', 'store-forward', 'rounding', 'register-types', 'window-reporter'],
   'test/tools': ['system-tools', 'unit-set', 'package'],
   // the docs' snippets run the CLI and a walkthrough (snippets.test.js): only the README's checks here

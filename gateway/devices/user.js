@@ -1,6 +1,6 @@
 'use strict';
 
-const { Fifo } = require('./fifo');
+const { Fifo } = require('../base/fifo');
 
 /**
  * One user of a device: a job, a Node-RED node. It has its own bounded FIFO on the device, so a

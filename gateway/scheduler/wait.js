@@ -230,7 +230,7 @@ const driver = {
    */
   wakeBy () {
     const ws = this.waiters;
-    const n = ws.size;
+    const n = ws.length;
     const win = slack.window();
     this.win = win;
     let by = ws.get(0).at;
@@ -244,7 +244,7 @@ const driver = {
 
   schedule () {
     const now = this.release();
-    if (this.waiters.size === 0 || this.precise) return;
+    if (this.waiters.length === 0 || this.precise) return;
     const by = this.wakeBy();
     const rem = by - now;
     // a spinning waiter's window is open, or one is near while replies are pending: turn the loop
@@ -277,7 +277,7 @@ const driver = {
   preciseTick () {
     this.precise = false;
     const now = this.release();
-    if (this.waiters.size === 0) return;
+    if (this.waiters.length === 0) return;
     const by = this.wakeBy();
     const rem = by - now;
     // a sleep shorter than SPIN_NS overshoots a sleeping waiter's deadline by more than it saves;
@@ -356,7 +356,7 @@ function onTimer () {
 }
 
 function onAlarm () {
-  if (driver.waiters.size !== 0) driver.schedule();
+  if (driver.waiters.length !== 0) driver.schedule();
 }
 
 function onImmediate () {
@@ -368,7 +368,7 @@ function onImmediate () {
  * completes, so busy threads serve deadlines without blocking or waiting for a timer.
  */
 function releaseDue () {
-  if (driver.waiters.size !== 0) driver.schedule();
+  if (driver.waiters.length !== 0) driver.schedule();
 }
 
 module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };

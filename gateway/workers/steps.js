@@ -9,7 +9,7 @@
  * FIFO, so their order holds.
  */
 
-const { Fifo } = require('../devices/fifo');
+const { Fifo } = require('../base/fifo');
 
 class Steps {
   /** @param {(err: Error) => void} onError a piece that threw (the rest still run) */

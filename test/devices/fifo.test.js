@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { Fifo } = require('../../gateway/devices/fifo');
+const { Fifo } = require('../../gateway/base/fifo');
 
 describe('Fifo', function () {
   it('gives items back in the order they came, and undefined when empty', function () {

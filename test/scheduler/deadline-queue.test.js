@@ -41,7 +41,7 @@ describe('scheduler/deadline-queue: earliest first, each waiter once', () => {
           assert.equal(n, want.length);
           assert.deepEqual(out.map((w) => w.id), want.map((w) => w.id));
         }
-        assert.equal(q.size, model.length);
+        assert.equal(q.length, model.length);
         for (let i = 0; i < Math.min(3, model.length); i++) assert.equal(q.get(i).id, model[i].id);
       }
     }), { numRuns: 300, seed: 20 });
@@ -57,7 +57,7 @@ describe('scheduler/deadline-queue: earliest first, each waiter once', () => {
       assert.equal(q.takeDue(t, out), 1);
       q.add({ at: t + 1000 });
     }
-    assert.equal(q.size, 1000);
-    assert.ok(q.a.length <= 2 * 1000 + 64, `array of ${q.a.length} for 1,000 waiters`);
+    assert.equal(q.length, 1000);
+    assert.ok(q._items.length <= 2 * 1000 + 64, `array of ${q._items.length} for 1,000 waiters`);
   });
 });
