@@ -12,6 +12,9 @@
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..', '..');
+// as `nines run` does, before the modules load: an hour's memory is measured with the V8 settings
+// a gateway runs with (its workers' young generation and first old-generation limit)
+require(path.join(ROOT, 'gateway/base/v8-flags')).setProcessFlags();
 
 process.on('message', async (m) => {
   if (m.type === 'config') {
