@@ -8,6 +8,7 @@ const { createOpSource } = require('../jobs/op-source');
 const { buildJobSpec } = require('../jobs/spec');
 const DL = require('../devices/limits');
 const { startSchedule } = require('../scheduler');
+const latency = require('../latency');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
 const { isMainThread } = require('node:worker_threads');
 const { runInWorker } = require('./in-worker');
@@ -145,7 +146,6 @@ async function sweep (o, source, ee, control) {
  * @returns {Promise<object>} the step's figures (ms), its histogram (`histogram`, and `hist` encoded)
  */
 async function runStep (o, source, clients, rate, stepMs, control) {
-  const latency = require('../latency');
   const recorder = new latency.Recorder({ policy: o.policy });
   const failures = new ErrorTally();
   const schedule = startSchedule({
@@ -211,7 +211,6 @@ async function runStep (o, source, clients, rate, stepMs, control) {
  * pushed past half its capacity by the warm-up.
  */
 async function warmUp (o, source, clients, control) {
-  const latency = require('../latency');
   const closed = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
   control.schedule = closed;
   const out = await closed.done;
@@ -252,8 +251,7 @@ function relayForm (step) {
 
 /** The caller's side of relayForm (in-worker.js revive): each step gets its histogram back. */
 function reviveSweep (name, payload) {
-  const { decodeHistogram } = require('../latency');
-  const revive = (step) => ({ ...step, histogram: decodeHistogram(step.hist) });
+  const revive = (step) => ({ ...step, histogram: latency.decodeHistogram(step.hist) });
   return name === 'step' ? revive(payload) : sweepResult(payload.steps.map(revive));
 }
 
