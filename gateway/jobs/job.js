@@ -210,8 +210,9 @@ class Job extends EventEmitter {
   /**
    * Starts a new interval, discarding what the current one has recorded, and a fresh value gate.
    * The histograms are emptied in place (recorder.discard): a snapshot left to the collector made
-   * three new histograms per job, and a pool.reset() of 1,000 jobs then brought four scavenges
-   * and a full mark-compact of their thread within 0.4 s.
+   * three new histograms per job, and resetting 1,000 jobs one by one (bench question 7) brought a
+   * full mark-compact of their thread (3 ms, --trace-gc) and, over 3 interleaved rounds of its
+   * child, dispatch-lag p99 0.85-1.40 ms against 0.37-0.82 ms and RSS 182-184 against 171-175 MB.
    */
   reset () {
     if (this.recorder) this.recorder.discard();

@@ -116,9 +116,10 @@ async function sweep (o, source, ee, control) {
       steps.push(step);
       if (o.relayed) {
         // The next step starts once the caller has taken this one. The caller's thread often shares
-        // the CPU with this one, and what it does with a step (decoding the histogram, the first
-        // time loading the latency modules, 40 ms; printing a row, writing a .hgrm file) would
-        // otherwise run during the next step and count as the device's: the second step of a sweep
+        // the CPU with this one, and what it does with a step (decoding the histogram, printing a
+        // row, writing a .hgrm file; the first time, with its code not yet compiled, and before
+        // this module loaded the latency modules itself, loading them: 40 ms) would otherwise run
+        // during the next step and count as the device's: the second step of a sweep
         // read p99 0.24-0.73 ms at 500/s where the same rate later in the same sweep read 0.13 ms
         // (one core, beside the C server).
         const taken = new Promise((resolve) => { control.taken = resolve; });
