@@ -1,7 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { wait, nowNs, spinStats, slack, inflight, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
+const { wait, nowNs, fromHrtime, toHrtime, spinStats, slack, inflight, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
 const { alarmStats } = require('../../gateway/scheduler/alarm');
 const { until } = require('../helpers/wait');
 const { startSchedule } = require('../../gateway/scheduler');
@@ -132,6 +132,20 @@ describe('scheduler waits (precision spin | sleep)', () => {
     });
     assert.deepEqual(order, [...deadlines].sort((a, b) => a - b));
     assert.ok(wokeFirst >= base + 3.04e6, 'all five were due when the first was woken: released in one pass');
+  });
+});
+
+describe('the scheduler clock (nowNs)', () => {
+  it('reads the process.hrtime clock in whole ns, on the same scale as the drivers\' bigint stamps', () => {
+    for (let i = 0; i < 200; i++) {
+      const before = process.hrtime.bigint();
+      const now = nowNs();
+      const after = process.hrtime.bigint();
+      assert.ok(Number.isInteger(now), `${now} is not whole ns`);
+      assert.ok(fromHrtime(before) <= now && now <= fromHrtime(after), `${now} is not between ${fromHrtime(before)} and ${fromHrtime(after)}`);
+      // and back: toHrtime(nowNs()) is the same instant as the bigint clock reads
+      assert.ok(toHrtime(now) >= before && toHrtime(now) <= after);
+    }
   });
 });
 
