@@ -79,6 +79,36 @@ describe('scheduler waits (precision spin | sleep)', () => {
     assert.ok(spinStats.maxLeadNs <= SPIN_WINDOW_NS, `a spin started ${spinStats.maxLeadNs} ns before its deadline`);
   });
 
+  it('a spinning wait already inside its window, nothing in flight, is spun in place; what it wakes waits by a turn of the loop', async () => {
+    const order = [];
+    await new Promise((resolve) => {
+      const second = {
+        at: 0,
+        spin: true,
+        wake () {
+          order.push('second woken');
+          assert.ok(nowNs() >= second.at, 'woke early');
+          resolve();
+        }
+      };
+      const first = {
+        at: nowNs() + 30000,
+        spin: true,
+        wake () {
+          order.push('first woken');
+          assert.ok(nowNs() >= first.at, 'woke early');
+          // a lane that waits again at once (a send that failed at once does): not deeper in this stack
+          second.at = nowNs() + 30000;
+          assert.equal(wait(second, true), true);
+          order.push('second waiting');
+        }
+      };
+      assert.equal(wait(first, true), true);
+      order.push('first wait returned');
+    });
+    assert.deepEqual(order, ['first woken', 'second waiting', 'first wait returned', 'second woken']);
+  });
+
   it('a spinning wait on the main thread spins at most its last 2 ms, not the whole gap', async () => {
     const before = spinStats.spins;
     spinStats.maxLeadNs = 0;
