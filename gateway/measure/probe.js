@@ -13,6 +13,7 @@ const DL = require('../devices/limits');
 const { startSchedule } = require('../scheduler');
 const { runInWorker } = require('./in-worker');
 const { fellBehind, ErrorTally } = require('../latency/outcome');
+const { settleYoungGeneration } = require('../base/settle-heap');
 const { MAX_INFLIGHT } = require('../drivers/modbus/client-options');
 
 /**
@@ -216,6 +217,8 @@ async function probeInline (o, ee, control) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
         control.schedule = warm;
         await warm.done;
+        // nothing in flight, nothing late: start-up's survivors are promoted now, not while measured
+        settleYoungGeneration();
       }
       const recorder = new latency.Recorder({ policy: closed ? 'closed' : o.policy });
       let failures = new ErrorTally();

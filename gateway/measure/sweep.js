@@ -13,6 +13,7 @@ const { fellBehind, ErrorTally } = require('../latency/outcome');
 const { isMainThread } = require('node:worker_threads');
 const { runInWorker } = require('./in-worker');
 const { pacedWarmup } = require('./probe');
+const { settleYoungGeneration } = require('../base/settle-heap');
 
 /**
  * Offered-load sweep (latency-method.md, "Methods from the field"): steps of offered rate, each held
@@ -216,6 +217,8 @@ async function warmUp (o, source, clients, control) {
   control.schedule = closed;
   const out = await closed.done;
   if (control.stopped) return;
+  // nothing in flight, nothing late: start-up's survivors are promoted now, not in a step
+  settleYoungGeneration();
   const closedRate = out.sent / (Number(out.endNs - out.startNs) / 1e9);
   const top = Math.max(...o.rates);
   const rate = closedRate > 0 && Number.isFinite(closedRate) ? Math.min(top, closedRate * WARMUP_SHARE) : o.rates[0];
