@@ -39,8 +39,9 @@ describe('settling a measuring thread\'s young generation (base/settle-heap.js)'
     const r = await inWorker();
     assert.equal(r.collected, true);
     assert.equal(r.kept, 50000);
-    assert.ok(r.before > 1e6, `the worker held only ${r.before} bytes of young objects`);
-    assert.ok(r.after < r.before / 10, `${r.after} of ${r.before} bytes still young`);
+    // 2.7-3.9 MB young before (Node 20, 22, 24), a few hundred bytes after: the young generation is
+    // emptied, not merely collected once (a survivor is promoted only at its second collection)
+    assert.ok(r.after <= 64 * 1024, `${r.after} bytes still young (${r.before} before)`);
     assert.equal(r.globalGc, 'undefined');
   });
 
