@@ -10,7 +10,7 @@
  *                                      go to the OS temp dir unless --out is given; exit code 1 if one fails
  *   npm run bench -- --only 1,floor    only questions matching a number or a name part
  *   npm run bench -- --out <dir>       where to write the results
- *   npm run bench -- --render <file>   rewrite the .md and plots of a saved results .json (targets re-judged)
+ *   npm run bench -- --render <file>   rewrite the .md and plots of a saved results .json under its own name (targets re-judged)
  *   npm run bench -- --write-alloc-baseline   also write this run's allocation per request of the nines
  *                                      rows (question 1, one core) to bench/alloc-baseline.json
  * Every run, the quick one included, fails (exit code 1) when a nines row allocates more than 1.2× its
@@ -111,11 +111,11 @@ function runFile (file, quick) {
  * Writes the .json, .md and plots of a run.
  * @param {object} run
  * @param {string} dir
+ * @param {string} [stem] the files' name (default `<date>-<host>`)
  * @returns {{stem: string, plots: object}}
  */
-function writeRun (run, dir) {
+function writeRun (run, dir, stem = `${run.date}-${run.machine.host}`) {
   fs.mkdirSync(dir, { recursive: true });
-  const stem = `${run.date}-${run.machine.host}`;
   const plots = writePlots(run.results, dir, stem);
   fs.writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(run, null, 1) + '\n');
   fs.writeFileSync(path.join(dir, `${stem}.md`), toMarkdown(run, plots));
@@ -164,8 +164,10 @@ async function main () {
     const file = path.resolve(args.render);
     const run = JSON.parse(fs.readFileSync(file, 'utf8'));
     run.targets = evaluateTargets(run.results);
-    const { stem } = writeRun(run, path.dirname(file));
-    if (path.dirname(file) === path.join(BENCH, 'results') && run.mode === 'full') updateReadme(run, stem);
+    // rewritten under its own name (a saved run may have been renamed: <date>-<host>-<what>.json),
+    // and shown in the README only if it is a full run of every question, as a run itself would be
+    const { stem } = writeRun(run, path.dirname(file), path.basename(file, '.json'));
+    if (path.dirname(file) === path.join(BENCH, 'results') && run.mode === 'full' && !/ --only\b/.test(run.argv)) updateReadme(run, stem);
     console.log(`rewrote ${path.join(path.dirname(file), stem)}.md`);
     return;
   }
