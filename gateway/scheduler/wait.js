@@ -281,34 +281,49 @@ const driver = {
       return;
     }
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
-    if (rem <= 0 && inflight.count === 0 && !this.inPlace && this.spinInPlace(now)) return;
+    if (rem <= 0 && !this.inPlace && this.spinInPlace(now)) return;
     if (spin) spinning(now, by + this.win);
     this.precise = true;
     setImmediate(onImmediate);
   },
 
   /**
-   * The first waiter spins and its window is open, with nothing of this thread in flight: spin to
-   * its deadline here and now, as preciseTick() would one turn of the loop later. Nothing is
-   * there to read meanwhile, and the turn cost an Immediate (about a third of what the probe's
-   * thread allocated at 32,000/s on one core). Not again inside what it wakes: a send that fails
-   * at once would otherwise spin the next wait deeper in the same stack.
+   * A spinning waiter first, its window open, nothing of this thread in flight: spin to its
+   * deadline here and now, as preciseTick() would one turn of the loop later. Nothing is there to
+   * read meanwhile, and the turn cost an Immediate (about a third of what the probe's thread
+   * allocated at 32,000/s on one core). Not again inside what it wakes: a send that fails at once
+   * would otherwise spin the next wait deeper in the same stack.
    * @param {number} now
-   * @returns {boolean} false when the first waiter does not spin (the caller turns the loop)
+   * @returns {boolean} false when there was nothing to spin for (the caller turns the loop)
    */
   spinInPlace (now) {
-    const first = this.waiters.get(0);
-    if (first.spin !== true || first.at - now > this.win) return false;
-    // no sleep came before this spin: the window fades, as in preciseTick()
-    slack.observe(0);
-    spinning(now, first.at);
-    spinUntil(first.at);
+    if (!this.spinToFirst(now, false)) return false;
     this.inPlace = true;
     try {
       this.schedule();
     } finally {
       this.inPlace = false;
     }
+    return true;
+  },
+
+  /**
+   * Nothing of this thread in flight and a spinning waiter first, within its window at `now`: spins
+   * to its deadline, as the C client does. No reply can be delayed (there is none to read), and
+   * turns of the event loop allocate (an Immediate each) enough to bring a scavenge every few
+   * milliseconds of spinning, itself 0.1-0.2 ms.
+   * @param {number} now
+   * @param {boolean} slept a sleep came just before; a wait spun through without one still fades
+   *   the window, or a window as wide as the gap between requests would never see a sleep again,
+   *   and never narrow
+   * @returns {boolean} whether it spun
+   */
+  spinToFirst (now, slept) {
+    const first = this.waiters.get(0);
+    if (inflight.count !== 0 || first.spin !== true || first.at <= now || first.at - now > this.win) return false;
+    if (!slept) slack.observe(0);
+    spinning(now, first.at);
+    spinUntil(first.at);
     return true;
   },
 
@@ -326,21 +341,7 @@ const driver = {
       // how late the sleep ended sets the next spin windows
       slack.observe(nowNs() - now - rem);
     }
-    // Nothing of this thread in flight and a spinning waiter first, within its window: spin right
-    // here, as the C client does. No reply can be delayed (there is none to read), and turns of the
-    // event loop allocate (an Immediate each) enough to bring a scavenge every few milliseconds of
-    // spinning, itself 0.1-0.2 ms
-    const first = this.waiters.get(0);
-    if (inflight.count === 0 && first.spin === true) {
-      const t = nowNs();
-      if (first.at > t && first.at - t <= this.win) {
-        // a wait spun through without a sleep still fades the window: otherwise a window as wide as
-        // the gap between requests would never see a sleep again, and never narrow
-        if (!(rem >= least)) slack.observe(0);
-        spinning(t, first.at);
-        spinUntil(first.at);
-      }
-    }
+    this.spinToFirst(nowNs(), rem >= least);
     // schedule() releases what came due while blocked or spinning, then picks the next way to wait
     this.schedule();
   }
