@@ -24,7 +24,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { build } = require('./c/build');
 const { machine, loadAverage, versions } = require('./lib/machine');
-const { toMarkdown, writePlots, headlineMarkdown } = require('./lib/report');
+const { toMarkdown, writePlots, headlineMarkdown, headlinesReadme } = require('./lib/report');
 const { evaluateTargets, ALLOC_BASELINE, ALLOC_GUARDED } = require('./lib/targets');
 const { findRow } = require('./lib/report');
 const { printQuestion } = require('./lib/console');
@@ -167,7 +167,7 @@ async function main () {
     // rewritten under its own name (a saved run may have been renamed: <date>-<host>-<what>.json),
     // and shown in the README only if it is a full run of every question, as a run itself would be
     const { stem } = writeRun(run, path.dirname(file), path.basename(file, '.json'));
-    if (path.dirname(file) === path.join(BENCH, 'results') && run.mode === 'full' && !/ --only\b/.test(run.argv)) updateReadme(run, stem);
+    if (path.dirname(file) === path.join(BENCH, 'results') && headlinesReadme(run)) updateReadme(run, stem);
     console.log(`rewrote ${path.join(path.dirname(file), stem)}.md`);
     return;
   }
@@ -204,7 +204,7 @@ async function main () {
   const dir = args.out ? path.resolve(args.out) : args.quick ? path.join(os.tmpdir(), 'nines-bench-quick') : path.join(BENCH, 'results');
   const { stem, plots } = writeRun(run, dir);
   // the README shows the latest full run of every question, written in the default place
-  if (!args.quick && !args.out && args.only.length === 0) updateReadme(run, stem);
+  if (!args.out && headlinesReadme(run)) updateReadme(run, stem);
   console.log(args.quick ? '\nTargets (quick pass: shown, not judged, but for the allocation guard):' : '\nTargets:');
   for (const t of run.targets) {
     // a quick pass's figures are too short to judge a target by: only the allocation guard is

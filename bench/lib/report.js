@@ -188,6 +188,16 @@ function toMarkdown (run, plots) {
 }
 
 /**
+ * Whether a run may be the README's headline: a full run (not a quick pass) of every question,
+ * whether it has just run or is re-rendered from its saved .json.
+ * @param {{mode: string, argv: string}} run
+ * @returns {boolean}
+ */
+function headlinesReadme (run) {
+  return run.mode === 'full' && !/ --only\b/.test(run.argv);
+}
+
+/**
  * The README's headline: date, machine, the Q1 clients table with the floor row, and the targets.
  * @param {object} run
  * @param {string} resultsFile the .md file name, for the link
@@ -211,4 +221,4 @@ function headlineMarkdown (run, resultsFile) {
   return out.join('\n');
 }
 
-module.exports = { findRow, sectionRefs, toMarkdown, writePlots, latencyTable, customTable, headlineMarkdown };
+module.exports = { findRow, sectionRefs, toMarkdown, writePlots, latencyTable, customTable, headlineMarkdown, headlinesReadme };
