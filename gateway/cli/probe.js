@@ -41,7 +41,7 @@ Options:
                         worker thread); a run that achieves < 95 % of it is marked "fell behind"
   --policy <p>          catch-up after a stall at a fixed rate: capped (default), burst, skip
   --precision <p>       how each send waits for its intended time at a fixed rate: spin (default:
-                        sleeps most of the gap and spins the last 50-200 µs, a few µs late, for CPU)
+                        sleeps most of the gap and spins the last 100-200 µs, a few µs late, for CPU)
                         or sleep (no spinning, 30-110 µs late at p50 in a worker thread)
   --timeout <d>         per-request timeout (default 1s)
   --warmup <n>          requests per run sent first and not recorded (default 0); at a fixed

@@ -22,7 +22,7 @@ Options:
   --workers <n>      connections (default 20; fewer are used at low rates, at least 10 req/s each)
   --timeout <d>      per-request timeout (default 1s)
   --policy <p>       catch-up after a stall: burst (default: the full offered load), capped, skip
-  --precision <p>    how each send waits for its intended time: spin (default: the last 50-200 µs
+  --precision <p>    how each send waits for its intended time: spin (default: the last 100-200 µs
                      spun, a few µs late, for CPU) or sleep (no spinning, 30-110 µs late at p50)
   --warmup <n>       requests sent first and not recorded (default 0): a closed loop on every
                      connection, then 0.3 s at 200/s, then up to n again paced at half the rate
