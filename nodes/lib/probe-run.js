@@ -12,6 +12,13 @@ const { num } = require('./device-config');
 const { parseRate } = require('../../gateway/base/quantities');
 
 /**
+ * How often the node's status counts a run's requests. Each count takes Node-RED's thread, beside
+ * the probe's (measure/probe.js PROGRESS_MIN_MS has what that costs on one core): once a second
+ * shows a run moving, four times a second (the count's former pace) only costs more.
+ */
+const STATUS_EVERY_MS = 1000;
+
+/**
  * Settings → runProbe options; throws NINES_ERR_INVALID_ARG naming the field.
  * @param {object} RED
  * @param {object} config
@@ -33,6 +40,7 @@ function probeOptions (RED, config) {
     timeoutMs: device.timeoutMs,
     // read and checked by the job-spec builder; flows saved before the setting get the measuring default (spin)
     precision: config.precision === undefined || config.precision === '' ? undefined : config.precision,
+    progressMs: STATUS_EVERY_MS,
     inWorker: true
   };
 }
