@@ -10,8 +10,8 @@
  *   node fixed-rate-child.js '<json>'   {port, ratePerSec, precision, inflight, durationMs, warmup}
  *
  * Besides the response-time histogram it reports the probe's own dispatch lag (intended → actual
- * write, the worker's lag histogram) and the process's CPU over the measured run (process.cpuUsage
- * from the run's first progress report to its result: main thread, worker and libuv together).
+ * write, the worker's lag histogram) and the process's CPU over the measured run (the run's own
+ * cpuPct: process.cpuUsage over its measured part, main thread, worker and libuv together).
  * The last stdout line is the JSON result.
  */
 
@@ -37,22 +37,12 @@ async function main () {
     timeoutMs: 1000,
     inWorker: true
   });
-  // the measured run starts with its first progress report (probe.js measure())
-  let cpu0 = null;
-  let t0 = 0n;
-  let cpu = null;
-  let wallNs = 0;
-  probe.on('progress', () => { if (cpu0 === null) { cpu0 = process.cpuUsage(); t0 = process.hrtime.bigint(); } });
-  probe.on('run', () => {
-    if (cpu0 === null) return;
-    cpu = process.cpuUsage(cpu0);
-    wallNs = Number(process.hrtime.bigint() - t0);
-  });
   const { runs } = await probe.promise;
   const r = runs[0];
   const failed = r.errors + r.timeouts;
   const first = Object.entries(r.errorsByCode)[0];
-  const cpuNs = cpu === null ? null : (cpu.user + cpu.system) * 1000;
+  // the probe's own figure: the whole process's CPU over the measured run (probe.js cpuPct)
+  const cpuNs = r.cpuPct === null ? null : r.cpuPct / 100 * r.elapsedMs * 1e6;
   const toNs = (msValue) => (typeof msValue === 'number' ? Math.round(msValue * 1e6) : null);
   process.stdout.write(JSON.stringify({
     hist: r.hist,
@@ -66,7 +56,7 @@ async function main () {
     lagP50Ns: toNs(r.lag.p50),
     lagP99Ns: toNs(r.lag.p99),
     lagMaxNs: toNs(r.lag.max),
-    cpuPct: cpuNs === null || wallNs === 0 ? null : 100 * cpuNs / wallNs,
+    cpuPct: r.cpuPct,
     cpuNsPerReq: cpuNs === null ? null : Math.round(cpuNs / Math.max(1, r.ok + failed)),
     firstError: first ? `${first[0]} ${first[1].sample}` : undefined,
     effectiveInflight: r.inflightEffective

@@ -199,7 +199,7 @@ function formatTable (runs) {
   for (const r of runs) {
     // the instrument's own error beside its figures: how late the probe itself sent (design.md)
     if (r.offered && r.lag && typeof r.lag.p99 === 'number') {
-      notes.push(`${r.connections}x${r.inflight > 1 ? ` ×${r.inflight}` : ''} the probe's own lateness (dispatch lag, precision ${r.precision}): p50 ${ms(r.lag.p50)}, p99 ${ms(r.lag.p99)}, max ${ms(r.lag.max)} ms`);
+      notes.push(`${r.connections}x${r.inflight > 1 ? ` ×${r.inflight}` : ''} the probe's own lateness (dispatch lag, precision ${r.precision}): p50 ${ms(r.lag.p50)}, p99 ${ms(r.lag.p99)}, max ${ms(r.lag.max)} ms${typeof r.cpuPct === 'number' ? `; CPU ${r.cpuPct.toFixed(1)} % of a core` : ''}`);
     }
     if (r.inflightEffective < r.inflight) {
       notes.push(`${r.connections}x ×${r.inflight}: the device did not serve pipelined requests (NINES_ERR_PIPELINE_UNSUPPORTED); the client fell back to ${r.inflightEffective} in flight, and the requests it dropped count as timeouts.`);

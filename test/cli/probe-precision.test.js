@@ -29,7 +29,7 @@ describe('nines probe and sweep: --precision spin | sleep', function () {
   it('--precision sleep runs the same probe sleeping, and the table states the probe\'s own lateness', async () => {
     const r = await nines(['probe', sim.url, '--read', '3:0:10', '--rate', '200/s', '--count', '100', '--precision', 'sleep']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^1x the probe's own lateness \(dispatch lag, precision sleep\): p50 \d+\.\d{3}, p99 \d+\.\d{3}, max \d+\.\d{3} ms$/m);
+    assert.match(r.stdout, /^1x the probe's own lateness \(dispatch lag, precision sleep\): p50 \d+\.\d{3}, p99 \d+\.\d{3}, max \d+\.\d{3} ms; CPU \d+\.\d % of a core$/m);
   });
 
   it('refuses an unknown precision, naming the flag, before opening a connection', async () => {

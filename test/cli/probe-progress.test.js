@@ -42,6 +42,26 @@ describe('nines probe: progress reports only when asked for', function () {
     for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1], `counts: ${seen.join(', ')}`);
   });
 
+  it('in a worker thread the start is reported before the warm-up, so the caller wakes before the measured requests', async () => {
+    const before = sim.stats.requests;
+    let atReport = -1;
+    const seen = [];
+    const p = runProbe({ target: sim.url, read: '3:0:10', connections: [1], timeoutMs: 1000, ratePerSec: 200, count: 20, warmup: 200 });
+    p.on('progress', (x) => { if (seen.length === 0) atReport = sim.stats.requests - before; seen.push(x.done); });
+    const { runs } = await p.promise;
+    // 200 in a closed loop, then 200 paced at 200/s (a second), then the count
+    assert.equal(sim.stats.requests - before, 200 + 200 + 20);
+    assert.deepEqual(seen, [0, 20], 'the start and the end, nothing more');
+    assert.ok(atReport >= 0 && atReport < 400, `the start came after ${atReport} requests, within the warm-up's 400`);
+    assert.equal(runs[0].thread, 'worker');
+  });
+
+  it('a run states the CPU the process used while it was measured', async () => {
+    const { run } = await reports({});
+    assert.equal(typeof run.cpuPct, 'number');
+    assert.ok(run.cpuPct > 0 && Number.isFinite(run.cpuPct), `cpuPct ${run.cpuPct}`);
+  });
+
   it('progressMs is a duration of at least PROGRESS_MIN_MS, or 0; anything else is refused with its field', () => {
     assert.equal(progressInterval('1s'), 1000);
     assert.equal(progressInterval(0), 0);
