@@ -40,10 +40,40 @@ const YOUNG_SEMI_SPACE_MB = 16;
  */
 const INITIAL_OLD_SPACE_MB = 64;
 
+/**
+ * A measuring process (`nines probe`, `nines sweep`, the bench's children that stand for them)
+ * lets V8 compile a hot function after a quarter of the bytecode it otherwise waits for (V8's
+ * --interrupt-budget, 67,584 in Node 20). The warm-up exists to get the request path compiled
+ * before measuring, but with V8's own budget parts of it were still compiled inside the measured
+ * run, each a few ms of a helper thread that, on one core, takes the CPU from the requests
+ * (--trace-opt, one core beside the C server, 3 s runs after the bench's warm-up of 10,000):
+ * setImmediate and settled at 1,000/s; the spin's functions and processImmediate at 5,000/s (5-12
+ * ms each); a dozen of the scheduler's and the driver's at 35,500/s (about 50 ms). With a quarter:
+ * none at 1,000/s and 5,000/s (2 runs each); at 35,500/s still the spin's, first used after the warm-up
+ * there. Interleaved, 3 rounds (2026-11-26): requests over 150 us at 5,000/s 86, 49, 67 -> 18, 58, 36;
+ * at 35,500/s 409, 21159, 1085 -> 328, 2547, 1005 (the C client's own: 6050, 21, 1037 in a noisy hour).
+ * A gateway (`nines run`) keeps V8's own: it runs for days, and its first seconds are not measured.
+ */
+const MEASURE_INTERRUPT_BUDGET = 16384;
+
+/** V8 12 and later (Node 22, 24) count a function's calls instead: the same quarter of theirs (3,000 for TurboFan, 400 for Maglev) */
+const MEASURE_CALLS_FOR_TURBOFAN = 750;
+const MEASURE_CALLS_FOR_MAGLEV = 100;
+
+/** Sets the measuring process's V8 settings, before its measuring threads are made. */
+function setMeasuringFlags () {
+  if (Number(process.versions.v8.split('.')[0]) >= 12) {
+    v8.setFlagsFromString(`--invocation-count-for-turbofan=${MEASURE_CALLS_FOR_TURBOFAN}`);
+    v8.setFlagsFromString(`--invocation-count-for-maglev=${MEASURE_CALLS_FOR_MAGLEV}`);
+  } else {
+    v8.setFlagsFromString(`--interrupt-budget=${MEASURE_INTERRUPT_BUDGET}`);
+  }
+}
+
 function setProcessFlags () {
   v8.setFlagsFromString('--no-memory-reducer-for-small-heaps');
   v8.setFlagsFromString(`--min-semi-space-size=${YOUNG_SEMI_SPACE_MB}`);
   v8.setFlagsFromString(`--initial-old-space-size=${INITIAL_OLD_SPACE_MB}`);
 }
 
-module.exports = { setProcessFlags, YOUNG_SEMI_SPACE_MB, INITIAL_OLD_SPACE_MB };
+module.exports = { setProcessFlags, setMeasuringFlags, YOUNG_SEMI_SPACE_MB, INITIAL_OLD_SPACE_MB, MEASURE_INTERRUPT_BUDGET };

@@ -95,6 +95,8 @@ async function main (argv) {
   if (positionals.length !== 1) throw new NinesError('NINES_ERR_INVALID_ARG', `nines probe takes one target URL; got ${positionals.length}\n\n${USAGE}`);
   oneOp(values, 'probe');
   if (values.worker && values['main-thread']) throw new NinesError('NINES_ERR_INVALID_ARG', 'give --worker or --main-thread, not both');
+  // a measuring process: V8 compiles the request path during the warm-up, not while measured
+  require('../base/v8-flags').setMeasuringFlags();
   const { runProbe, progressInterval } = require('../measure/probe');
   const opts = {
     target: positionals[0],

@@ -59,6 +59,8 @@ async function main (argv) {
   // each rate is read by the job-spec builder, as a job's rate in the gateway config is
   const rates = values.rates.split(',').map((s) => s.trim());
   intList(values.workers, 'workers');
+  // a measuring process: V8 compiles the request path during the warm-up, not while measured
+  require('../base/v8-flags').setMeasuringFlags();
   const { runSweep } = require('../measure/sweep');
   const run = flagErrors(() => runSweep({
     target: positionals[0],
