@@ -45,8 +45,12 @@ run(async () => {
   // compiler was still at work in the measured run, and on one core its thread took the CPU from
   // the probe's for 1-5 ms at a time: p99.9 1.6-1.8 ms, max 3.9-4.1 ms, against 0.23-0.29 ms and
   // 0.5-1.6 ms with 30,000 (3 interleaved runs each, 2026-11-26; --trace-opt showed no compilation
-  // in the measured run then; 10,000 is as many paced, pacedWarmup's own count). The C client has nothing to compile: its warm-up stays a closed loop
-  const ninesWarmup = o.quick ? 1000 : 10000;
+  // in the measured run then; 10,000 is as many paced, pacedWarmup's own count). Near capacity
+  // 10,000 was too few: the paced part is at most the warm-up asked for, 0.28 s at 35,500/s, and
+  // the spin's code, first run after it, was compiled in the measured run (a dozen functions, about
+  // 50 ms of a helper thread, --trace-opt); with 40,000 (the paced part a second there) none was.
+  // The C client has nothing to compile: its warm-up stays a closed loop
+  const ninesWarmup = o.quick ? 1000 : 40000;
   const count = 50000000; // time-bound: the count only caps a runaway
   const cmdlines = new Set();
   const notes = [];
