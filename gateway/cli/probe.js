@@ -47,7 +47,8 @@ Options:
   --warmup <n>          requests per run sent first and not recorded (default 0); at a fixed
                         rate all of them in a closed loop, then up to n again paced: at least a
                         second, and 10,000 if they take at most 5 s (so V8 has compiled the
-                        pacing before the run; at 5,000/s and above give at least 10000)
+                        pacing before the run; at 5,000/s and above give at least 10000, and
+                        near the device's capacity enough for a second paced, e.g. 40000)
   --hgrm <dir>          write one .hgrm per run, named like ED-588-@AA-1x.hgrm
   --progress <d>        on a terminal, count the requests done every <d> (at least 100ms), e.g. 1s.
                         Off by default: each count wakes this process's main thread, which on one
