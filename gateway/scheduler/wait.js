@@ -96,13 +96,23 @@ const slack = {
   }
 };
 
-/** The origin of nowNs(): process.hrtime()'s seconds and nanoseconds, and the same instant as a bigint and as a Number */
+/**
+ * What nowNs() reads as this module loads (ns): past the largest small integer V8 keeps untagged
+ * (2^31 - 1 on 64-bit Node), so every time on this scale is a heap number from the first reading.
+ * Counted from 0, the scale crossed 2^31 2.15 s after the thread started, in the middle of a
+ * probe's warm-up or measured run: the code V8 had compiled for small integers was thrown away
+ * there ("not a Smi", --trace-deopt) and compiled again while measured, a few ms of a helper
+ * thread each (on one core, taken from the requests); the objects holding times changed shape too
+ */
+const ORIGIN_NS = 2 ** 32;
+
+/** When nowNs() was ORIGIN_NS: process.hrtime()'s seconds and nanoseconds then, and the instant it reads 0 as a Number and a bigint */
 const [BASE_S, BASE_SUBNS] = process.hrtime();
-const BASE_NUM = BASE_S * 1e9 + BASE_SUBNS;
-const BASE = BigInt(BASE_NUM);
+const ZERO_NUM = BASE_S * 1e9 + BASE_SUBNS - ORIGIN_NS;
+const ZERO = BigInt(ZERO_NUM);
 
 /**
- * ns since BASE on the process.hrtime clock. Read as process.hrtime()'s [seconds, ns] pair, not
+ * ns on the process.hrtime clock, ORIGIN_NS as this module loads. Read as process.hrtime()'s [seconds, ns] pair, not
  * process.hrtime.bigint(): once this is compiled, V8 sees the pair read and dropped and allocates
  * nothing, where every bigint reading is a new object. Measured (Node 20, 22 and 24, 4 million
  * readings, a 1 MB young generation): 2-3 scavenges against 214-218, 40 ns a reading against 57.
@@ -112,7 +122,7 @@ const BASE = BigInt(BASE_NUM);
  */
 function nowNs () {
   const t = process.hrtime();
-  return (t[0] - BASE_S) * 1e9 + (t[1] - BASE_SUBNS);
+  return (t[0] - BASE_S) * 1e9 + (t[1] - BASE_SUBNS) + ORIGIN_NS;
 }
 
 /**
@@ -124,7 +134,7 @@ function nowNs () {
  * @returns {number} the same instant as nowNs() counts it
  */
 function fromHrtime (t) {
-  return Number(t) - BASE_NUM;
+  return Number(t) - ZERO_NUM;
 }
 
 /**
@@ -132,7 +142,7 @@ function fromHrtime (t) {
  * @returns {bigint} the same instant on process.hrtime.bigint()
  */
 function toHrtime (ns) {
-  return BASE + BigInt(Math.round(ns));
+  return ZERO + BigInt(Math.round(ns));
 }
 
 /** Requests of this thread currently on the wire (kept by the scheduler). */
@@ -272,7 +282,7 @@ const driver = {
       // worker, 3 interleaved rounds: scavenges 31-39 -> 9-12, GC 66-75 -> 22-24 ms and
       // mark-compacts 2 -> 0 per 15 s, dispatch-lag p99 0.98-1.19 -> 0.47-0.75 ms. The wait is then
       // as late as the alarm (69-80 us at p50), which is what `sleep` asks for; `spin` still turns
-      if (rem < PRECISE_NS) setAlarm(by + BASE_NUM, onAlarm);
+      if (rem < PRECISE_NS) setAlarm(by + ZERO_NUM, onAlarm);
       const at = rem >= PRECISE_NS ? by - NS_PER_MS : now + NS_PER_MS;
       if (this.timer !== null && this.timerAt <= at) return;
       if (this.timer !== null) clearTimeout(this.timer);
@@ -379,4 +389,4 @@ function releaseDue () {
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };
+module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS, ORIGIN_NS };
