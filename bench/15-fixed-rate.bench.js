@@ -48,9 +48,11 @@ run(async () => {
   // in the measured run then; 10,000 is as many paced, pacedWarmup's own count). Near capacity
   // 10,000 was too few: the paced part is at most the warm-up asked for, 0.28 s at 35,500/s, and
   // the spin's code, first run after it, was compiled in the measured run (a dozen functions, about
-  // 50 ms of a helper thread, --trace-opt); with 40,000 (the paced part a second there) none was.
-  // The C client has nothing to compile: its warm-up stays a closed loop
-  const ninesWarmup = o.quick ? 1000 : 40000;
+  // 50 ms of a helper thread, --trace-opt); with 40,000 (the paced part a second there) none was,
+  // in 2 runs of 3. So a second's worth where that is more than 10,000 (a warm-up of 40,000 at
+  // every rate took the question past its time limit). The C client has nothing to compile: its
+  // warm-up stays a closed loop
+  const ninesWarmup = (rate) => (o.quick ? 1000 : Math.max(10000, Math.ceil(rate)));
   const count = 50000000; // time-bound: the count only caps a runaway
   const cmdlines = new Set();
   const notes = [];
@@ -73,7 +75,7 @@ run(async () => {
     return { hist: r.hist, count: j.count, errors: j.errors, reqPerSec: j.reqPerSec, lagP99Ns: j.lagP99Ns, cpuPct: j.elapsedNs ? 100 * j.cpuNsPerReq * j.count / j.elapsedNs : null };
   };
   const ninesRun = async (place, ratePerSec, precision, inflight = 1) => {
-    const spec = { port: server.port, ratePerSec, precision, inflight, durationMs, warmup: ninesWarmup };
+    const spec = { port: server.port, ratePerSec, precision, inflight, durationMs, warmup: ninesWarmup(ratePerSec) };
     const [cmd, args] = pinned(place.client, process.execPath, [CHILD, JSON.stringify(spec)]);
     cmdlines.add([cmd, ...args].join(' ').replace(/"port":\d+/, '"port":<port>'));
     const r = await runJson(cmd, args, { timeoutMs: durationMs + 60000 });
@@ -196,7 +198,7 @@ run(async () => {
     columns: ratioColumns.slice(0, 6),
     rows: placements.map((p) => Object.assign(pipe[p.id].ratio, { label: `${p.label}, ${pipe[p.id].ratio.label}` }))
   });
-  notes.push(`Rounds: ${rounds}, ${durationMs} ms per run after warm-up requests (nines: ${ninesWarmup}, a closed loop, then up to as many paced: a second at least, 10,000 if they take at most 5 s, so that V8 has compiled the paced code before the run; C: ${warmup}, a closed loop). At 100/s a run holds ${Math.round(durationMs / 10)} requests: its p99.9 and max are the same few samples.`,
+  notes.push(`Rounds: ${rounds}, ${durationMs} ms per run after warm-up requests (nines: ${o.quick ? 1000 : '10,000 or a second\'s worth, whichever is more'}, a closed loop, then up to as many paced: a second at least, 10,000 if they take at most 5 s, so that V8 has compiled the paced code before the run; C: ${warmup}, a closed loop). At 100/s a run holds ${Math.round(durationMs / 10)} requests: its p99.9 and max are the same few samples.`,
     'Latency counts from the intended send time for both clients; catch-up `burst` (a request whose time has passed goes when the connection is free). Dispatch lag: the probe\'s own lateness, actual write − the later of the intended time and the moment the connection became free; the C reference\'s, counted the same way, beside it (a late wake-up that both show is the machine\'s).',
     'CPU: the C client\'s getrusage over its measured loop; the nines process\'s process.cpuUsage (main thread, probe worker, libuv) from the measured run\'s start to its result, as % of one core.',
     `Load average (1, 5, 15 min) as each round started: ${loads.map((l) => l.join(' / ')).join('; ')}. This machine is shared with other work: a descheduled process shows as a millisecond in either client's max.`);
@@ -213,5 +215,5 @@ run(async () => {
     notes,
     cmdlines: [...cmdlines]
   };
-}, { limitMs: 600000 });
+}, { limitMs: 780000 });
 
