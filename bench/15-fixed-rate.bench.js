@@ -47,8 +47,8 @@ run(async () => {
   // 0.5-1.6 ms with 30,000 (3 interleaved runs each, 2026-11-26; --trace-opt showed no compilation
   // in the measured run then; 10,000 is as many paced, pacedWarmup's own count). Near capacity
   // 10,000 was too few: the paced part is at most the warm-up asked for, 0.28 s at 35,500/s, and
-  // the spin's code, first run after it, was compiled in the measured run (a dozen functions, about
-  // 50 ms of a helper thread, --trace-opt); with 40,000 (the paced part a second there) none was,
+  // the spin's code, first run after it, was compiled in the measured run (15-18 functions, 44-62
+  // ms of a helper thread, --trace-opt); with 40,000 (the paced part a second there) none was,
   // in 2 runs of 3. So a second's worth where that is more than 10,000 (a warm-up of 40,000 at
   // every rate took the question past its time limit). The C client has nothing to compile: its
   // warm-up stays a closed loop

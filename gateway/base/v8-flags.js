@@ -48,7 +48,7 @@ const INITIAL_OLD_SPACE_MB = 64;
  * run, each a few ms of a helper thread that, on one core, takes the CPU from the requests
  * (--trace-opt, one core beside the C server, 3 s runs after the bench's warm-up of 10,000):
  * setImmediate and settled at 1,000/s; the spin's functions and processImmediate at 5,000/s (5-12
- * ms each); a dozen of the scheduler's and the driver's at 35,500/s (about 50 ms). With a quarter:
+ * ms each); 15-18 of the scheduler's and the driver's at 35,500/s (44-62 ms). With a quarter:
  * none at 1,000/s and 5,000/s (2 runs each); at 35,500/s still the spin's, first used after the warm-up
  * there. Interleaved, 3 rounds (2026-11-26): requests over 150 us at 5,000/s 86, 49, 67 -> 18, 58, 36;
  * at 35,500/s 409, 21159, 1085 -> 328, 2547, 1005 (the C client's own: 6050, 21, 1037 in a noisy hour).
