@@ -21,7 +21,7 @@ const ROOT = path.join(__dirname, '..', '..');
 // as the `nines` command does, before the modules load
 const flags = require(path.join(ROOT, 'gateway/base/v8-flags'));
 flags.setProcessFlags();
-// and, as `nines probe` and `nines sweep` do, a measuring process's (v8-flags.js setMeasuringFlags)
+// and, as `nines probe` does, a measuring process's (v8-flags.js setMeasuringFlags)
 flags.setMeasuringFlags();
 
 async function main () {

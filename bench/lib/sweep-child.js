@@ -17,10 +17,7 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..', '..');
 // as the `nines` command does, before the modules load
-const flags = require(path.join(ROOT, 'gateway/base/v8-flags'));
-flags.setProcessFlags();
-// and, as `nines probe` and `nines sweep` do, a measuring process's (v8-flags.js setMeasuringFlags)
-flags.setMeasuringFlags();
+require(path.join(ROOT, 'gateway/base/v8-flags')).setProcessFlags();
 
 async function main () {
   const o = JSON.parse(process.argv[2]);

@@ -41,7 +41,7 @@ const YOUNG_SEMI_SPACE_MB = 16;
 const INITIAL_OLD_SPACE_MB = 64;
 
 /**
- * A measuring process (`nines probe`, `nines sweep`, the bench's children that stand for them)
+ * A measuring process (`nines probe`, and the bench's child that stands for it)
  * lets V8 compile a hot function after a quarter of the bytecode it otherwise waits for (V8's
  * --interrupt-budget, 67,584 in Node 20). The warm-up exists to get the request path compiled
  * before measuring, but with V8's own budget parts of it were still compiled inside the measured
@@ -53,6 +53,7 @@ const INITIAL_OLD_SPACE_MB = 64;
  * there. Interleaved, 3 rounds (2026-11-26): requests over 150 us at 5,000/s 86, 49, 67 -> 18, 58, 36;
  * at 35,500/s 409, 21159, 1085 -> 328, 2547, 1005 (the C client's own: 6050, 21, 1037 in a noisy hour).
  * A gateway (`nines run`) keeps V8's own: it runs for days, and its first seconds are not measured.
+ * So does `nines sweep` (cli/sweep.js says why: its later steps run paths its warm-up did not).
  */
 const MEASURE_INTERRUPT_BUDGET = 16384;
 

@@ -59,8 +59,10 @@ async function main (argv) {
   // each rate is read by the job-spec builder, as a job's rate in the gateway config is
   const rates = values.rates.split(',').map((s) => s.trim());
   intList(values.workers, 'workers');
-  // a measuring process: V8 compiles the request path during the warm-up, not while measured
-  require('../base/v8-flags').setMeasuringFlags();
+  // not setMeasuringFlags() (v8-flags.js): a sweep's warm-up is paced at its first rate, and the
+  // paths its later steps first run were then compiled inside those steps. A sweep of 100, 35,200
+  // and 39,700/s, one core beside the C server, 3 interleaved rounds: p99 at 35,200/s 2.0-5.1 ms
+  // without the setting, 4.4-18.8 ms with it
   const { runSweep } = require('../measure/sweep');
   const run = flagErrors(() => runSweep({
     target: positionals[0],
