@@ -77,4 +77,4 @@ function setProcessFlags () {
   v8.setFlagsFromString(`--initial-old-space-size=${INITIAL_OLD_SPACE_MB}`);
 }
 
-module.exports = { setProcessFlags, setMeasuringFlags, YOUNG_SEMI_SPACE_MB, INITIAL_OLD_SPACE_MB, MEASURE_INTERRUPT_BUDGET };
+module.exports = { setProcessFlags, setMeasuringFlags, YOUNG_SEMI_SPACE_MB, INITIAL_OLD_SPACE_MB };

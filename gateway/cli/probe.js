@@ -99,6 +99,9 @@ async function main (argv) {
   // a measuring process: V8 compiles the request path during the warm-up, not while measured
   require('../base/v8-flags').setMeasuringFlags();
   const { runProbe, progressInterval } = require('../measure/probe');
+  const tty = process.stderr.isTTY && !values.json;
+  // checked even where nothing would show it
+  const pace = values.progress === undefined ? 0 : progressInterval(values.progress, '--progress');
   const opts = {
     target: positionals[0],
     command: values.command,
@@ -116,7 +119,7 @@ async function main (argv) {
     timeoutMs: values.timeout,
     warmup: values.warmup === undefined ? 0 : countOrText(values.warmup),
     // counted only when asked for, and where someone watches (a terminal): see --progress
-    progressMs: values.progress === undefined ? 0 : progressInterval(values.progress, '--progress') * (process.stderr.isTTY && !values.json ? 1 : 0),
+    progressMs: tty ? pace : 0,
     // a fixed rate runs in a worker unless told otherwise (runProbe's default); --worker moves closed loop there too
     inWorker: values.worker ? true : (values['main-thread'] ? false : undefined),
     reconnectEach: values['reconnect-each']
@@ -132,7 +135,6 @@ async function main (argv) {
   if (values.hgrm) fs.mkdirSync(values.hgrm, { recursive: true });
 
   const run = flagErrors(() => runProbe(opts), { ratePerSec: '--rate', timeoutMs: '--timeout', precision: '--precision' });
-  const tty = process.stderr.isTTY && !values.json;
   if (tty) {
     run.on('progress', (p) => {
       const lanes = `${p.connections}x${p.inflight > 1 ? ` ×${p.inflight} in flight` : ''}`;

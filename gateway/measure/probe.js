@@ -248,13 +248,17 @@ async function probeInline (o, ee, control) {
       const closed = o.ratePerSec === Infinity;
       const inSchedule = closed ? o.warmup : pacedWarmup(o.warmup, o.ratePerSec);
       const total = o.count === undefined ? null : o.count;
+      let startMs = Date.now();
+      let schedule = null;
+      // done: 0 until the measured schedule exists (its warm-up's requests are not counted)
+      const progress = () => ee.emit('progress', { connections: n, inflight: k, done: schedule === null ? 0 : schedule.completed, total, elapsedMs: Date.now() - startMs });
       // The report that a run starts wakes the caller's thread: from a worker thread it goes before
       // the warm-up, so that the caller's work on it is done before the measured requests, not
       // among them (240-320 us of the main thread's, on one core, beside the first of them: a
       // scheduler trace at 10,000/s). On the caller's own thread it costs no wake, and comes as the
       // measured part starts, where a caller can mark that moment
       const early = !isMainThread && o.warmup > 0;
-      if (early) ee.emit('progress', { connections: n, inflight: k, done: 0, total, elapsedMs: 0 });
+      if (early) progress();
       if (o.warmup > 0 && !closed) {
         const warm = startSchedule({ clients, nextOp: source.nextOp, count: o.warmup, timeoutMs: o.timeoutMs, precision: o.precision, recorder: new latency.Recorder() });
         control.schedule = warm;
@@ -264,9 +268,6 @@ async function probeInline (o, ee, control) {
       }
       const recorder = new latency.Recorder({ policy: closed ? 'closed' : o.policy });
       let failures = new ErrorTally();
-      let startMs = Date.now();
-      let schedule = null;
-      const progress = () => ee.emit('progress', { connections: n, inflight: k, done: schedule.completed, total, elapsedMs: Date.now() - startMs });
       let timer = null;
       let cpu0 = null;
       // the measured run starts: a report (unless it went before the warm-up), then every progressMs when asked for
