@@ -44,8 +44,6 @@ async function main () {
   const r = runs[0];
   const failed = r.errors + r.timeouts;
   const first = Object.entries(r.errorsByCode)[0];
-  // the probe's own figure: the whole process's CPU over the measured run (probe.js cpuPct)
-  const cpuNs = r.cpuPct === null ? null : r.cpuPct / 100 * r.elapsedMs * 1e6;
   const toNs = (msValue) => (typeof msValue === 'number' ? Math.round(msValue * 1e6) : null);
   process.stdout.write(JSON.stringify({
     hist: r.hist,
@@ -59,8 +57,8 @@ async function main () {
     lagP50Ns: toNs(r.lag.p50),
     lagP99Ns: toNs(r.lag.p99),
     lagMaxNs: toNs(r.lag.max),
+    // the probe's own figure: the whole process's CPU over the measured run (probe.js cpuPct)
     cpuPct: r.cpuPct,
-    cpuNsPerReq: cpuNs === null ? null : Math.round(cpuNs / Math.max(1, r.ok + failed)),
     firstError: first ? `${first[0]} ${first[1].sample}` : undefined,
     effectiveInflight: r.inflightEffective
   }) + '\n');
