@@ -24,23 +24,26 @@ class DeadlineQueue extends Fifo {
 
   /** @param {{at: number}} w queued after every waiter due at or before it */
   add (w) {
-    const a = this._items;
     const head = this._head;
-    let i = a.length;
-    a.push(w);
+    let i = this._tail;
+    this.push(w);
+    const a = this._items;
     while (i > head && a[i - 1].at > w.at) { a[i] = a[i - 1]; i--; }
     a[i] = w;
   }
 
   /**
-   * Takes out every waiter due at `now`, earliest first, onto `out`.
+   * Takes out every waiter due at `now`, earliest first, into `out` from slot `at` on. Stored by
+   * index, not pushed onto an array emptied after: `out` keeps its slots from one release to the
+   * next, where emptying it gave up its backing store each time (base/fifo.js says what that cost).
    * @param {number} now
    * @param {Array<any>} out
+   * @param {number} [at=0] the first slot of `out` to fill
    * @returns {number} how many were taken
    */
-  takeDue (now, out) {
+  takeDue (now, out, at = 0) {
     let n = 0;
-    while (this.length > 0 && this.peek().at <= now) { out.push(this.shift()); n++; }
+    while (this._head !== this._tail && this._items[this._head].at <= now) out[at + n++] = this.shift();
     return n;
   }
 }

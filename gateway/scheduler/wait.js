@@ -207,8 +207,10 @@ function spinEnded () {
 const driver = {
   /** earliest first */
   waiters: new DeadlineQueue(),
-  /** @type {Waiter[]} waiters being woken (a stack: a wake may release others) */
+  /** @type {Array<Waiter|undefined>} waiters being woken, slots [0, dueTop) (a stack: a wake may
+   * release others). Its slots are kept from one release to the next (deadline-queue.js takeDue) */
   due: [],
+  dueTop: 0,
   timer: null,
   timerAt: 0,
   /** an immediate (a turn of the loop) is pending */
@@ -228,15 +230,21 @@ const driver = {
   release () {
     const now = nowNs();
     const due = this.due;
-    const from = due.length;
-    if (this.waiters.takeDue(now, due) === 0) return now;
+    const from = this.dueTop;
+    const n = this.waiters.takeDue(now, due, from);
+    if (n === 0) return now;
     if (spinStats.startNs >= 0) spinEnded();
     // every due waiter is taken out before the first is woken, so all of them go before anything a
     // woken one starts (its send is a write; its reply comes in a later turn). A woken lane may wait
     // again at once, and wake others: they go past `to`
-    const to = due.length;
-    for (let i = from; i < to; i++) due[i].wake();
-    due.length = from;
+    const to = from + n;
+    this.dueTop = to;
+    for (let i = from; i < to; i++) {
+      const w = due[i];
+      due[i] = undefined;
+      w.wake();
+    }
+    this.dueTop = from;
     return now;
   },
 
