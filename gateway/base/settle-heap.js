@@ -12,7 +12,7 @@ const { isMainThread } = require('node:worker_threads');
  * MB. The thread's first scavenge copies it (5.4-5.8 ms) and the second promotes it (4.1-4.2 ms),
  * where later scavenges take 0.35-0.55 ms (--trace-gc, a fixed-rate probe at 10,000/s, one core).
  * Those two fall wherever the thread's allocation takes it: when the probe allocated less (a clock
- * reading that allocates nothing, scheduler/wait.js), the second came 0.7 s into the measured run,
+ * reading that allocates nothing, scheduler/clock.js), the second came 0.7 s into the measured run,
  * and on one core, beside the C server, p99.9 read 1.55-2.10 ms in 9 runs of 9, against 0.30-0.85
  * ms in 5 of 6 runs before, whose second scavenge had come during the warm-up.
  *

@@ -1,7 +1,8 @@
 'use strict';
 
 const { NinesError } = require('../base/errors');
-const { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue } = require('./wait');
+const { wait, inflight, releaseDue } = require('./wait');
+const { nowNs, fromHrtime, toHrtime } = require('./clock');
 
 /**
  * The scheduler: runs an operation against a device on N connections, at a fixed rate or closed loop,
@@ -188,7 +189,7 @@ const SEND = 1;
 
 /**
  * One connection of a schedule, strictly one request at a time. Its times are Numbers of ns
- * (wait.js nowNs scale), kept in its own fields.
+ * (clock.js nowNs scale), kept in its own fields.
  */
 class Lane {
   /**

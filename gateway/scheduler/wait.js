@@ -3,15 +3,13 @@
 const { isMainThread } = require('node:worker_threads');
 const { setAlarm } = require('./alarm');
 const { DeadlineQueue } = require('./deadline-queue');
+const { nowNs, toHrtimeNumber } = require('./clock');
 
 /**
  * Waiting until an absolute deadline, for the scheduler's lanes.
  *
- * Time here is a Number of nanoseconds since this module was loaded (`nowNs()`), on the
- * process.hrtime clock (whole numbers; see fromHrtime for their precision), and a lane keeps its times in plain fields
- * instead of a new bigint per reading (issue 11: the bigints a waiting lane held were promoted to the
- * old generation and collected by full mark-compacts). `fromHrtime()` converts a driver's
- * bigint stamps (sentNs, doneNs) to the same scale.
+ * Time here is the scheduler's clock (clock.js `nowNs()`: a Number of ns on the process.hrtime
+ * clock, whole numbers).
  *
  * A waiter is an object with `at` (ns, this scale), `wake()` and optionally `spin` (true: a precise
  * wait); wake() is called once, at or after `at`, never before. Callbacks, not promises: a lane
@@ -90,55 +88,6 @@ const slack = {
     return w < SPIN_WINDOW_MIN_NS ? SPIN_WINDOW_MIN_NS : w > SPIN_WINDOW_NS ? SPIN_WINDOW_NS : w;
   }
 };
-
-/**
- * What nowNs() reads as this module loads (ns): past the largest small integer V8 keeps untagged
- * (2^31 - 1 on 64-bit Node), so every time on this scale is a heap number from the first reading.
- * Counted from 0, the scale crossed 2^31 2.15 s after the thread started, in the middle of a
- * probe's warm-up or measured run: the code V8 had compiled for small integers was thrown away
- * there ("not a Smi", --trace-deopt) and compiled again while measured, a few ms of a helper
- * thread each (on one core, taken from the requests); the objects holding times changed shape too
- */
-const ORIGIN_NS = 2 ** 32;
-
-/** When nowNs() was ORIGIN_NS: process.hrtime()'s seconds and nanoseconds then, and the instant it reads 0 as a Number and a bigint */
-const [BASE_S, BASE_SUBNS] = process.hrtime();
-const ZERO_NUM = BASE_S * 1e9 + BASE_SUBNS - ORIGIN_NS;
-const ZERO = BigInt(ZERO_NUM);
-
-/**
- * ns on the process.hrtime clock, ORIGIN_NS as this module loads. Read as process.hrtime()'s [seconds, ns] pair, not
- * process.hrtime.bigint(): once this is compiled, V8 sees the pair read and dropped and allocates
- * nothing, where every bigint reading is a new object. Measured (Node 20, 22 and 24, 4 million
- * readings, a 1 MB young generation): 2-3 scavenges against 214-218, 40 ns a reading against 57.
- * At a fixed 32,000/s on one core the bigint readings (the spin's, the driver's) were about 60 %
- * of what the probe's thread allocated, a scavenge every 175 ms (a heap sampling profile).
- * @returns {number}
- */
-function nowNs () {
-  const t = process.hrtime();
-  return (t[0] - BASE_S) * 1e9 + (t[1] - BASE_SUBNS) + ORIGIN_NS;
-}
-
-/**
- * A driver's bigint stamp on the nowNs() scale. Converted before subtracting: a bigint difference
- * is one more object per stamp. Exact while the clock reads below 2^53 ns (104 days after boot on
- * Linux); past that, stamps round to 2 ns (4 ns past 208 days), so a difference may be off by that
- * much, still a whole number of ns.
- * @param {bigint} t a process.hrtime.bigint() reading
- * @returns {number} the same instant as nowNs() counts it
- */
-function fromHrtime (t) {
-  return Number(t) - ZERO_NUM;
-}
-
-/**
- * @param {number} ns as nowNs() counts
- * @returns {bigint} the same instant on process.hrtime.bigint()
- */
-function toHrtime (ns) {
-  return ZERO + BigInt(Math.round(ns));
-}
 
 /** Requests of this thread currently on the wire (kept by the scheduler). */
 const inflight = { count: 0 };
@@ -285,7 +234,7 @@ const driver = {
       // worker, 3 interleaved rounds: scavenges 31-39 -> 9-12, GC 66-75 -> 22-24 ms and
       // mark-compacts 2 -> 0 per 15 s, dispatch-lag p99 0.98-1.19 -> 0.47-0.75 ms. The wait is then
       // as late as the alarm (69-80 us at p50), which is what `sleep` asks for; `spin` still turns
-      if (rem < PRECISE_NS) setAlarm(by + ZERO_NUM, onAlarm);
+      if (rem < PRECISE_NS) setAlarm(toHrtimeNumber(by), onAlarm);
       const at = rem >= PRECISE_NS ? by - NS_PER_MS : now + NS_PER_MS;
       if (this.timer !== null && this.timerAt <= at) return;
       if (this.timer !== null) clearTimeout(this.timer);
@@ -421,4 +370,4 @@ function releaseDue () {
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { wait, nowNs, fromHrtime, toHrtime, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS, ORIGIN_NS };
+module.exports = { wait, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };

@@ -1,7 +1,8 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { wait, nowNs, fromHrtime, toHrtime, spinStats, slack, inflight, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
+const { wait, spinStats, slack, inflight, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS } = require('../../gateway/scheduler/wait');
+const { nowNs, fromHrtime, toHrtime } = require('../../gateway/scheduler/clock');
 const { alarmStats } = require('../../gateway/scheduler/alarm');
 const { until } = require('../helpers/wait');
 const { startSchedule } = require('../../gateway/scheduler');
