@@ -1,7 +1,7 @@
 'use strict';
 
 const { NinesError } = require('../base/errors');
-const { wait, inflight, releaseDue } = require('./wait');
+const { wait, inflight, releaseDue, requestFailed } = require('./wait');
 const { nowNs, fromHrtime, toHrtime } = require('./clock');
 
 /**
@@ -328,6 +328,7 @@ class Lane {
   onError (err) {
     const s = this.s;
     inflight.count--;
+    requestFailed();
     releaseDue();
     const doneNs = nowNs();
     const sent = err !== null && err !== undefined ? err.sentNs : undefined;

@@ -168,6 +168,15 @@ const driver = {
   win: SPIN_WINDOW_NS,
   /** a wait is being run in place (spinInPlace(), tickInPlace()): what it wakes waits by a turn of the loop */
   inPlace: false,
+  /**
+   * A request of this thread ended without a reply since the loop last woke the driver: the next
+   * wait goes through a turn of the loop, not in place. A request refused at once fails in a
+   * microtask, and microtasks run until none is left before the loop goes on: failing, waiting in
+   * place, sending and failing again, a lane would chain microtasks for as long as its device was
+   * away, and the loop would never get to the reconnect that brings it back (a reply, by contrast,
+   * always comes from the loop, through its socket)
+   */
+  turnFirst: false,
 
   /** @param {Waiter} w */
   add (w) {
@@ -243,7 +252,7 @@ const driver = {
       return;
     }
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null; }
-    if (inflight.count === 0 && !this.inPlace) {
+    if (inflight.count === 0 && !this.inPlace && !this.turnFirst) {
       if (rem > 0) {
         this.tickInPlace();
         return;
@@ -351,15 +360,23 @@ function spinUntil (at) {
 
 function onTimer () {
   driver.timer = null;
+  driver.turnFirst = false;
   driver.schedule();
 }
 
 function onAlarm () {
+  driver.turnFirst = false;
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
 function onImmediate () {
+  driver.turnFirst = false;
   driver.preciseTick();
+}
+
+/** A request of this thread ended without a reply (driver.turnFirst says why); call before releaseDue(). */
+function requestFailed () {
+  driver.turnFirst = true;
 }
 
 /**
@@ -370,4 +387,4 @@ function releaseDue () {
   if (driver.waiters.length !== 0) driver.schedule();
 }
 
-module.exports = { wait, inflight, releaseDue, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };
+module.exports = { wait, inflight, releaseDue, requestFailed, spinStats, slack, SPIN_WINDOW_NS, SPIN_WINDOW_MIN_NS, PRECISE_NS };
