@@ -2,7 +2,7 @@
 
 /**
  * A worker thread's deadline driver waits in place when nothing of the thread is in flight
- * (scheduler/wait.js tickInPlace, spinInPlace). A request refused at once fails in a microtask,
+ * (scheduler/wait.js waitInPlace). A request refused at once fails in a microtask,
  * and microtasks run until none is left: a lane that failed, waited in place, sent and failed again
  * would chain microtasks for as long as its device was away, and the thread's event loop, which
  * holds the reconnect that brings the device back, would never go on. Found by the outage test
@@ -47,8 +47,8 @@ function runRefused (o) {
 describe('scheduler: waits in place never hold up the thread\'s loop', function () {
   this.timeout(20000);
 
-  // sleep at 1,000/s: a wait not yet due (tickInPlace); spin at 20,000/s: a spin window already
-  // open (spinInPlace)
+  // sleep at 1,000/s: a wait not yet due; spin at 20,000/s: a spin window already
+  // open
   for (const o of [{ ratePerSec: 1000, precision: 'sleep' }, { ratePerSec: 20000, precision: 'spin' }]) {
     it(`every request refused at once, ${o.precision} at ${o.ratePerSec}/s: a 20 ms timer of the same thread still fires on time`, async () => {
       const r = await runRefused(o);
