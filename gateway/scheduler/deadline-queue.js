@@ -43,7 +43,7 @@ class DeadlineQueue extends Fifo {
    */
   takeDue (now, out, at = 0) {
     let n = 0;
-    while (this._head !== this._tail && this._items[this._head].at <= now) out[at + n++] = this.shift();
+    while (this.length > 0 && this.peek().at <= now) out[at + n++] = this.shift();
     return n;
   }
 }
