@@ -2,20 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { Fifo } = require('../../gateway/base/fifo');
-const { startAllocProfile } = require('../../bench/lib/gc-profile');
-
-/**
- * Bytes allocated per call of `f` (V8's GC profiler, bench/lib/gc-profile.js), after a first pass
- * that gets it compiled.
- * @param {(n: number) => void} f runs n cycles
- * @param {number} n
- */
-function allocatedPerCycle (f, n) {
-  f(n);
-  const stop = startAllocProfile();
-  f(n);
-  return stop().allocatedBytes / n;
-}
+const { allocatedPerCycle } = require('../helpers/alloc');
 
 describe('Fifo', function () {
   it('gives items back in the order they came, and undefined when empty', function () {

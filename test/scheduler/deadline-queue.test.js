@@ -9,7 +9,7 @@
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
 const { DeadlineQueue } = require('../../gateway/scheduler/deadline-queue');
-const { startAllocProfile } = require('../../bench/lib/gc-profile');
+const { allocatedPerCycle } = require('../helpers/alloc');
 
 /** A step: add a waiter `back` ns before the latest deadline so far (0: in order), or take what is due `ahead` ns past the earliest */
 const stepArb = fc.oneof(
@@ -77,11 +77,8 @@ describe('scheduler/deadline-queue: earliest first, each waiter once', () => {
         due[q.takeDue(0, due, 0) - 1] = undefined;
       }
     };
-    cycles(100000);
-    const stop = startAllocProfile();
-    cycles(100000);
     // one waiter object a cycle ({at: 0}: 32-40 bytes), nothing of the queue's
-    const perCycle = stop().allocatedBytes / 100000;
+    const perCycle = allocatedPerCycle(cycles, 100000);
     assert.ok(perCycle < 64, `${perCycle.toFixed(1)} bytes a cycle`);
   });
 });
